@@ -1,0 +1,175 @@
+//! The vault write rules of SPEC.md ("Writes"), as plain functions.
+
+/// What a write is about to do (mirrors `kura:plugins/types.write-kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Create,
+    Overwrite,
+    Append,
+    Replace,
+    CopyOverwrite,
+    CopyAppend,
+}
+
+/// Why a write is refused (mirrors `kura:plugins/types.deny-code`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Code {
+    Forbidden,
+    Conflict,
+    InvalidPath,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deny {
+    pub code: Code,
+    pub message: String,
+}
+
+fn deny(code: Code, message: impl Into<String>) -> Result<(), Deny> {
+    Err(Deny {
+        code,
+        message: message.into(),
+    })
+}
+
+/// The first path segment decides the area: the reserved `.system/` and the
+/// append-only `daily/` live at the vault root only.
+fn top_segment(path: &str) -> &str {
+    path.split('/').next().unwrap_or("")
+}
+
+/// `YYYY-MM-DD.md` with a real calendar date.
+pub fn is_daily_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".md") else {
+        return false;
+    };
+    let b = stem.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
+        let s = &stem[r];
+        if s.bytes().all(|c| c.is_ascii_digit()) {
+            s.parse().ok()
+        } else {
+            None
+        }
+    };
+    let (Some(y), Some(m), Some(d)) = (digits(0..4), digits(5..7), digits(8..10)) else {
+        return false;
+    };
+    if !(1..=12).contains(&m) || d == 0 {
+        return false;
+    }
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    d <= days
+}
+
+/// Decide one write. `path` is vault-relative and already validated by the host.
+pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
+    let _ = exists; // existence preconditions are the host's; a custom policy may use them.
+    match top_segment(path) {
+        ".system" => deny(
+            Code::Forbidden,
+            format!("`{path}` is under `.system/`, which is reserved for the server"),
+        ),
+        "daily" => {
+            let rest = path.strip_prefix("daily/").unwrap_or("");
+            if rest.contains('/') || !is_daily_name(rest) {
+                return deny(
+                    Code::Forbidden,
+                    format!(
+                        "`{path}`: notes under `daily/` must be named `daily/YYYY-MM-DD.md` with a real date"
+                    ),
+                );
+            }
+            match kind {
+                Kind::Create | Kind::Append | Kind::CopyAppend => Ok(()),
+                Kind::Replace => deny(
+                    Code::Forbidden,
+                    format!("`{path}`: daily notes are append-only; replace is not allowed"),
+                ),
+                Kind::Overwrite | Kind::CopyOverwrite => deny(
+                    Code::Forbidden,
+                    format!("`{path}`: daily notes are append-only; use mode=append"),
+                ),
+            }
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn system_folder_is_reserved_for_every_kind() {
+        for kind in [
+            Kind::Create,
+            Kind::Overwrite,
+            Kind::Append,
+            Kind::Replace,
+            Kind::CopyOverwrite,
+            Kind::CopyAppend,
+        ] {
+            let err = check(kind, ".system/x.md", true).unwrap_err();
+            assert_eq!(err.code, Code::Forbidden, "{kind:?}");
+        }
+        assert!(check(Kind::Create, ".system", false).is_err());
+    }
+
+    #[test]
+    fn nested_system_folder_is_an_ordinary_folder() {
+        assert!(check(Kind::Create, "notes/.system/x.md", false).is_ok());
+    }
+
+    #[test]
+    fn daily_create_needs_a_real_date() {
+        assert!(check(Kind::Create, "daily/2026-02-28.md", false).is_ok());
+        assert!(check(Kind::Create, "daily/2024-02-29.md", false).is_ok());
+        for bad in [
+            "daily/2026-02-29.md",
+            "daily/2026-13-01.md",
+            "daily/2026-00-10.md",
+            "daily/2026-04-31.md",
+            "daily/2026-4-01.md",
+            "daily/2026-04-01.txt",
+            "daily/notes.md",
+            "daily/2026/04-01.md",
+            "daily/sub/2026-04-01.md",
+            "daily/２０２６-04-01.md",
+            "daily",
+        ] {
+            assert_eq!(
+                check(Kind::Create, bad, false).unwrap_err().code,
+                Code::Forbidden,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn daily_is_append_only() {
+        assert!(check(Kind::Append, "daily/2026-01-01.md", true).is_ok());
+        assert!(check(Kind::CopyAppend, "daily/2026-01-01.md", true).is_ok());
+        for kind in [Kind::Overwrite, Kind::Replace, Kind::CopyOverwrite] {
+            assert_eq!(
+                check(kind, "daily/2026-01-01.md", true).unwrap_err().code,
+                Code::Forbidden
+            );
+        }
+    }
+
+    #[test]
+    fn elsewhere_everything_is_allowed() {
+        assert!(check(Kind::Overwrite, "notes/a.md", true).is_ok());
+        assert!(check(Kind::Replace, "dailyish/a.md", true).is_ok());
+    }
+}

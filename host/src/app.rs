@@ -1,0 +1,137 @@
+//! The assembled server state: configuration, open roots, loaded plugins,
+//! and the one dispatch from a tool name to its domain function.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::args::Args;
+use crate::config::{Config, ConfigError};
+use crate::error::{Error, Result};
+use crate::fs::{Root, StateDir};
+use crate::plugins::{LoadError, Plugins};
+use crate::vault::Vault;
+
+pub struct App {
+    pub config: Config,
+    pub vault: Option<Vault>,
+    pub plugins: Arc<Plugins>,
+}
+
+/// Why the server cannot start: one readable line.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{name} ({path}): {message}")]
+    Root {
+        name: String,
+        path: String,
+        message: String,
+    },
+    #[error(transparent)]
+    Plugin(#[from] LoadError),
+}
+
+fn open_root(name: &'static str, path: &Path) -> Result<Root, StartError> {
+    Root::open(name, path).map_err(|e| StartError::Root {
+        name: name.to_ascii_uppercase(),
+        path: path.display().to_string(),
+        message: match e.kind() {
+            std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+            std::io::ErrorKind::NotADirectory => "is not a folder".to_owned(),
+            _ => e.to_string(),
+        },
+    })
+}
+
+impl App {
+    /// Open the roots, check them, load the plugins.
+    pub fn start(config: Config) -> Result<App, StartError> {
+        let mut roots: Vec<(&'static str, Root)> = Vec::new();
+        for (name, path) in [
+            ("vault_root", &config.vault_root),
+            ("manuals_root", &config.manuals_root),
+            ("vibe_root", &config.vibe_root),
+        ] {
+            if let Some(p) = path {
+                roots.push((name, open_root(name, p)?));
+            }
+        }
+        let named: Vec<(&str, &Path)> = roots.iter().map(|(n, r)| (*n, r.path())).collect();
+        Config::check_roots(&named)?;
+        let state = config.state_dir().and_then(|p| match StateDir::open(&p) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(
+                    "state folder {} is not usable ({e}); running without a cache",
+                    p.display()
+                );
+                None
+            }
+        });
+        let plugins = Arc::new(Plugins::load(&config, state.as_ref(), |p| {
+            crate::fs::read_operator_file(p)
+        })?);
+        let mut vault = None;
+        for (name, root) in roots {
+            if name == "vault_root" {
+                vault = Some(Vault {
+                    root,
+                    plugins: plugins.clone(),
+                    max_chars: config.scan_max_chars as usize,
+                });
+            }
+        }
+        Ok(App {
+            config,
+            vault,
+            plugins,
+        })
+    }
+
+    /// The names of the tools this configuration serves.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        crate::server::catalog::TOOLS
+            .iter()
+            .filter(|t| self.serves(t.domain))
+            .map(|t| t.name)
+            .collect()
+    }
+
+    fn serves(&self, domain: &str) -> bool {
+        match domain {
+            "vault" => self.vault.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
+    pub fn call(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<Result<Value>> {
+        if !self.tool_names().contains(&tool) {
+            return None;
+        }
+        let a = Args::new(args);
+        let vault = || {
+            self.vault
+                .as_ref()
+                .ok_or_else(|| Error::internal("the vault is not configured"))
+        };
+        fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
+            r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
+        }
+        let result = match tool {
+            "vault_ls" => out(vault().and_then(|v| v.ls(a))),
+            "vault_read" => out(vault().and_then(|v| v.read(a))),
+            "vault_scan" => out(vault().and_then(|v| v.scan(a))),
+            "vault_create" => out(vault().and_then(|v| v.create(a))),
+            "vault_write" => out(vault().and_then(|v| v.write(a))),
+            "vault_replace" => out(vault().and_then(|v| v.replace(a))),
+            "vault_search" => out(vault().and_then(|v| v.search(a))),
+            _ => return None,
+        };
+        Some(result)
+    }
+}

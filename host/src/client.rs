@@ -1,0 +1,87 @@
+//! A small MCP client over rmcp, used by `kura demo`, `kura bench` and
+//! `kura call`: it drives kura exactly as any stdio client would.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+
+use crate::app::App;
+use crate::server::KuraServer;
+
+/// Every setting kura reads from the environment, so a child can be started
+/// with only the configuration it is given.
+pub const ENV_SETTINGS: &[&str] = &[
+    "VAULT_ROOT",
+    "MANUALS_ROOT",
+    "VIBE_ROOT",
+    "STATE_DIR",
+    "ALLOW_FILE_SCOPE",
+    "DEFAULT_MANUAL_ID",
+    "SCAN_MAX_CHARS",
+    "KURA_PLUGIN_WRITE_POLICY",
+    "KURA_PLUGIN_RERANKER",
+    "KURA_PLUGIN_CLAIM_GRAPH",
+    "KURA_PLUGIN_AUDITOR",
+];
+
+pub struct Session {
+    pub client: RunningService<RoleClient, ()>,
+}
+
+impl Session {
+    /// Start `exe serve ARGS...` and complete the `initialize` handshake.
+    pub async fn spawn(exe: &Path, args: &[String]) -> anyhow::Result<Session> {
+        let mut cmd = tokio::process::Command::new(exe);
+        cmd.arg("serve").args(args);
+        for var in ENV_SETTINGS {
+            cmd.env_remove(var);
+        }
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let client = ().serve(transport).await?;
+        Ok(Session { client })
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        Ok(self.client.call_tool(params).await?)
+    }
+
+    pub async fn close(self) -> anyhow::Result<()> {
+        self.client.cancel().await?;
+        Ok(())
+    }
+}
+
+/// `kura call`: run one tool in-process through the same path as MCP and
+/// print its structured result.
+pub async fn call_once(app: App, tool: &str, arguments: &str) -> Result<(), String> {
+    let args: Value =
+        serde_json::from_str(arguments).map_err(|e| format!("arguments are not JSON: {e}"))?;
+    let Value::Object(map) = args else {
+        return Err("arguments must be a JSON object".into());
+    };
+    let server = KuraServer::new(Arc::new(app));
+    let result = server
+        .run(tool.to_owned(), Some(map))
+        .await
+        .ok_or_else(|| format!("unknown tool `{tool}` (or its root is not configured)"))?;
+    let body = result.structured_content.unwrap_or(Value::Null);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&body).unwrap_or_default()
+    );
+    if result.is_error == Some(true) {
+        return Err(format!("{tool} returned an error"));
+    }
+    Ok(())
+}

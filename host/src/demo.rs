@@ -1,0 +1,155 @@
+//! `kura demo` and `kura serve --demo`: the bundled demo vault (embedded at
+//! build time from `fixtures/demo/vault`) copied to a temporary folder,
+//! toured by a real MCP client over stdio.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::client::Session;
+use crate::config::Config;
+
+include!(concat!(env!("OUT_DIR"), "/demo_files.rs"));
+
+/// A temporary copy of the demo data, removed when dropped.
+pub struct DemoData {
+    dir: tempfile::TempDir,
+}
+
+impl DemoData {
+    pub fn create() -> std::io::Result<DemoData> {
+        let dir = tempfile::Builder::new().prefix("kura-demo-").tempdir()?;
+        crate::fs::materialize(&dir.path().join("vault"), DEMO_FILES)?;
+        Ok(DemoData { dir })
+    }
+
+    pub fn vault(&self) -> PathBuf {
+        self.dir.path().join("vault")
+    }
+
+    /// Leave the folder on disk (for `serve --demo` in a child process).
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Start an app on the demo data (other roots from `config` are dropped).
+pub fn start_app(data: &DemoData, mut config: Config) -> Result<Arc<App>, crate::app::StartError> {
+    config.vault_root = Some(data.vault());
+    config.manuals_root = None;
+    config.vibe_root = None;
+    Ok(Arc::new(App::start(config)?))
+}
+
+fn show(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    if text.len() > 900 {
+        let cut = (0..=900)
+            .rev()
+            .find(|i| text.is_char_boundary(*i))
+            .unwrap_or(0);
+        text.truncate(cut);
+        text.push_str("\n  …");
+    }
+    text
+}
+
+/// The tour: the exchanges a client would have, printed readably.
+pub async fn run() -> anyhow::Result<()> {
+    let data = DemoData::create()?;
+    let exe = std::env::current_exe()?;
+    let state = data.path().join("state");
+    let empty_config = data.path().join("empty.toml");
+    crate::fs::materialize(data.path(), &[("empty.toml", b"")])?;
+    let args = vec![
+        "--config".to_owned(),
+        empty_config.display().to_string(),
+        "--vault-root".to_owned(),
+        data.vault().display().to_string(),
+        "--state-dir".to_owned(),
+        state.display().to_string(),
+    ];
+    println!(
+        "kura demo: a temporary copy of the demo vault at {}",
+        data.vault().display()
+    );
+    println!("starting `kura serve` over stdio and talking MCP to it.\n");
+    let session = Session::spawn(&exe, &args).await?;
+    if let Some(info) = session
+        .client
+        .peer_info()
+        .and_then(|i| i.server_info.clone())
+    {
+        println!("initialize → server {} {}\n", info.name, info.version);
+    }
+    let tools = session.client.list_all_tools().await?;
+    let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    println!("tools/list → {}\n", names.join(", "));
+
+    let steps: Vec<(&str, &str, Value)> = vec![
+        ("List the vault root", "vault_ls", json!({})),
+        (
+            "Read the first lines of a note",
+            "vault_read",
+            json!({"path": "notes/welcome.md", "range": {"start_line": 1, "end_line": 6}}),
+        ),
+        (
+            "Scan a long note: 12000 characters at a time",
+            "vault_scan",
+            json!({"path": "notes/long-journal.md"}),
+        ),
+        (
+            "Create a note",
+            "vault_create",
+            json!({"path": "notes/demo-created.md", "content": "# Made by the demo\n\nstatus: draft\n"}),
+        ),
+        (
+            "Replace text in it",
+            "vault_replace",
+            json!({"path": "notes/demo-created.md", "find": "draft", "replace": "final"}),
+        ),
+        (
+            "Append to today's daily note",
+            "vault_write",
+            json!({"path": "daily/2026-01-05.md", "content": "- demo was here\n", "mode": "append"}),
+        ),
+        (
+            "Search the vault (regex)",
+            "vault_search",
+            json!({"query": "final|cap-std", "limit": 5}),
+        ),
+        (
+            "A refused write: daily notes are append-only",
+            "vault_replace",
+            json!({"path": "daily/2026-01-05.md", "find": "demo", "replace": "x"}),
+        ),
+        (
+            "A refused write: .system/ is reserved",
+            "vault_create",
+            json!({"path": ".system/hack.md", "content": "x"}),
+        ),
+        (
+            "A refused path: escaping the root",
+            "vault_read",
+            json!({"path": "../etc/passwd", "full": true}),
+        ),
+    ];
+    for (i, (what, tool, args)) in steps.into_iter().enumerate() {
+        println!("{}. {what}", i + 1);
+        println!("   → {tool} {}", serde_json::to_string(&args)?);
+        let result = session.call(tool, args).await?;
+        let body = result.structured_content.clone().unwrap_or(Value::Null);
+        let mark = if result.is_error == Some(true) {
+            "← error"
+        } else {
+            "←"
+        };
+        let text = show(&body).replace('\n', "\n     ");
+        println!("   {mark} {text}\n");
+    }
+    session.close().await?;
+    println!("done. `kura serve --demo` serves the same data to any MCP client.");
+    Ok(())
+}

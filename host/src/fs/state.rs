@@ -1,0 +1,54 @@
+//! The state folder (outside every root): compiled component cache now,
+//! search indexes later. Where no folder is writable, kura runs without one.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+
+pub struct StateDir {
+    dir: Dir,
+    path: PathBuf,
+}
+
+impl StateDir {
+    /// Create (if needed) and open the state folder.
+    pub fn open(path: &Path) -> io::Result<StateDir> {
+        std::fs::create_dir_all(path)?;
+        let dir = Dir::open_ambient_dir(path, ambient_authority())?;
+        Ok(StateDir {
+            dir,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Read `sub/name`, or None when it does not exist.
+    pub fn read(&self, name: &str) -> io::Result<Option<Vec<u8>>> {
+        match self.dir.read(name) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Write `sub/name` atomically, creating `sub` as needed.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let (sub, file) = match name.rsplit_once('/') {
+            Some((sub, file)) => (Some(sub), file),
+            None => (None, name),
+        };
+        let dir = match sub {
+            Some(sub) => {
+                self.dir.create_dir_all(sub)?;
+                self.dir.open_dir(sub)?
+            }
+            None => self.dir.try_clone()?,
+        };
+        super::replace_atomically(&dir, file, bytes)
+    }
+}

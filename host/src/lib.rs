@@ -1,0 +1,20 @@
+//! kura: one stdio MCP server over manuals, a markdown vault and vibe project
+//! workspaces.
+//!
+//! The host owns the transport ([`server`]), the filesystem ([`fs`], the only
+//! module that touches files) and the plugin runtime ([`plugins`]). Domain
+//! modules ([`vault`]) hold each tool's logic and return typed results or an
+//! [`error::Error`] carrying a SPEC code; [`server`] maps both to MCP results.
+
+pub mod app;
+pub mod args;
+pub mod bench;
+pub mod client;
+pub mod config;
+pub mod demo;
+pub mod error;
+pub mod fs;
+pub mod plugins;
+pub mod server;
+pub mod text;
+pub mod vault;

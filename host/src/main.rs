@@ -1,0 +1,176 @@
+//! The `kura` command line: parse, set up logging (stderr only), run.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args as ClapArgs, Parser, Subcommand};
+
+use kura::config::{Config, Overrides, default_config_path};
+
+#[derive(Parser)]
+#[command(
+    name = "kura",
+    version,
+    about = "An MCP server for manuals, a markdown vault and vibe workspaces"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP over stdio.
+    Serve {
+        #[command(flatten)]
+        settings: Settings,
+        /// Serve a temporary copy of the bundled demo data instead of configured roots.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Tour the bundled demo data as an MCP client would, printing each exchange.
+    Demo,
+    /// Run one tool with the current configuration and print its result as JSON.
+    Call {
+        #[command(flatten)]
+        settings: Settings,
+        /// Tool name, e.g. vault_read.
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// Measure start-up, read/scan latency over stdio and a plugin call.
+    Bench(kura::bench::BenchArgs),
+}
+
+#[derive(ClapArgs, Clone, Default)]
+pub struct Settings {
+    /// TOML config file (default: the per-user config file, if it exists).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    vault_root: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    manuals_root: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    vibe_root: Option<PathBuf>,
+    /// Where indexes and compiled components are cached.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Any setting, e.g. --set allow_file_scope=true (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// A component for a plugin slot, e.g. --plugin write_policy=my.wasm (repeatable).
+    #[arg(long = "plugin", value_name = "SLOT=WASM")]
+    plugin: Vec<String>,
+}
+
+fn load_config(s: &Settings) -> Result<Config, String> {
+    let mut o = Overrides::default();
+    for (k, v) in [
+        ("vault_root", &s.vault_root),
+        ("manuals_root", &s.manuals_root),
+        ("vibe_root", &s.vibe_root),
+        ("state_dir", &s.state_dir),
+    ] {
+        if let Some(v) = v {
+            o.values.insert(k.into(), v.display().to_string());
+        }
+    }
+    for kv in &s.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--set {kv}: expected KEY=VALUE"))?;
+        o.values.insert(k.trim().to_ascii_lowercase(), v.to_owned());
+    }
+    for kv in &s.plugin {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("--plugin {kv}: expected SLOT=WASM"))?;
+        let slot = k.trim().replace('-', "_");
+        if !kura::config::PLUGIN_SLOTS.contains(&slot.as_str()) {
+            return Err(format!(
+                "--plugin {kv}: unknown slot `{k}` (slots: {})",
+                kura::config::PLUGIN_SLOTS.join(", ")
+            ));
+        }
+        o.values.insert(format!("plugins.{slot}"), v.to_owned());
+    }
+    let file_path = s
+        .config
+        .clone()
+        .or_else(|| default_config_path().filter(|p| p.is_file()));
+    let text = match &file_path {
+        Some(p) => Some(
+            kura::fs::read_operator_file(p)
+                .map_err(|e| format!("cannot read config file {}: {e}", p.display()))
+                .and_then(|b| {
+                    String::from_utf8(b)
+                        .map_err(|_| format!("config file {} is not UTF-8", p.display()))
+                })?,
+        ),
+        None => None,
+    };
+    let file = file_path.as_deref().zip(text.as_deref());
+    Config::resolve(file, |k| std::env::var(k).ok(), &o).map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "kura=info".into()),
+        )
+        .init();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kura: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Serve { settings, demo } => {
+                let config = load_config(&settings)?;
+                if demo {
+                    let data = kura::demo::DemoData::create().map_err(|e| e.to_string())?;
+                    let app = kura::demo::start_app(&data, config).map_err(|e| e.to_string())?;
+                    eprintln!("kura: serving the demo vault at {}", data.vault().display());
+                    return kura::server::serve_stdio(app)
+                        .await
+                        .map_err(|e| e.to_string());
+                }
+                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                kura::server::serve_stdio(std::sync::Arc::new(app))
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+            Command::Demo => kura::demo::run().await.map_err(|e| e.to_string()),
+            Command::Call {
+                settings,
+                tool,
+                arguments,
+            } => {
+                let config = load_config(&settings)?;
+                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                kura::client::call_once(app, &tool, &arguments).await
+            }
+            Command::Bench(args) => kura::bench::run(args).await.map_err(|e| e.to_string()),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("kura: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

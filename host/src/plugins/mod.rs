@@ -1,0 +1,351 @@
+//! The plugin runtime: wasmtime's component model, one engine, one slot per
+//! `kura:plugins` world.
+//!
+//! A slot holds a compiled component (embedded default or a configured
+//! `.wasm`) and a cached `InstancePre`. Every call gets a fresh `Store` with a
+//! memory cap and an epoch deadline, so a trap, an endless loop or runaway
+//! allocation ends that call only. Components get a WASI context with no
+//! preopened folders, no environment, no network and discarded output: they
+//! can compute and log through `kura:plugins/log`, nothing else. Compiled
+//! artifacts are cached in the state folder, keyed by the wasm's hash and the
+//! engine's compatibility hash.
+
+pub mod bindings;
+mod write_policy;
+
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceTable};
+use wasmtime::{Config as EngineConfig, Engine, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::config::Config;
+use crate::error::{Code, Error};
+use crate::fs::StateDir;
+
+pub use write_policy::{WriteKind, WriteRequest};
+
+/// The default components, built by `build.rs` and embedded in the binary.
+const DEFAULT_WRITE_POLICY: &[u8] = include_bytes!(env!("KURA_WASM_WRITE_POLICY"));
+
+/// How often the epoch ticks; deadlines are counted in ticks.
+const TICK: Duration = Duration::from_millis(5);
+
+/// What a component's store holds.
+pub struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    slot: &'static str,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl bindings::log::Host for State {
+    fn log(&mut self, level: bindings::log::Level, message: String) {
+        use bindings::log::Level;
+        let slot = self.slot;
+        match level {
+            Level::Error => tracing::error!(target: "kura::plugin", slot, "{message}"),
+            Level::Warn => tracing::warn!(target: "kura::plugin", slot, "{message}"),
+            Level::Info => tracing::info!(target: "kura::plugin", slot, "{message}"),
+            Level::Debug => tracing::debug!(target: "kura::plugin", slot, "{message}"),
+        }
+    }
+}
+
+impl bindings::types::Host for State {}
+
+/// Where a slot's component came from, for messages.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Default,
+    File(std::path::PathBuf),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Default => f.write_str("the embedded default"),
+            Source::File(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+/// A loaded component ready to instantiate.
+pub struct Slot {
+    pub name: &'static str,
+    pub source: Source,
+    pre: InstancePre<State>,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("plugin slot `{slot}` ({source_name}): {message}")]
+pub struct LoadError {
+    pub slot: &'static str,
+    pub source_name: String,
+    pub message: String,
+}
+
+/// The runtime: engine, limits and the loaded slots.
+pub struct Plugins {
+    engine: Engine,
+    memory_bytes: usize,
+    deadline_ticks: u64,
+    timeout: Duration,
+    pub write_policy: Option<Slot>,
+}
+
+fn engine() -> wasmtime::Result<Engine> {
+    let mut config = EngineConfig::new();
+    config.epoch_interruption(true);
+    config.wasm_component_model(true);
+    Engine::new(&config)
+}
+
+/// The exports each world requires, for the start-up check.
+fn required_exports(slot: &str) -> &'static [&'static str] {
+    match slot {
+        "reranker" => &["rerank"],
+        "claim_graph" => &["build"],
+        "auditor" => &["audit"],
+        "write_policy" => &["check"],
+        _ => &[],
+    }
+}
+
+impl Plugins {
+    /// Load every slot: the configured `.wasm` where there is one, else the
+    /// embedded default. A component that cannot be loaded or does not
+    /// implement its world is an error naming the slot and what is missing.
+    pub fn load(
+        config: &Config,
+        state: Option<&StateDir>,
+        read: impl Fn(&Path) -> std::io::Result<Vec<u8>>,
+    ) -> Result<Plugins, LoadError> {
+        let engine = engine().map_err(|e| LoadError {
+            slot: "engine",
+            source_name: "wasmtime".into(),
+            message: e.to_string(),
+        })?;
+        let ticker = engine.clone();
+        std::thread::Builder::new()
+            .name("kura-epoch".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(TICK);
+                    ticker.increment_epoch();
+                }
+            })
+            .map_err(|e| LoadError {
+                slot: "engine",
+                source_name: "epoch thread".into(),
+                message: e.to_string(),
+            })?;
+        let timeout = Duration::from_millis(config.plugin_timeout_ms as u64);
+        let mut plugins = Plugins {
+            engine,
+            memory_bytes: (config.plugin_memory_mib as usize) << 20,
+            deadline_ticks: (timeout.as_millis() / TICK.as_millis()) as u64 + 1,
+            timeout,
+            write_policy: None,
+        };
+        let source = |p: &Option<std::path::PathBuf>| match p {
+            Some(p) => Source::File(p.clone()),
+            None => Source::Default,
+        };
+        let wp_source = source(&config.plugins.write_policy);
+        let wasm = plugins.wasm_of(&wp_source, DEFAULT_WRITE_POLICY, "write_policy", &read)?;
+        plugins.write_policy =
+            Some(
+                plugins.load_slot("write_policy", wp_source, &wasm, state, |l| {
+                    bindings::write_policy::WritePolicy::add_to_linker::<State, HasSelf<State>>(
+                        l,
+                        |s| s,
+                    )
+                })?,
+            );
+        for (slot, path) in [
+            ("reranker", &config.plugins.reranker),
+            ("claim_graph", &config.plugins.claim_graph),
+            ("auditor", &config.plugins.auditor),
+        ] {
+            // These slots are served by later issues; a configured component is
+            // still checked now so a mistake is reported at start-up.
+            if let Some(p) = path {
+                let src = Source::File(p.clone());
+                let wasm = plugins.wasm_of(&src, &[], slot, &read)?;
+                plugins.load_slot(slot, src, &wasm, state, |l| {
+                    bindings::log::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+                })?;
+            }
+        }
+        Ok(plugins)
+    }
+
+    fn wasm_of(
+        &self,
+        source: &Source,
+        default: &[u8],
+        slot: &'static str,
+        read: &impl Fn(&Path) -> std::io::Result<Vec<u8>>,
+    ) -> Result<Vec<u8>, LoadError> {
+        match source {
+            Source::Default => Ok(default.to_vec()),
+            Source::File(p) => read(p).map_err(|e| LoadError {
+                slot,
+                source_name: p.display().to_string(),
+                message: format!("cannot read the component: {e}"),
+            }),
+        }
+    }
+
+    /// Compile (or load from the cache), check the world's exports, link and
+    /// pre-instantiate.
+    fn load_slot(
+        &self,
+        slot: &'static str,
+        source: Source,
+        wasm: &[u8],
+        state: Option<&StateDir>,
+        add_world: impl FnOnce(&mut Linker<State>) -> wasmtime::Result<()>,
+    ) -> Result<Slot, LoadError> {
+        let fail = |message: String| LoadError {
+            slot,
+            source_name: source.to_string(),
+            message,
+        };
+        let component = self
+            .compile_cached(wasm, state)
+            .map_err(|e| fail(format!("not a loadable component: {e:#}")))?;
+        let ty = component.component_type();
+        let exports: Vec<String> = ty
+            .exports(&self.engine)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        let missing: Vec<&str> = required_exports(slot)
+            .iter()
+            .copied()
+            .filter(|want| !exports.iter().any(|e| e == want))
+            .collect();
+        if !missing.is_empty() {
+            return Err(fail(format!(
+                "does not implement the `{}` world: missing export{} {} (it exports: {})",
+                slot.replace('_', "-"),
+                if missing.len() > 1 { "s" } else { "" },
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                if exports.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    exports.join(", ")
+                }
+            )));
+        }
+        let mut linker = Linker::<State>::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| fail(e.to_string()))?;
+        add_world(&mut linker).map_err(|e| fail(e.to_string()))?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(|e| fail(format!("cannot be linked: {e:#}")))?;
+        tracing::debug!(slot, source = %source, "plugin loaded");
+        Ok(Slot {
+            name: slot,
+            source,
+            pre,
+        })
+    }
+
+    fn compile_cached(&self, wasm: &[u8], state: Option<&StateDir>) -> wasmtime::Result<Component> {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.engine.precompile_compatibility_hash().hash(&mut h);
+        let key = format!(
+            "components/{}-{:016x}.cwasm",
+            blake3::hash(wasm).to_hex(),
+            h.finish()
+        );
+        if let Some(state) = state
+            && let Ok(Some(bytes)) = state.read(&key)
+        {
+            // SAFETY: the artifact was produced by `precompile_component` of an
+            // engine with the same compatibility hash (part of the key) and lives
+            // in the user's own state folder; a stale or damaged one fails to
+            // deserialize and is recompiled below.
+            match unsafe { Component::deserialize(&self.engine, &bytes) } {
+                Ok(c) => return Ok(c),
+                Err(e) => tracing::warn!("recompiling cached component {key}: {e}"),
+            }
+        }
+        let bytes = self.engine.precompile_component(wasm)?;
+        // SAFETY: these bytes were produced just now by this engine.
+        let component = unsafe { Component::deserialize(&self.engine, &bytes)? };
+        if let Some(state) = state
+            && let Err(e) = state.write(&key, &bytes)
+        {
+            tracing::warn!(
+                "cannot cache compiled component in {}: {e}",
+                state.path().display()
+            );
+        }
+        Ok(component)
+    }
+
+    /// A fresh store for one call: no files, no env, no network, output discarded.
+    fn store(&self, slot: &'static str) -> Store<State> {
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(self.memory_bytes)
+            .trap_on_grow_failure(true)
+            .instances(4)
+            .build();
+        let mut store = Store::new(
+            &self.engine,
+            State {
+                wasi: WasiCtx::builder().build(),
+                table: ResourceTable::new(),
+                limits,
+                slot,
+            },
+        );
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(self.deadline_ticks);
+        store.epoch_deadline_trap();
+        store
+    }
+
+    /// Map a failed call to `timeout` or `plugin_failed`.
+    fn call_error(&self, slot: &Slot, e: wasmtime::Error) -> Error {
+        if let Some(Trap::Interrupt) = e.downcast_ref::<Trap>() {
+            return Error::new(
+                Code::Timeout,
+                format!(
+                    "the {} plugin did not answer within {} ms",
+                    slot.name,
+                    self.timeout.as_millis()
+                ),
+            )
+            .with("plugin", slot.name);
+        }
+        Error::new(
+            Code::PluginFailed,
+            format!("the {} plugin failed: {e:#}", slot.name),
+        )
+        .with("plugin", slot.name)
+        .with("source", slot.source.to_string())
+    }
+}
+
+/// Shared handle used by the domains.
+pub type SharedPlugins = Arc<Plugins>;

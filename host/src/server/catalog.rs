@@ -1,0 +1,196 @@
+//! The tool catalog: names, descriptions, input schemas (hand-written, as the
+//! seeds print them), output schemas (generated from the output types, so
+//! `structuredContent` always matches) and MCP annotations.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::model::JsonObject;
+use serde_json::{Value, json};
+
+use crate::vault;
+
+pub struct ToolDef {
+    pub name: &'static str,
+    /// Which root must be configured for the tool to be served.
+    pub domain: &'static str,
+    pub description: &'static str,
+    pub input: fn() -> Value,
+    pub output: fn() -> Arc<JsonObject>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+fn int(description: &str, minimum: i64) -> Value {
+    json!({ "type": ["integer", "null"], "minimum": minimum, "description": description })
+}
+
+fn path(description: &str) -> Value {
+    json!({ "type": "string", "description": description })
+}
+
+fn line_range() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "properties": {
+            "start_line": int("First line, 1-based", 1),
+            "end_line": int("Last line, inclusive; past the end reads to the end", 1),
+        },
+    })
+}
+
+pub static TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: "vault_ls",
+        domain: "vault",
+        description: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
+                      Symbolic links are never listed. Optional: vault_read/vault_scan do not need it.",
+        input: || {
+            object(
+                json!({ "path": { "type": ["string", "null"], "description": "Folder relative to the vault root; omitted = the root" } }),
+                &[],
+            )
+        },
+        output: schema_for_output::<vault::LsOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "vault_read",
+        domain: "vault",
+        description: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
+                      At most 12000 characters are returned; when the text stops early, `next_cursor.char_offset` \
+                      resumes it with vault_scan.",
+        input: || {
+            object(
+                json!({
+                    "path": path("File relative to the vault root"),
+                    "full": { "type": ["boolean", "null"], "description": "Read from the first line (capped at 12000 characters)" },
+                    "range": line_range(),
+                }),
+                &["path"],
+            )
+        },
+        output: schema_for_output::<vault::ReadOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "vault_scan",
+        domain: "vault",
+        description: "Read a vault note piece by piece, 12000 characters at a time. Start at `start_line` (wins), \
+                      or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
+                      nothing is lost or repeated between pieces.",
+        input: || {
+            object(
+                json!({
+                    "path": path("File relative to the vault root"),
+                    "start_line": int("Line to start at, 1-based (wins over cursor)", 1),
+                    "cursor": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "start_line": int("Line to start at, 1-based", 1),
+                            "char_offset": int("Absolute character offset from a previous next_cursor", 0),
+                        },
+                    },
+                }),
+                &["path"],
+            )
+        },
+        output: schema_for_output::<vault::ScanOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "vault_create",
+        domain: "vault",
+        description: "Create a new note (missing folders are created). An existing file is a `conflict`; \
+                      `.system/` is reserved (`forbidden`); under `daily/` only `daily/YYYY-MM-DD.md` may be created.",
+        input: || {
+            object(
+                json!({
+                    "path": path("New file relative to the vault root"),
+                    "content": { "type": "string", "minLength": 1, "description": "The whole content (non-empty)" },
+                }),
+                &["path", "content"],
+            )
+        },
+        output: schema_for_output::<vault::WriteOutput>,
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "vault_write",
+        domain: "vault",
+        description: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
+                      `daily/` notes accept only mode=append; `.system/` is reserved.",
+        input: || {
+            object(
+                json!({
+                    "path": path("Existing file relative to the vault root"),
+                    "content": { "type": "string" },
+                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                }),
+                &["path", "content", "mode"],
+            )
+        },
+        output: schema_for_output::<vault::WriteOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "vault_replace",
+        domain: "vault",
+        description: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
+                      `max_replacements` of them, or all with 0. Not allowed under `daily/` or `.system/`. \
+                      When `find` does not occur the file is left untouched and `replacements` is 0.",
+        input: || {
+            object(
+                json!({
+                    "path": path("Existing file relative to the vault root"),
+                    "find": { "type": "string", "minLength": 1 },
+                    "replace": { "type": "string" },
+                    "max_replacements": int("How many occurrences to replace; 0 = all; default 1", 0),
+                }),
+                &["path", "find", "replace"],
+            )
+        },
+        output: schema_for_output::<vault::ReplaceOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "vault_search",
+        domain: "vault",
+        description: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
+                      to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
+                      Filter by `glob` (on the relative path) and `relative_dir`; `limit` defaults to 50.",
+        input: || {
+            object(
+                json!({
+                    "query": { "type": "string", "minLength": 1 },
+                    "mode": { "type": ["string", "null"], "enum": ["plain", "regex", "loose", null] },
+                    "glob": { "type": ["string", "null"], "description": "e.g. `projects/**/*.md`" },
+                    "relative_dir": { "type": ["string", "null"] },
+                    "limit": int("Most results to return (1..1000, default 50)", 1),
+                }),
+                &["query"],
+            )
+        },
+        output: schema_for_output::<vault::SearchOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+];

@@ -1,0 +1,183 @@
+//! vault_search (001): a line search over the vault's text files in one of
+//! three modes. `regex` (the default) uses the linear-time `regex` crate; an
+//! invalid pattern falls back to `plain` (001 allows it) and says so in
+//! `applied`. `loose` matches lines holding every query word after NFKC and
+//! case folding, in any order.
+
+use globset::GlobBuilder;
+use regex::RegexBuilder;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::Vault;
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::fs::RelPath;
+use crate::text::{Lines, normalize};
+
+const LIMIT_MAX: i64 = 1000;
+const SNIPPET_CHARS: usize = 240;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub path: String,
+    /// 1-based line of the match.
+    pub line: u64,
+    pub snippet: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchApplied {
+    /// The mode actually used: `plain`, `regex` or `loose`.
+    pub mode: String,
+    pub limit: u64,
+    /// Why a `regex` query fell back to `plain`, when it did.
+    pub regex_error: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    pub results: Vec<SearchResult>,
+    pub applied: SearchApplied,
+}
+
+enum Matcher {
+    Plain(String),
+    Regex(regex::Regex),
+    Loose(Vec<String>),
+}
+
+impl Matcher {
+    /// Byte offset of the match in `line`, if the line matches.
+    fn find(&self, line: &str) -> Option<usize> {
+        match self {
+            Matcher::Plain(q) => line.find(q.as_str()),
+            Matcher::Regex(r) => r.find(line).map(|m| m.start()),
+            Matcher::Loose(words) => {
+                let norm = normalize(line);
+                if !words.iter().all(|w| norm.contains(w.as_str())) {
+                    return None;
+                }
+                // Offsets in the normalised line do not map back exactly; the
+                // snippet is centred on the first word where it can be found.
+                Some(line.to_lowercase().find(words[0].as_str()).unwrap_or(0))
+            }
+        }
+    }
+}
+
+fn snippet(line: &str, at: usize) -> String {
+    let total = line.chars().count();
+    if total <= SNIPPET_CHARS {
+        return line.to_owned();
+    }
+    let at_char = line[..at.min(line.len())].chars().count();
+    let start = at_char
+        .saturating_sub(SNIPPET_CHARS / 3)
+        .min(total - SNIPPET_CHARS);
+    let body: String = line.chars().skip(start).take(SNIPPET_CHARS).collect();
+    format!(
+        "{}{body}{}",
+        if start > 0 { "…" } else { "" },
+        if start + SNIPPET_CHARS < total {
+            "…"
+        } else {
+            ""
+        }
+    )
+}
+
+impl Vault {
+    pub fn search(&self, args: Args) -> Result<SearchOutput> {
+        let query = args.req_nonempty("query")?;
+        let mode = args
+            .choice("mode", &["plain", "regex", "loose"])?
+            .unwrap_or("regex");
+        let limit = args.int("limit", 1)?.unwrap_or(50);
+        if limit > LIMIT_MAX {
+            return Err(Error::invalid_parameter(
+                "limit",
+                format!("`limit` must be <= {LIMIT_MAX}, got {limit}"),
+            ));
+        }
+        let glob = match args.str("glob")? {
+            Some(g) => Some(
+                GlobBuilder::new(g)
+                    .build()
+                    .map_err(|e| {
+                        Error::invalid_parameter(
+                            "glob",
+                            format!("`glob` is not a valid pattern: {e}"),
+                        )
+                    })?
+                    .compile_matcher(),
+            ),
+            None => None,
+        };
+        let dir = RelPath::parse(args.str("relative_dir")?.unwrap_or(""), true)?;
+        let mut regex_error = None;
+        let matcher = match mode {
+            "plain" => Matcher::Plain(query.to_owned()),
+            "loose" => {
+                let words: Vec<String> = normalize(query)
+                    .split_whitespace()
+                    .map(str::to_owned)
+                    .collect();
+                if words.is_empty() {
+                    return Err(Error::invalid_parameter(
+                        "query",
+                        "`query` has no words to match",
+                    ));
+                }
+                Matcher::Loose(words)
+            }
+            _ => match RegexBuilder::new(query).size_limit(1 << 20).build() {
+                Ok(r) => Matcher::Regex(r),
+                Err(e) => {
+                    regex_error = Some(e.to_string());
+                    Matcher::Plain(query.to_owned())
+                }
+            },
+        };
+        let applied_mode = match matcher {
+            Matcher::Plain(_) => "plain",
+            Matcher::Regex(_) => "regex",
+            Matcher::Loose(_) => "loose",
+        };
+        let mut results = Vec::new();
+        'files: for (file, _) in self.root.walk_files(&dir)? {
+            let rel = file.to_string();
+            if file.segments().first().is_some_and(|s| s == ".system") {
+                continue; // the server's own state, not notes
+            }
+            if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
+                continue;
+            }
+            let Ok(text) = self.root.read_text(&file) else {
+                continue; // not text, or gone since the walk
+            };
+            let lines = Lines::new(&text);
+            for n in 1..=lines.count() {
+                let line = lines.line(n);
+                if let Some(at) = matcher.find(line) {
+                    results.push(SearchResult {
+                        path: rel.clone(),
+                        line: n as u64,
+                        snippet: snippet(line, at),
+                    });
+                    if results.len() as i64 >= limit {
+                        break 'files;
+                    }
+                }
+            }
+        }
+        Ok(SearchOutput {
+            results,
+            applied: SearchApplied {
+                mode: applied_mode.to_owned(),
+                limit: limit as u64,
+                regex_error,
+            },
+        })
+    }
+}
