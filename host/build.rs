@@ -5,8 +5,11 @@
 
 include!("../build/guest.rs");
 
+/// Default components: (package, environment variable naming the built wasm).
+const GUESTS: &[(&str, &str)] = &[("kura-write-policy", "KURA_WASM_WRITE_POLICY")];
+
 fn main() {
-    for (package, var) in [("kura-write-policy", "KURA_WASM_WRITE_POLICY")] {
+    for (package, var) in GUESTS {
         let path = build_guest(
             package,
             &[&format!(

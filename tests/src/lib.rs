@@ -1,1 +1,259 @@
+//! Harness for kura's end-to-end tests: a temporary vault (a copy of
+//! `fixtures/demo/vault`), a canary folder beside it that must never be read
+//! or changed, and the real `kura` binary driven over stdio by rmcp's client.
+//! Every successful tool result is validated against the tool's
+//! `outputSchema`, as real clients do.
 
+#![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rmcp::ClientServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use serde_json::Value;
+
+/// The path of the built `kura` binary (same profile as these tests).
+pub fn kura_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target profile folder");
+    let bin = dir.join("kura");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (`cargo test --workspace` does)",
+        bin.display()
+    );
+    bin
+}
+
+/// Where the hostile write-policy component was built.
+pub fn hostile_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_HOSTILE_WASM"))
+}
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// A temporary world: `vault/` (the demo vault), `outside/canary.txt`,
+/// `state/` and an empty config file.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+pub const CANARY: &str = "CANARY-SECRET-7f3a: if you can read this, a root leaked\n";
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::Builder::new()
+            .prefix("kura-e2e-")
+            .tempdir()
+            .unwrap();
+        copy_tree(
+            &workspace().join("fixtures/demo/vault"),
+            &dir.path().join("vault"),
+        );
+        std::fs::create_dir_all(dir.path().join("outside")).unwrap();
+        std::fs::write(dir.path().join("outside/canary.txt"), CANARY).unwrap();
+        std::fs::write(dir.path().join("empty.toml"), "").unwrap();
+        Fixture { dir }
+    }
+
+    pub fn vault(&self) -> PathBuf {
+        self.dir.path().join("vault")
+    }
+
+    pub fn outside(&self) -> PathBuf {
+        self.dir.path().join("outside")
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.vault().join(rel)).unwrap()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let p = self.vault().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// The outside folder is exactly as created: one file, canary intact.
+    pub fn assert_canary_untouched(&self) {
+        let names: Vec<_> = std::fs::read_dir(self.outside())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["canary.txt"],
+            "something was created outside the root"
+        );
+        assert_eq!(
+            std::fs::read_to_string(self.outside().join("canary.txt")).unwrap(),
+            CANARY
+        );
+    }
+
+    /// Arguments for `kura serve` on this fixture, plus `extra`.
+    pub fn args(&self, extra: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "serve".into(),
+            "--config".into(),
+            self.dir.path().join("empty.toml").display().to_string(),
+            "--vault-root".into(),
+            self.vault().display().to_string(),
+            "--state-dir".into(),
+            self.dir.path().join("state").display().to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+
+    pub async fn start(&self) -> Kura {
+        Kura::start(self.args(&[]), ClientLifecycleMode::Initialize).await
+    }
+}
+
+impl Default for Fixture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A running server and the rmcp client talking to it.
+pub struct Kura {
+    pub client: RunningService<RoleClient, ()>,
+    schemas: HashMap<String, Value>,
+}
+
+/// A tool result, split for assertions.
+#[derive(Debug)]
+pub struct Reply {
+    pub is_error: bool,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Reply {
+    /// The error code of an error result (panics on success).
+    pub fn code(&self) -> &str {
+        assert!(self.is_error, "expected an error, got {}", self.body);
+        self.body["error"]["code"].as_str().expect("error.code")
+    }
+
+    pub fn ok(&self) -> &Value {
+        assert!(!self.is_error, "expected success, got {}", self.body);
+        &self.body
+    }
+}
+
+pub fn command(args: &[String]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(kura_bin());
+    cmd.args(args);
+    for var in [
+        "VAULT_ROOT",
+        "MANUALS_ROOT",
+        "VIBE_ROOT",
+        "STATE_DIR",
+        "ALLOW_FILE_SCOPE",
+        "SCAN_MAX_CHARS",
+    ] {
+        cmd.env_remove(var);
+    }
+    // A HOME without ~/.vibe, so no domain appears that the test did not ask for.
+    cmd.env("HOME", std::env::temp_dir().join("kura-e2e-no-home"));
+    cmd
+}
+
+impl Kura {
+    pub async fn start(args: Vec<String>, mode: ClientLifecycleMode) -> Kura {
+        let (transport, _) = TokioChildProcess::builder(command(&args))
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("spawn kura");
+        let client = ().serve_with_lifecycle(transport, mode).await.expect("MCP handshake");
+        let tools = client.list_all_tools().await.expect("tools/list");
+        let schemas = tools
+            .iter()
+            .filter_map(|t| {
+                Some((
+                    t.name.to_string(),
+                    Value::Object((*t.output_schema.clone()?).clone()),
+                ))
+            })
+            .collect();
+        Kura { client, schemas }
+    }
+
+    pub async fn tools(&self) -> Vec<Tool> {
+        self.client.list_all_tools().await.unwrap()
+    }
+
+    pub async fn raw(&self, tool: &str, args: Value) -> Result<CallToolResult, ServiceError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        self.client.call_tool(params).await
+    }
+
+    /// Call a tool; a success is checked against its output schema.
+    pub async fn call(&self, tool: &str, args: Value) -> Reply {
+        let r = self.raw(tool, args).await.expect("tools/call answered");
+        let is_error = r.is_error == Some(true);
+        let body = r.structured_content.clone().expect("structuredContent");
+        let text = r
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default();
+        if !is_error {
+            let schema = self.schemas.get(tool).expect("tool has an outputSchema");
+            let validator = jsonschema::validator_for(schema).expect("outputSchema compiles");
+            let errors: Vec<String> = validator
+                .iter_errors(&body)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(
+                errors.is_empty(),
+                "{tool}: structuredContent does not match outputSchema: {errors:?}\n{body}"
+            );
+        } else {
+            assert!(body["error"]["code"].is_string(), "error shape: {body}");
+            assert!(body["error"]["message"].is_string(), "error shape: {body}");
+            assert!(body["error"]["details"].is_object(), "error shape: {body}");
+            assert!(!text.is_empty(), "an error says itself in text");
+        }
+        Reply {
+            is_error,
+            body,
+            text,
+        }
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}

@@ -403,6 +403,25 @@ fn replace_atomically(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Read a file the operator named on the command line or in the config
+/// (the config file itself, a plugin component). These live outside every
+/// root by design, so this is plain ambient access, used only at start-up.
+pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
+    std::fs::read(path)
+}
+
+/// Write embedded files (relative paths) below `dest`, creating folders.
+pub fn materialize(dest: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
+    for (rel, bytes) in files {
+        let path = dest.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, bytes)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -476,23 +495,4 @@ mod tests {
         let text = std::fs::read_to_string(t.path().join("log.md")).unwrap();
         assert_eq!(text.lines().count(), 200);
     }
-}
-
-/// Read a file the operator named on the command line or in the config
-/// (the config file itself, a plugin component). These live outside every
-/// root by design, so this is plain ambient access, used only at start-up.
-pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
-    std::fs::read(path)
-}
-
-/// Write embedded files (relative paths) below `dest`, creating folders.
-pub fn materialize(dest: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
-    for (rel, bytes) in files {
-        let path = dest.join(rel);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(path, bytes)?;
-    }
-    Ok(())
 }
