@@ -218,7 +218,10 @@ impl Config {
                     message: "unknown setting".into(),
                 });
             };
-            table.insert((*key).to_owned(), parse_value(name, *kind, raw)?);
+            table.insert(
+                (*key).to_owned(),
+                parse_value(&name.to_ascii_uppercase(), *kind, raw)?,
+            );
         }
         table.insert("plugins".into(), toml::Value::Table(plugins));
         let where_ = file

@@ -1,0 +1,181 @@
+//! Plugin faults: a component that loops, allocates without bound or traps
+//! ends that call only (`timeout` / `plugin_failed`), the write is refused,
+//! and the server keeps serving. Bad components are named at start-up.
+
+use kura_tests::{Fixture, Kura, command, hostile_wasm};
+use rmcp::service::ClientLifecycleMode;
+use serde_json::json;
+
+async fn hostile(f: &Fixture) -> Kura {
+    let wasm = hostile_wasm().display().to_string();
+    Kura::start(
+        f.args(&[
+            "--plugin",
+            &format!("write_policy={wasm}"),
+            "--set",
+            "plugin_timeout_ms=300",
+            "--set",
+            "plugin_memory_mib=16",
+        ]),
+        ClientLifecycleMode::Initialize,
+    )
+    .await
+}
+
+async fn still_serving(k: &Kura) {
+    let r = k
+        .call(
+            "vault_read",
+            json!({"path": "notes/welcome.md", "range": {"start_line": 1, "end_line": 1}}),
+        )
+        .await;
+    assert_eq!(r.ok()["text"], "# Welcome to the kura demo vault\n");
+}
+
+#[tokio::test]
+async fn plugin_infinite_loop_times_out_and_the_write_is_refused() {
+    let f = Fixture::new();
+    let k = hostile(&f).await;
+    let t = std::time::Instant::now();
+    let r = k
+        .call("vault_create", json!({"path": "loop/a.md", "content": "x"}))
+        .await;
+    assert_eq!(r.code(), "timeout");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+    assert!(!f.vault().join("loop").exists());
+    still_serving(&k).await;
+}
+
+#[tokio::test]
+async fn plugin_unbounded_allocation_fails_and_the_write_is_refused() {
+    let f = Fixture::new();
+    let k = hostile(&f).await;
+    let r = k
+        .call(
+            "vault_create",
+            json!({"path": "alloc/a.md", "content": "x"}),
+        )
+        .await;
+    assert_eq!(r.code(), "plugin_failed");
+    assert!(!f.vault().join("alloc").exists());
+    still_serving(&k).await;
+}
+
+#[tokio::test]
+async fn plugin_trap_fails_and_the_write_is_refused() {
+    let f = Fixture::new();
+    f.write("trap/a.md", "before");
+    let k = hostile(&f).await;
+    for _ in 0..3 {
+        let r = k
+            .call(
+                "vault_write",
+                json!({"path": "trap/a.md", "content": "after", "mode": "overwrite"}),
+            )
+            .await;
+        assert_eq!(r.code(), "plugin_failed");
+    }
+    assert_eq!(f.read("trap/a.md"), "before");
+    still_serving(&k).await;
+}
+
+#[tokio::test]
+async fn plugin_denial_code_is_passed_through() {
+    let f = Fixture::new();
+    let k = hostile(&f).await;
+    let r = k
+        .call("vault_create", json!({"path": "deny/a.md", "content": "x"}))
+        .await;
+    assert_eq!(r.code(), "conflict");
+    assert!(
+        r.body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("hostile")
+    );
+}
+
+#[tokio::test]
+async fn swapping_the_write_policy_changes_the_rules_without_a_rebuild() {
+    // The hostile component allows everything else, daily replace included.
+    let f = Fixture::new();
+    let k = hostile(&f).await;
+    let r = k.call("vault_replace", json!({"path": "daily/2026-01-05.md", "find": "MCP", "replace": "Model Context Protocol"})).await;
+    assert_eq!(r.ok()["replacements"], 1);
+    // The default refuses the same call.
+    let g = Fixture::new();
+    let d = g.start().await;
+    let r = d
+        .call(
+            "vault_replace",
+            json!({"path": "daily/2026-01-05.md", "find": "MCP", "replace": "x"}),
+        )
+        .await;
+    assert_eq!(r.code(), "forbidden");
+}
+
+async fn start_failure(f: &Fixture, extra: &[&str]) -> String {
+    let out = command(&f.args(extra))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success(), "kura started with {extra:?}");
+    assert!(out.stdout.is_empty(), "nothing but JSON-RPC on stdout");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_component_is_reported_at_start() {
+    let f = Fixture::new();
+    let junk = f.dir.path().join("junk.wasm");
+    std::fs::write(&junk, b"this is not wasm").unwrap();
+    let err = start_failure(
+        &f,
+        &["--plugin", &format!("write_policy={}", junk.display())],
+    )
+    .await;
+    assert!(
+        err.contains("write_policy") && err.contains("junk.wasm"),
+        "{err}"
+    );
+    // A core module (not a component) is refused too.
+    let core = f.dir.path().join("core.wasm");
+    std::fs::write(&core, b"\0asm\x01\0\0\0").unwrap();
+    let err = start_failure(
+        &f,
+        &["--plugin", &format!("write_policy={}", core.display())],
+    )
+    .await;
+    assert!(
+        err.contains("write_policy") && err.contains("core.wasm"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_component_for_another_world_is_named_with_its_missing_export() {
+    let f = Fixture::new();
+    let wasm = hostile_wasm().display().to_string();
+    let err = start_failure(&f, &["--plugin", &format!("reranker={wasm}")]).await;
+    assert!(
+        err.contains("reranker") && err.contains("`rerank`"),
+        "{err}"
+    );
+    let err = start_failure(&f, &["--plugin", &format!("auditor={wasm}")]).await;
+    assert!(err.contains("`audit`"), "{err}");
+}
+
+#[tokio::test]
+async fn a_missing_component_file_is_reported_at_start() {
+    let f = Fixture::new();
+    let err = start_failure(&f, &["--plugin", "write_policy=/nonexistent/policy.wasm"]).await;
+    assert!(
+        err.contains("write_policy") && err.contains("/nonexistent/policy.wasm"),
+        "{err}"
+    );
+}

@@ -1,0 +1,260 @@
+//! The MCP surface: both handshakes, the tool list per configured domain,
+//! schemas and annotations, argument type errors, start-up checks, and
+//! stdout carrying nothing but JSON-RPC.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+
+use kura_tests::{Fixture, Kura, command, kura_bin};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::ClientLifecycleMode;
+use serde_json::{Value, json};
+
+const VAULT_TOOLS: [&str; 7] = [
+    "vault_ls",
+    "vault_read",
+    "vault_scan",
+    "vault_create",
+    "vault_write",
+    "vault_replace",
+    "vault_search",
+];
+
+#[tokio::test]
+async fn initialize_handshake_works() {
+    let f = Fixture::new();
+    let k = Kura::start(f.args(&[]), ClientLifecycleMode::Initialize).await;
+    let info = k.client.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().unwrap().name, "kura");
+    k.call("vault_ls", json!({})).await.ok();
+}
+
+#[tokio::test]
+async fn server_discover_handshake_works() {
+    let f = Fixture::new();
+    let k = Kura::start(
+        f.args(&[]),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await;
+    let names: Vec<String> = k.tools().await.iter().map(|t| t.name.to_string()).collect();
+    assert_eq!(names, VAULT_TOOLS);
+    k.call(
+        "vault_read",
+        json!({"path": "notes/welcome.md", "full": true}),
+    )
+    .await
+    .ok();
+}
+
+#[tokio::test]
+async fn every_tool_declares_output_schema_and_annotations() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    for t in k.tools().await {
+        let schema = t
+            .output_schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no outputSchema", t.name));
+        assert_eq!(schema.get("type"), Some(&json!("object")), "{}", t.name);
+        let a = t
+            .annotations
+            .as_ref()
+            .unwrap_or_else(|| panic!("{} has no annotations", t.name));
+        let read_only = a.read_only_hint.unwrap();
+        assert_eq!(
+            read_only,
+            ["vault_ls", "vault_read", "vault_scan", "vault_search"].contains(&t.name.as_ref()),
+            "{}",
+            t.name
+        );
+        assert!(
+            a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
+            "{}",
+            t.name
+        );
+        assert_eq!(t.input_schema.get("type"), Some(&json!("object")));
+    }
+}
+
+#[tokio::test]
+async fn a_domain_without_a_root_is_not_listed() {
+    let f = Fixture::new();
+    let args = vec![
+        "serve".to_owned(),
+        "--config".to_owned(),
+        f.dir.path().join("empty.toml").display().to_string(),
+        "--state-dir".to_owned(),
+        f.dir.path().join("state").display().to_string(),
+    ];
+    let k = Kura::start(args, ClientLifecycleMode::Initialize).await;
+    assert!(k.tools().await.is_empty());
+    // A tool of an unserved domain is unknown: a JSON-RPC error.
+    assert!(k.raw("vault_ls", json!({})).await.is_err());
+}
+
+#[tokio::test]
+async fn unknown_tool_is_a_jsonrpc_error() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    assert!(k.raw("no_such_tool", json!({})).await.is_err());
+    k.call("vault_ls", json!({})).await.ok();
+}
+
+#[tokio::test]
+async fn wrong_json_type_is_invalid_parameter_not_a_jsonrpc_error() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    for (tool, args, param) in [
+        ("vault_read", json!({"path": 5, "full": true}), "path"),
+        (
+            "vault_read",
+            json!({"path": "notes/welcome.md", "range": [1, 2]}),
+            "range",
+        ),
+        (
+            "vault_scan",
+            json!({"path": "notes/welcome.md", "cursor": "12"}),
+            "cursor",
+        ),
+        ("vault_ls", json!({"path": ["notes"]}), "path"),
+        (
+            "vault_create",
+            json!({"path": "x.md", "content": {"a": 1}}),
+            "content",
+        ),
+        (
+            "vault_write",
+            json!({"path": "notes/welcome.md", "content": "x", "mode": 1}),
+            "mode",
+        ),
+        ("vault_search", json!({"query": 42}), "query"),
+    ] {
+        let r = k.call(tool, args.clone()).await;
+        assert_eq!(r.code(), "invalid_parameter", "{tool} {args}");
+        assert_eq!(
+            r.body["error"]["details"]["parameter"], param,
+            "{tool} {args}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn missing_required_argument_is_invalid_parameter() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    for tool in [
+        "vault_read",
+        "vault_scan",
+        "vault_create",
+        "vault_write",
+        "vault_replace",
+        "vault_search",
+    ] {
+        assert_eq!(
+            k.call(tool, json!({})).await.code(),
+            "invalid_parameter",
+            "{tool}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn unknown_extra_arguments_are_ignored() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    k.call("vault_ls", json!({"frobnicate": true, "path": "notes"}))
+        .await
+        .ok();
+}
+
+async fn start_error(args: Vec<String>) -> String {
+    let out = command(&args).stdin(Stdio::null()).output().await.unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("kura:")).collect();
+    assert_eq!(lines.len(), 1, "one readable line: {err}");
+    lines[0].to_owned()
+}
+
+#[tokio::test]
+async fn start_refuses_missing_non_folder_and_overlapping_roots() {
+    let f = Fixture::new();
+    let mut args = f.args(&[]);
+    let missing = f.dir.path().join("nope").display().to_string();
+    args[4] = missing.clone();
+    let e = start_error(args).await;
+    assert!(
+        e.contains("VAULT_ROOT") && e.contains("does not exist"),
+        "{e}"
+    );
+
+    let mut args = f.args(&[]);
+    args[4] = f.vault().join("notes/welcome.md").display().to_string();
+    let e = start_error(args).await;
+    assert!(e.contains("not a folder"), "{e}");
+
+    let e = start_error(f.args(&[
+        "--manuals-root",
+        &f.vault().join("notes").display().to_string(),
+    ]))
+    .await;
+    assert!(e.contains("overlap"), "{e}");
+
+    let e = start_error(f.args(&["--set", "allow_file_scope=perhaps"])).await;
+    assert!(e.contains("ALLOW_FILE_SCOPE"), "{e}");
+}
+
+#[test]
+fn stdout_carries_only_jsonrpc_even_with_trace_logging() {
+    let f = Fixture::new();
+    // stderr to a file: trace logging would fill a pipe nobody reads yet.
+    let log_path = f.dir.path().join("stderr.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut child = std::process::Command::new(kura_bin())
+        .args(f.args(&[]))
+        .env("RUST_LOG", "trace")
+        .env("HOME", f.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "vault_read", "arguments": {"path": "notes/welcome.md", "full": true}}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "vault_create", "arguments": {"path": "daily/bad.md", "content": "x"}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "vault_search", "arguments": {"query": "vault"}}}),
+    ];
+    for r in &requests {
+        writeln!(stdin, "{r}").unwrap();
+    }
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = 0;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let v: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0", "{line}");
+        if v.get("id").is_some() {
+            seen += 1;
+        }
+        if seen == 5 {
+            break;
+        }
+    }
+    drop(stdin);
+    child.wait().unwrap();
+    assert_eq!(seen, 5);
+    let stderr = std::fs::read_to_string(&log_path).unwrap();
+    assert!(
+        stderr.contains("TRACE") || stderr.contains("DEBUG"),
+        "trace logs went to stderr"
+    );
+}
