@@ -210,12 +210,22 @@ async fn start_refuses_missing_non_folder_and_overlapping_roots() {
 
 #[test]
 fn stdout_carries_only_jsonrpc_even_with_trace_logging() {
+    stdout_purity(&[]);
+}
+
+#[test]
+fn a_component_printing_to_stdout_cannot_reach_it() {
+    let wasm = kura_tests::hostile_wasm().display().to_string();
+    stdout_purity(&["--plugin", &format!("write_policy={wasm}")]);
+}
+
+fn stdout_purity(extra: &[&str]) {
     let f = Fixture::new();
     // stderr to a file: trace logging would fill a pipe nobody reads yet.
     let log_path = f.dir.path().join("stderr.log");
     let log = std::fs::File::create(&log_path).unwrap();
     let mut child = std::process::Command::new(kura_bin())
-        .args(f.args(&[]))
+        .args(f.args(extra))
         .env("RUST_LOG", "trace")
         .env("HOME", f.dir.path())
         .stdin(Stdio::piped())
@@ -230,7 +240,8 @@ fn stdout_carries_only_jsonrpc_even_with_trace_logging() {
         json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "vault_read", "arguments": {"path": "notes/welcome.md", "full": true}}}),
         json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "vault_create", "arguments": {"path": "daily/bad.md", "content": "x"}}}),
-        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "vault_search", "arguments": {"query": "vault"}}}),
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "vault_create", "arguments": {"path": "notes/printed.md", "content": "x"}}}),
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "vault_search", "arguments": {"query": "vault"}}}),
     ];
     for r in &requests {
         writeln!(stdin, "{r}").unwrap();
@@ -245,16 +256,51 @@ fn stdout_carries_only_jsonrpc_even_with_trace_logging() {
         if v.get("id").is_some() {
             seen += 1;
         }
-        if seen == 5 {
+        if seen == 6 {
             break;
         }
     }
     drop(stdin);
     child.wait().unwrap();
-    assert_eq!(seen, 5);
+    assert_eq!(seen, 6);
+    assert_eq!(
+        std::fs::read_to_string(f.vault().join("notes/printed.md")).unwrap(),
+        "x"
+    );
     let stderr = std::fs::read_to_string(&log_path).unwrap();
     assert!(
         stderr.contains("TRACE") || stderr.contains("DEBUG"),
         "trace logs went to stderr"
     );
+}
+
+#[test]
+fn kura_call_runs_one_tool_and_prints_its_result() {
+    let f = Fixture::new();
+    let mut args = f.args(&[]);
+    args[0] = "call".into();
+    args.push("vault_read".into());
+    args.push(r#"{"path": "notes/welcome.md", "range": {"start_line": 1, "end_line": 1}}"#.into());
+    let out = std::process::Command::new(kura_bin())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["text"], "# Welcome to the kura demo vault\n");
+    // A refused call prints the error and exits non-zero.
+    let n = args.len();
+    args[n - 2] = "vault_create".into();
+    args[n - 1] = r#"{"path": ".system/x.md", "content": "x"}"#.into();
+    let out = std::process::Command::new(kura_bin())
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["code"], "forbidden");
 }

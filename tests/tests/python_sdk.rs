@@ -10,17 +10,37 @@ use std::process::Command;
 use kura_tests::{Fixture, kura_bin, workspace};
 
 fn venv(name: &str, requirement: &str) -> PathBuf {
-    let dir = kura_bin().parent().unwrap().parent().unwrap().join("py").join(name);
+    let dir = kura_bin()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("py")
+        .join(name);
     let python = dir.join("bin/python");
-    let marker = dir.join(format!(".installed-{}", requirement.replace(['<', '>', '=', ','], "_")));
+    let marker = dir.join(format!(
+        ".installed-{}",
+        requirement.replace(['<', '>', '=', ','], "_")
+    ));
     if marker.exists() {
         return python;
     }
     let base = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&base).args(["-m", "venv"]).arg(&dir).status().expect("python3 -m venv");
+    let ok = Command::new(&base)
+        .args(["-m", "venv"])
+        .arg(&dir)
+        .status()
+        .expect("python3 -m venv");
     assert!(ok.success(), "creating the venv {} failed", dir.display());
     let ok = Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", requirement])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            requirement,
+        ])
         .status()
         .expect("pip install");
     assert!(ok.success(), "pip install {requirement} failed");
@@ -40,7 +60,10 @@ fn run_suite(python: &Path, expect_handshake: &str) {
         .expect("run the Python suite");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "Python SDK suite failed:\n{stdout}\n{stderr}");
+    assert!(
+        out.status.success(),
+        "Python SDK suite failed:\n{stdout}\n{stderr}"
+    );
     assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
     assert!(stdout.contains(expect_handshake), "{stdout}");
 }
