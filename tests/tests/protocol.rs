@@ -145,14 +145,7 @@ async fn wrong_json_type_is_invalid_parameter_not_a_jsonrpc_error() {
 async fn missing_required_argument_is_invalid_parameter() {
     let f = Fixture::new();
     let k = f.start().await;
-    for tool in [
-        "vault_read",
-        "vault_scan",
-        "vault_create",
-        "vault_write",
-        "vault_replace",
-        "vault_search",
-    ] {
+    for tool in &VAULT_TOOLS[1..] {
         assert_eq!(
             k.call(tool, json!({})).await.code(),
             "invalid_parameter",

@@ -15,7 +15,6 @@ mod write_policy;
 
 use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use wasmtime::component::{Component, HasSelf, InstancePre, Linker, ResourceTable};
@@ -82,11 +81,12 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// A loaded component ready to instantiate.
-pub struct Slot {
+/// A loaded component ready to instantiate; `P` is the world's typed
+/// `...Pre` (exports looked up once, at load).
+pub struct Slot<P> {
     pub name: &'static str,
     pub source: Source,
-    pre: InstancePre<State>,
+    pre: P,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +103,7 @@ pub struct Plugins {
     memory_bytes: usize,
     deadline_ticks: u64,
     timeout: Duration,
-    pub write_policy: Option<Slot>,
+    pub write_policy: Option<Slot<bindings::write_policy::WritePolicyPre<State>>>,
 }
 
 fn engine() -> wasmtime::Result<Engine> {
@@ -166,15 +166,10 @@ impl Plugins {
         };
         let wp_source = source(&config.plugins.write_policy);
         let wasm = plugins.wasm_of(&wp_source, DEFAULT_WRITE_POLICY, "write_policy", &read)?;
-        plugins.write_policy =
-            Some(
-                plugins.load_slot("write_policy", wp_source, &wasm, state, |l| {
-                    bindings::write_policy::WritePolicy::add_to_linker::<State, HasSelf<State>>(
-                        l,
-                        |s| s,
-                    )
-                })?,
-            );
+        let slot = plugins.load_slot("write_policy", wp_source, &wasm, state, |l| {
+            bindings::write_policy::WritePolicy::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+        })?;
+        plugins.write_policy = Some(slot.typed(bindings::write_policy::WritePolicyPre::new)?);
         for (slot, path) in [
             ("reranker", &config.plugins.reranker),
             ("claim_graph", &config.plugins.claim_graph),
@@ -219,7 +214,7 @@ impl Plugins {
         wasm: &[u8],
         state: Option<&StateDir>,
         add_world: impl FnOnce(&mut Linker<State>) -> wasmtime::Result<()>,
-    ) -> Result<Slot, LoadError> {
+    ) -> Result<Slot<InstancePre<State>>, LoadError> {
         let fail = |message: String| LoadError {
             slot,
             source_name: source.to_string(),
@@ -326,7 +321,7 @@ impl Plugins {
     }
 
     /// Map a failed call to `timeout` or `plugin_failed`.
-    fn call_error(&self, slot: &Slot, e: wasmtime::Error) -> Error {
+    fn call_error<P>(&self, slot: &Slot<P>, e: wasmtime::Error) -> Error {
         if let Some(Trap::Interrupt) = e.downcast_ref::<Trap>() {
             return Error::new(
                 Code::Timeout,
@@ -347,5 +342,18 @@ impl Plugins {
     }
 }
 
-/// Shared handle used by the domains.
-pub type SharedPlugins = Arc<Plugins>;
+impl Slot<InstancePre<State>> {
+    /// Resolve the world's exports once, for every later call.
+    fn typed<P>(
+        self,
+        f: impl FnOnce(InstancePre<State>) -> wasmtime::Result<P>,
+    ) -> Result<Slot<P>, LoadError> {
+        let Slot { name, source, pre } = self;
+        let pre = f(pre).map_err(|e| LoadError {
+            slot: name,
+            source_name: source.to_string(),
+            message: format!("does not match its world: {e:#}"),
+        })?;
+        Ok(Slot { name, source, pre })
+    }
+}

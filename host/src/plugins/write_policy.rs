@@ -1,8 +1,8 @@
 //! The write-policy slot: every vault write asks it first, and the write is
 //! refused when it denies, traps, times out or is missing (fail closed).
 
+use super::Plugins;
 use super::bindings::types::{DenyCode, WriteKind as WitKind, WriteRequest as WitRequest};
-use super::{Plugins, bindings};
 use crate::error::{Code, Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,8 +47,9 @@ impl Plugins {
             path: req.path.to_owned(),
             exists: req.exists,
         };
-        let outcome = bindings::write_policy::WritePolicyPre::new(slot.pre.clone())
-            .and_then(|pre| pre.instantiate(&mut store))
+        let outcome = slot
+            .pre
+            .instantiate(&mut store)
             .and_then(|inst| inst.call_check(&mut store, &request));
         match outcome {
             Ok(Ok(())) => Ok(()),
