@@ -179,3 +179,27 @@ async fn a_missing_component_file_is_reported_at_start() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
+    let f = Fixture::new();
+    let k = f.start().await;
+    k.stop().await;
+    let dir = f.dir.path().join("state/components");
+    let cached: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    assert!(cached[0].extension().is_some_and(|e| e == "cwasm"));
+    std::fs::write(&cached[0], b"damaged").unwrap();
+    let k = f.start().await;
+    let r = k
+        .call("vault_create", json!({"path": "cache.md", "content": "ok"}))
+        .await;
+    r.ok();
+    assert!(
+        std::fs::read(&cached[0]).unwrap().len() > 1000,
+        "the cache was rewritten"
+    );
+}
