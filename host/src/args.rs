@@ -153,6 +153,24 @@ impl<'a> Args<'a> {
         Ok(i)
     }
 
+    /// Check an already-read line number against a file of `total` lines
+    /// (an empty file accepts line 1, which yields nothing).
+    pub fn line_in(&self, key: &str, line: i64, total: usize) -> Result<usize> {
+        let line = line as usize;
+        if line > total.max(1) {
+            let name = self.name(key);
+            return Err(Error::invalid_parameter(
+                &name,
+                format!(
+                    "`{name}` is {line} but the file has {total} line{}",
+                    if total == 1 { "" } else { "s" }
+                ),
+            )
+            .with("total_lines", total as u64));
+        }
+        Ok(line)
+    }
+
     /// One of a fixed set of strings.
     pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>> {
         let Some(s) = self.str(key)? else {

@@ -15,6 +15,7 @@ pub mod demo;
 pub mod error;
 pub mod fs;
 pub mod plugins;
+pub mod scan;
 pub mod server;
 pub mod text;
 pub mod vault;

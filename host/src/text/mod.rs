@@ -2,6 +2,8 @@
 //! (counted in Unicode scalar values) and the normalisation used for loose
 //! matching.
 
+pub mod markdown;
+
 use unicode_normalization::UnicodeNormalization;
 
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
@@ -97,6 +99,42 @@ pub fn window(text: &str, start: usize, limit: usize, max_chars: usize) -> Windo
         end,
         chars,
         capped,
+    }
+}
+
+/// The common result of cutting a window out of a file.
+pub struct Cut {
+    pub text: String,
+    pub chars: usize,
+    pub start_line: usize,
+    pub end_line: usize,
+    /// Byte where the window ends.
+    pub end: usize,
+    pub capped: bool,
+}
+
+/// Cut `[start, limit)` of the text under a character cap, with the line
+/// numbers it spans.
+pub fn cut(lines: &Lines, start: usize, limit: usize, max_chars: usize) -> Cut {
+    let t = lines.text();
+    let w = window(t, start, limit, max_chars);
+    let start_line = if lines.count() == 0 {
+        1
+    } else {
+        lines.line_of(start)
+    };
+    let end_line = if w.end > w.start {
+        lines.line_of(w.end - 1)
+    } else {
+        start_line.min(lines.count())
+    };
+    Cut {
+        text: t[w.start..w.end].to_owned(),
+        chars: w.chars,
+        start_line,
+        end_line,
+        end: w.end,
+        capped: w.capped,
     }
 }
 

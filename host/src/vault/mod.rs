@@ -8,13 +8,11 @@ mod write;
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use crate::fs::Root;
 use crate::plugins::Plugins;
 
-pub use read::{LsOutput, ReadOutput, ScanOutput};
+pub use crate::scan::ScanOutput;
+pub use read::{LsOutput, ReadOutput};
 pub use search::SearchOutput;
 pub use write::{ReplaceOutput, WriteOutput};
 
@@ -23,17 +21,4 @@ pub struct Vault {
     pub plugins: Arc<Plugins>,
     /// The fixed character cap of reads and scans (`SCAN_MAX_CHARS`).
     pub max_chars: usize,
-}
-
-/// A 1-based inclusive line range as the seeds print it.
-#[derive(Clone, Copy, Debug, Serialize, JsonSchema, PartialEq, Eq)]
-pub struct LineRange {
-    pub start_line: u64,
-    pub end_line: u64,
-}
-
-/// `{ "char_offset": n | null }`
-#[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
-pub struct CharCursor {
-    pub char_offset: Option<u64>,
 }

@@ -3,10 +3,11 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{CharCursor, LineRange, Vault};
+use super::Vault;
 use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::fs::{EntryKind, RelPath};
+use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
 use crate::text::{self, Lines};
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -40,74 +41,6 @@ pub struct ReadOutput {
     /// `none`, `range_end` or `max_chars`.
     pub truncated_reason: String,
     pub applied: ReadApplied,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ScanApplied {
-    pub max_chars: u64,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ScanOutput {
-    pub text: String,
-    pub applied_range: LineRange,
-    pub next_cursor: CharCursor,
-    pub eof: bool,
-    pub truncated: bool,
-    /// `none` or `max_chars`.
-    pub truncated_reason: String,
-    pub applied: ScanApplied,
-}
-
-/// The common result of cutting a window out of a file.
-struct Cut {
-    text: String,
-    chars: usize,
-    start_line: usize,
-    end_line: usize,
-    /// Byte where the window ends.
-    end: usize,
-    capped: bool,
-}
-
-fn cut(lines: &Lines, start: usize, limit: usize, max_chars: usize) -> Cut {
-    let t = lines.text();
-    let w = text::window(t, start, limit, max_chars);
-    let start_line = if lines.count() == 0 {
-        1
-    } else {
-        lines.line_of(start)
-    };
-    let end_line = if w.end > w.start {
-        lines.line_of(w.end - 1)
-    } else {
-        start_line.min(lines.count())
-    };
-    Cut {
-        text: t[w.start..w.end].to_owned(),
-        chars: w.chars,
-        start_line,
-        end_line,
-        end: w.end,
-        capped: w.capped,
-    }
-}
-
-/// A line number in `1..=total`; an empty file accepts line 1 (and yields nothing).
-fn check_line(args: &Args, key: &str, line: i64, total: usize) -> Result<usize> {
-    let line = line as usize;
-    if line > total.max(1) {
-        let name = args.name(key);
-        return Err(Error::invalid_parameter(
-            &name,
-            format!(
-                "`{name}` is {line} but the file has {total} line{}",
-                if total == 1 { "" } else { "s" }
-            ),
-        )
-        .with("total_lines", total as u64));
-    }
-    Ok(line)
 }
 
 impl Vault {
@@ -170,7 +103,7 @@ impl Vault {
             (1, total.max(1))
         } else {
             let r = range.as_ref().expect("checked above");
-            let from = check_line(r, "start_line", start.unwrap_or(1), total)?;
+            let from = r.line_in("start_line", start.unwrap_or(1), total)?;
             // An end past the last line reads to the end (reported in applied_range).
             let to = end
                 .map_or(total, |e| (e as usize).min(total))
@@ -179,7 +112,7 @@ impl Vault {
         };
         let start_byte = lines.start(from);
         let limit = if total == 0 { 0 } else { lines.end(to) };
-        let c = cut(&lines, start_byte, limit, self.max_chars);
+        let c = text::cut(&lines, start_byte, limit, self.max_chars);
         let reason = if c.capped {
             "max_chars"
         } else if c.end < content.len() {
@@ -209,55 +142,8 @@ impl Vault {
 
     pub fn scan(&self, args: Args) -> Result<ScanOutput> {
         let path = self.file_path(&args)?;
-        let top_line = args.int("start_line", 1)?;
-        let cursor = args.obj("cursor")?;
-        let (cur_line, cur_offset) = match &cursor {
-            Some(c) => (c.int("start_line", 1)?, c.int("char_offset", 0)?),
-            None => (None, None),
-        };
+        let start = ScanStart::from_args(&args)?;
         let content = self.root.read_text(&path)?;
-        let lines = Lines::new(&content);
-        let total = lines.count();
-        // start_line wins over the cursor; cursor.start_line over its char_offset.
-        let start_byte = if let Some(l) = top_line {
-            lines.start(check_line(&args, "start_line", l, total)?)
-        } else if let Some(l) = cur_line {
-            lines.start(check_line(
-                cursor.as_ref().expect("cursor"),
-                "start_line",
-                l,
-                total,
-            )?)
-        } else if let Some(off) = cur_offset {
-            text::byte_of_char(&content, off as usize).ok_or_else(|| {
-                Error::invalid_parameter(
-                    "cursor.char_offset",
-                    format!(
-                        "`cursor.char_offset` is {off} but the file has {} characters",
-                        content.chars().count()
-                    ),
-                )
-            })?
-        } else {
-            0
-        };
-        let c = cut(&lines, start_byte, content.len(), self.max_chars);
-        let eof = c.end >= content.len();
-        Ok(ScanOutput {
-            applied_range: LineRange {
-                start_line: c.start_line as u64,
-                end_line: c.end_line as u64,
-            },
-            next_cursor: CharCursor {
-                char_offset: (!eof).then(|| text::char_offset(&content, c.end) as u64),
-            },
-            eof,
-            truncated: !eof,
-            truncated_reason: if c.capped { "max_chars" } else { "none" }.to_owned(),
-            applied: ScanApplied {
-                max_chars: self.max_chars as u64,
-            },
-            text: c.text,
-        })
+        scan::scan(&content, start, self.max_chars)
     }
 }
