@@ -11,12 +11,14 @@ use crate::args::Args;
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, Result};
 use crate::fs::{Root, StateDir};
+use crate::manual::Manuals;
 use crate::plugins::{LoadError, Plugins};
 use crate::vault::Vault;
 
 pub struct App {
     pub config: Config,
     pub vault: Option<Vault>,
+    pub manuals: Option<Manuals>,
     pub plugins: Arc<Plugins>,
 }
 
@@ -76,18 +78,27 @@ impl App {
             crate::fs::read_operator_file(p)
         })?);
         let mut vault = None;
+        let mut manuals = None;
+        let max_chars = config.scan_max_chars as usize;
         for (name, root) in roots {
-            if name == "vault_root" {
-                vault = Some(Vault {
-                    root,
-                    plugins: plugins.clone(),
-                    max_chars: config.scan_max_chars as usize,
-                });
+            match name {
+                "vault_root" => {
+                    vault = Some(Vault {
+                        root,
+                        plugins: plugins.clone(),
+                        max_chars,
+                    })
+                }
+                "manuals_root" => {
+                    manuals = Some(Manuals::new(root, config.allow_file_scope, max_chars))
+                }
+                _ => {} // vibe: issue 5
             }
         }
         Ok(App {
             config,
             vault,
+            manuals,
             plugins,
         })
     }
@@ -104,6 +115,7 @@ impl App {
     fn serves(&self, domain: &str) -> bool {
         match domain {
             "vault" => self.vault.is_some(),
+            "manual" => self.manuals.is_some(),
             _ => false,
         }
     }
@@ -119,6 +131,11 @@ impl App {
                 .as_ref()
                 .ok_or_else(|| Error::internal("the vault is not configured"))
         };
+        let manuals = || {
+            self.manuals
+                .as_ref()
+                .ok_or_else(|| Error::internal("the manuals root is not configured"))
+        };
         fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
             r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
         }
@@ -130,6 +147,10 @@ impl App {
             "vault_write" => out(vault().and_then(|v| v.write(a))),
             "vault_replace" => out(vault().and_then(|v| v.replace(a))),
             "vault_search" => out(vault().and_then(|v| v.search(a))),
+            "manual_ls" => out(manuals().and_then(|m| m.ls(a))),
+            "manual_toc" => out(manuals().and_then(|m| m.toc(a))),
+            "manual_read" => out(manuals().and_then(|m| m.read(a))),
+            "manual_scan" => out(manuals().and_then(|m| m.scan(a))),
             _ => return None,
         };
         Some(result)

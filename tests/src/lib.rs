@@ -77,7 +77,23 @@ impl Fixture {
         std::fs::create_dir_all(dir.path().join("outside")).unwrap();
         std::fs::write(dir.path().join("outside/canary.txt"), CANARY).unwrap();
         std::fs::write(dir.path().join("empty.toml"), "").unwrap();
+        copy_tree(
+            &workspace().join("fixtures/manuals"),
+            &dir.path().join("manuals"),
+        );
         Fixture { dir }
+    }
+
+    pub fn manuals(&self) -> PathBuf {
+        self.dir.path().join("manuals")
+    }
+
+    /// Start with the manuals root too, plus `extra` arguments.
+    pub async fn start_with_manuals(&self, extra: &[&str]) -> Kura {
+        let manuals = self.manuals().display().to_string();
+        let mut args = vec!["--manuals-root", manuals.as_str()];
+        args.extend_from_slice(extra);
+        Kura::start(self.args(&args), ClientLifecycleMode::Initialize).await
     }
 
     pub fn vault(&self) -> PathBuf {

@@ -8,7 +8,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::vault;
+use crate::{manual, vault};
 
 pub struct ToolDef {
     pub name: &'static str,
@@ -189,6 +189,101 @@ pub static TOOLS: &[ToolDef] = &[
             )
         },
         output: schema_for_output::<vault::SearchOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "manual_ls",
+        domain: "manual",
+        description: "List manuals, or one level of a manual's folder. `id` omitted or `manuals`: the manuals \
+                      (folders under the manuals root). A manual or folder id: its children (folders, and .md/.json \
+                      files). A file id cannot be listed (`invalid_parameter`).",
+        input: || {
+            object(
+                json!({ "id": { "type": ["string", "null"], "description": "`manuals` (default), a manual id, or a folder id from a previous listing" } }),
+                &[],
+            )
+        },
+        output: schema_for_output::<manual::LsOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "manual_toc",
+        domain: "manual",
+        description: "Table of contents of a manual: every .md file with its headings and the line each starts on \
+                      (pass a line to manual_read as ref.start_line).",
+        input: || object(json!({ "manual_id": { "type": "string" } }), &["manual_id"]),
+        output: schema_for_output::<manual::TocOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "manual_read",
+        domain: "manual",
+        description: "Read part of a manual file. scope: `section` (default for .md: the section holding \
+                      ref.start_line), `sections` (that section with its subsections, at most 20), `snippet` (a few \
+                      lines), `file` (default for .json; for .md only when the server sets ALLOW_FILE_SCOPE and the \
+                      call sets allow_file=true). At most 12000 characters. Asking for the same section again \
+                      continues after it (applied.mode = scan_fallback).",
+        input: || {
+            object(
+                json!({
+                    "ref": {
+                        "type": "object",
+                        "properties": {
+                            "manual_id": { "type": "string" },
+                            "path": { "type": "string", "description": "File inside the manual" },
+                            "start_line": int("A line inside the wanted section (default 1)", 1),
+                        },
+                        "required": ["manual_id", "path"],
+                    },
+                    "scope": { "type": ["string", "null"], "enum": ["snippet", "section", "sections", "file", null] },
+                    "allow_file": { "type": ["boolean", "null"] },
+                    "expand": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "before_chars": int("Characters to add before", 0),
+                            "after_chars": int("Characters to add after", 0),
+                        },
+                    },
+                }),
+                &["ref"],
+            )
+        },
+        output: schema_for_output::<manual::ReadOutput>,
+        read_only: true,
+        destructive: false,
+        // A repeated section read continues past it (scan_fallback).
+        idempotent: false,
+    },
+    ToolDef {
+        name: "manual_scan",
+        domain: "manual",
+        description: "Read a manual file piece by piece, 12000 characters at a time: from `start_line` (wins), \
+                      `cursor.start_line`, or `cursor.char_offset` from a previous next_cursor (`cursor` may also be \
+                      that offset alone, as a number or string).",
+        input: || {
+            object(
+                json!({
+                    "manual_id": { "type": "string" },
+                    "path": { "type": "string" },
+                    "start_line": int("Line to start at, 1-based (wins over cursor)", 1),
+                    "cursor": {
+                        "type": ["object", "integer", "string", "null"],
+                        "properties": {
+                            "start_line": int("Line to start at, 1-based", 1),
+                            "char_offset": int("Absolute character offset", 0),
+                        },
+                    },
+                }),
+                &["manual_id", "path"],
+            )
+        },
+        output: schema_for_output::<manual::ManualScanOutput>,
         read_only: true,
         destructive: false,
         idempotent: true,

@@ -1,0 +1,115 @@
+//! The manual domain (seed 004): read-only reference manuals under
+//! `MANUALS_ROOT`, one folder per manual (`manual_id` = folder name) holding
+//! `.md` and `.json` files. Browsing (`manual_ls`, `manual_toc`) and reading
+//! (`manual_read`, `manual_scan`) live here; search arrives with the index.
+
+mod browse;
+mod read;
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::fs::{RelPath, Root};
+
+pub use browse::{LsOutput, TocOutput};
+pub use read::{ManualScanOutput, ReadOutput};
+
+/// How many (manual, file, section) reads a session remembers for 004's
+/// repeated-section fallback; the oldest half is forgotten past this.
+const SEEN_CAP: usize = 4096;
+
+pub struct Manuals {
+    pub root: Root,
+    pub allow_file_scope: bool,
+    pub max_chars: usize,
+    /// Sections already read in this session (stdio: one session per process).
+    seen: Mutex<HashSet<(String, String, usize)>>,
+}
+
+/// The file types a manual may hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    Md,
+    Json,
+}
+
+impl FileType {
+    pub fn of(path: &RelPath) -> Option<FileType> {
+        match path.extension()?.to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Some(FileType::Md),
+            "json" => Some(FileType::Json),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileType::Md => "md",
+            FileType::Json => "json",
+        }
+    }
+}
+
+impl Manuals {
+    pub fn new(root: Root, allow_file_scope: bool, max_chars: usize) -> Self {
+        Manuals {
+            root,
+            allow_file_scope,
+            max_chars,
+            seen: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// A manual id: one folder directly under the root.
+    fn manual(&self, args: &Args, key: &str) -> Result<RelPath> {
+        let id = args.req_str(key)?;
+        let p = RelPath::parse(id, false)?;
+        if p.segments().len() != 1 {
+            return Err(Error::invalid_parameter(
+                &args.name(key),
+                format!(
+                    "`{id}` is not a manual id (a manual is one folder directly under the manuals root)"
+                ),
+            ));
+        }
+        match self.root.stat(&p)? {
+            Some(s) if s.is_dir => Ok(p),
+            Some(_) => Err(Error::invalid_parameter(
+                &args.name(key),
+                format!("`{id}` is a file, not a manual"),
+            )),
+            None => {
+                Err(Error::new(Code::NotFound, format!("no manual `{id}`")).with("manual_id", id))
+            }
+        }
+    }
+
+    /// A manual file: `path` inside `manual_id`, `.md` or `.json`.
+    fn file(&self, args: &Args, manual_key: &str) -> Result<(RelPath, RelPath, FileType)> {
+        let manual = self.manual(args, manual_key)?;
+        let path = RelPath::parse(args.req_str("path")?, false)?;
+        let ty = FileType::of(&path).ok_or_else(|| {
+            Error::invalid_parameter(
+                &args.name("path"),
+                format!("`{path}` is not a manual file (.md or .json)"),
+            )
+        })?;
+        let mut full = manual.clone();
+        for s in path.segments() {
+            full = full.join(s);
+        }
+        Ok((manual, full, ty))
+    }
+
+    /// Remember a section read; true if it had been read before.
+    fn seen_before(&self, key: (String, String, usize)) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= SEEN_CAP {
+            let keep: HashSet<_> = seen.iter().skip(SEEN_CAP / 2).cloned().collect();
+            *seen = keep;
+        }
+        !seen.insert(key)
+    }
+}

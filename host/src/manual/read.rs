@@ -1,0 +1,261 @@
+//! manual_read and manual_scan (seed 004).
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{FileType, Manuals};
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
+use crate::text::{self, Lines, markdown};
+
+/// `max_sections` of scope=sections (fixed by 004).
+const MAX_SECTIONS: usize = 20;
+/// A snippet: this many lines from `start_line`, at most this many characters.
+const SNIPPET_LINES: usize = 5;
+const SNIPPET_CHARS: usize = 1200;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadApplied {
+    /// `snippet`, `section`, `sections` or `file`.
+    pub scope: String,
+    pub max_sections: Option<u64>,
+    pub max_chars: u64,
+    /// `read`, or `scan_fallback` when a section was asked for again.
+    pub mode: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReadOutput {
+    pub text: String,
+    /// The text stops before the end of the file.
+    pub truncated: bool,
+    /// `none`, `scope_end` (the scope ended first) or `max_chars`.
+    pub truncated_reason: String,
+    /// Lines the text spans.
+    pub applied_range: LineRange,
+    /// Where manual_scan would continue (null at the end of the file).
+    pub next_cursor: CharCursor,
+    pub applied: ReadApplied,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ManualScanOutput {
+    pub manual_id: String,
+    pub path: String,
+    #[serde(flatten)]
+    pub scan: ScanOutput,
+}
+
+/// Move byte `b` back (`forward=false`) or forward by up to `n` characters.
+fn shift(text: &str, b: usize, n: usize, forward: bool) -> usize {
+    if n == 0 {
+        return b;
+    }
+    if forward {
+        text[b..]
+            .char_indices()
+            .nth(n)
+            .map_or(text.len(), |(i, _)| b + i)
+    } else {
+        text[..b]
+            .char_indices()
+            .rev()
+            .nth(n - 1)
+            .map_or(0, |(i, _)| i)
+    }
+}
+
+impl Manuals {
+    pub fn read(&self, args: Args) -> Result<ReadOutput> {
+        let r = args.obj("ref")?.ok_or_else(|| args.missing("ref"))?;
+        let (manual, full, ty) = self.file(&r, "manual_id")?;
+        let start = r.int("start_line", 1)?;
+        let scope = args.choice("scope", &["snippet", "section", "sections", "file"])?;
+        let allow_file = args.bool("allow_file")?;
+        let (before, after) = match args.obj("expand")? {
+            Some(e) => (
+                e.int("before_chars", 0)?.unwrap_or(0),
+                e.int("after_chars", 0)?.unwrap_or(0),
+            ),
+            None => (0, 0),
+        };
+        let scope = scope.unwrap_or(match ty {
+            FileType::Md => "section",
+            FileType::Json => "file",
+        });
+        if ty == FileType::Json && matches!(scope, "section" | "sections") {
+            return Err(Error::new(
+                Code::InvalidScope,
+                format!("`{scope}` does not apply to a .json file; use scope=file or snippet"),
+            )
+            .with("scope", scope));
+        }
+        if ty == FileType::Md
+            && scope == "file"
+            && !(self.allow_file_scope && allow_file == Some(true))
+        {
+            return Err(Error::new(
+                Code::Forbidden,
+                "a whole .md file is read only when the server allows it (ALLOW_FILE_SCOPE=true) and the call sets allow_file=true; \
+                 read by section or scan with manual_scan",
+            )
+            .with("allow_file_scope", self.allow_file_scope)
+            .with("allow_file", allow_file.unwrap_or(false)));
+        }
+        let content = self.root.read_text(&full)?;
+        let lines = Lines::new(&content);
+        let total = lines.count();
+        let line = r.line_in("start_line", start.unwrap_or(1), total)?;
+        let path_in_manual = full.segments()[1..].join("/");
+        let (from, to, mode) = match scope {
+            "file" => (1, total, "read"),
+            "snippet" => (line, (line + SNIPPET_LINES - 1).min(total), "read"),
+            _ => {
+                let sections = markdown::sections(&content);
+                let idx = sections
+                    .iter()
+                    .rposition(|s| s.start_line <= line)
+                    .unwrap_or(0);
+                let Some(sec) = sections.get(idx) else {
+                    // A file with no text at all.
+                    return Ok(self.window(&content, &lines, 1, 0, 0, 0, scope, "read", None));
+                };
+                let mut end = sec.end_line;
+                if scope == "sections" {
+                    for s in sections.iter().skip(idx + 1).take(MAX_SECTIONS - 1) {
+                        if s.level <= sec.level {
+                            break;
+                        }
+                        end = s.end_line;
+                    }
+                }
+                let key = (manual.to_string(), path_in_manual.clone(), sec.start_line);
+                if scope == "section" && self.seen_before(key) && end < total {
+                    // 004: the same section asked for again means "go on": scan
+                    // the file from the line after it.
+                    let s = scan::scan(
+                        &content,
+                        ScanStart::Line {
+                            line: end as i64 + 1,
+                            from_cursor: false,
+                        },
+                        self.max_chars,
+                    )?;
+                    return Ok(ReadOutput {
+                        truncated: !s.eof,
+                        truncated_reason: if s.eof {
+                            "none"
+                        } else {
+                            s.truncated_reason.as_str()
+                        }
+                        .into(),
+                        applied_range: s.applied_range,
+                        next_cursor: s.next_cursor,
+                        applied: ReadApplied {
+                            scope: scope.into(),
+                            max_sections: None,
+                            max_chars: self.max_chars as u64,
+                            mode: "scan_fallback".into(),
+                        },
+                        text: s.text,
+                    });
+                }
+                (sec.start_line, end, "read")
+            }
+        };
+        let max_sections = (scope == "sections").then_some(MAX_SECTIONS as u64);
+        Ok(self.window(
+            &content,
+            &lines,
+            from,
+            to,
+            before as usize,
+            after as usize,
+            scope,
+            mode,
+            max_sections,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn window(
+        &self,
+        content: &str,
+        lines: &Lines,
+        from: usize,
+        to: usize,
+        before: usize,
+        after: usize,
+        scope: &str,
+        mode: &str,
+        max_sections: Option<u64>,
+    ) -> ReadOutput {
+        let total = lines.count();
+        let (mut s, mut e) = if total == 0 {
+            (0, 0)
+        } else {
+            (lines.start(from), lines.end(to))
+        };
+        s = shift(content, s, before, false);
+        e = shift(content, e, after, true);
+        let cap = if scope == "snippet" {
+            (SNIPPET_CHARS + before + after).min(self.max_chars)
+        } else {
+            self.max_chars
+        };
+        let c = text::cut(lines, s, e, cap);
+        let truncated = c.end < content.len();
+        ReadOutput {
+            truncated,
+            truncated_reason: if c.capped {
+                "max_chars"
+            } else if truncated {
+                "scope_end"
+            } else {
+                "none"
+            }
+            .into(),
+            applied_range: LineRange {
+                start_line: c.start_line as u64,
+                end_line: c.end_line as u64,
+            },
+            next_cursor: CharCursor {
+                char_offset: truncated.then(|| text::char_offset(content, c.end) as u64),
+            },
+            applied: ReadApplied {
+                scope: scope.into(),
+                max_sections,
+                max_chars: self.max_chars as u64,
+                mode: mode.into(),
+            },
+            text: c.text,
+        }
+    }
+
+    pub fn scan(&self, args: Args) -> Result<ManualScanOutput> {
+        let (manual, full, _) = self.file(&args, "manual_id")?;
+        let start = ScanStart::from_args_with(&args, true)?;
+        let content = self.root.read_text(&full)?;
+        Ok(ManualScanOutput {
+            manual_id: manual.to_string(),
+            path: full.segments()[1..].join("/"),
+            scan: scan::scan(&content, start, self.max_chars)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shift;
+
+    #[test]
+    fn shift_moves_by_characters() {
+        let t = "aé日\u{1F600}z";
+        assert_eq!(shift(t, t.len(), 2, false), t.len() - 5); // 😀 (4 bytes) + z
+        assert_eq!(shift(t, 0, 2, true), 3);
+        assert_eq!(shift(t, 0, 99, true), t.len());
+        assert_eq!(shift(t, 3, 99, false), 0);
+        assert_eq!(shift(t, 3, 0, false), 3);
+    }
+}
