@@ -3,6 +3,7 @@
 //! matching.
 
 pub mod markdown;
+pub mod tokenize;
 
 use unicode_normalization::UnicodeNormalization;
 

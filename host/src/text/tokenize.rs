@@ -1,0 +1,153 @@
+//! The analyzer shared by indexing and querying: NFKC + lower case, then
+//! CJK runs (Han, Hiragana, Katakana, Hangul) as overlapping character
+//! bigrams (a one-character run as itself) and other scripts as words with
+//! diacritics folded (`función` → `funcion`). No dictionary is needed, so
+//! Japanese, Spanish and English all index with one code path.
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
+
+use super::normalize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Cjk,
+    Word,
+    Other,
+}
+
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // Hiragana, Katakana
+        | 0x31F0..=0x31FF    // Katakana phonetic extensions
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x1100..=0x11FF    // Hangul Jamo
+        | 0x3130..=0x318F    // Hangul compatibility Jamo
+        | 0xAC00..=0xD7AF    // Hangul syllables
+        | 0x20000..=0x2FA1F  // CJK extensions B..
+        | 0x3005 | 0x3006    // 々 〆
+    )
+}
+
+fn class(c: char) -> Class {
+    if is_cjk(c) {
+        Class::Cjk
+    } else if c.is_alphanumeric() {
+        Class::Word
+    } else {
+        Class::Other
+    }
+}
+
+/// Fold diacritics of a (lower-cased) word: `canción` → `cancion`.
+fn fold(word: &str) -> String {
+    if word.is_ascii() {
+        return word.to_owned();
+    }
+    word.nfd().filter(|c| !is_combining_mark(*c)).collect()
+}
+
+/// One token: its text and its byte range in the *normalised* text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub text: String,
+    pub from: usize,
+    pub to: usize,
+}
+
+/// Tokens of already-normalised text.
+pub fn tokens_normalized(norm: &str, out: &mut Vec<Token>) {
+    let chars: Vec<(usize, char)> = norm.char_indices().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let cls = class(chars[i].1);
+        let mut j = i;
+        while j < chars.len() && class(chars[j].1) == cls {
+            j += 1;
+        }
+        let end_byte = |k: usize| chars.get(k).map_or(norm.len(), |c| c.0);
+        match cls {
+            Class::Other => {}
+            Class::Word => {
+                // Words may carry combining marks (decomposed input): keep them with the word.
+                out.push(Token {
+                    text: fold(&norm[chars[i].0..end_byte(j)]),
+                    from: chars[i].0,
+                    to: end_byte(j),
+                });
+            }
+            Class::Cjk => {
+                if j - i == 1 {
+                    out.push(Token {
+                        text: chars[i].1.to_string(),
+                        from: chars[i].0,
+                        to: end_byte(j),
+                    });
+                } else {
+                    for k in i..j - 1 {
+                        out.push(Token {
+                            text: norm[chars[k].0..end_byte(k + 2)].to_owned(),
+                            from: chars[k].0,
+                            to: end_byte(k + 2),
+                        });
+                    }
+                }
+            }
+        }
+        i = j;
+    }
+}
+
+/// Normalise and tokenise.
+pub fn tokens(text: &str) -> Vec<Token> {
+    let norm = normalize(text);
+    let mut out = Vec::new();
+    tokens_normalized(&norm, &mut out);
+    out
+}
+
+/// Just the token strings, deduplicated in first-seen order (for queries).
+pub fn query_terms(text: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    tokens(text).into_iter().map(|t| t.text).filter(|t| seen.insert(t.clone())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(s: &str) -> Vec<String> {
+        tokens(s).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        assert_eq!(texts("算出プロパティ"), ["算出", "出プ", "プロ", "ロパ", "パテ", "ティ"]);
+        assert_eq!(texts("値"), ["値"]);
+    }
+
+    #[test]
+    fn mixed_scripts_split_at_the_boundary() {
+        assert_eq!(texts("Vueの算出"), ["vue", "の算", "算出"]);
+        assert_eq!(texts("v-model を使う"), ["v", "model", "を使", "使う"]);
+    }
+
+    #[test]
+    fn width_case_and_diacritics_fold() {
+        assert_eq!(texts("ＡＰＩ Función ｶﾀｶﾅ"), ["api", "funcion", "カタ", "タカ", "カナ"]);
+    }
+
+    #[test]
+    fn punctuation_is_never_syntax() {
+        assert_eq!(texts("C++ \"rate-limiting\" auth.py (what is JWT?) a:b -x"), [
+            "c", "rate", "limiting", "auth", "py", "what", "is", "jwt", "a", "b", "x"
+        ]);
+    }
+
+    #[test]
+    fn query_terms_are_unique() {
+        assert_eq!(query_terms("vue vue VUE"), ["vue"]);
+    }
+}
