@@ -14,6 +14,7 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod fs;
+pub mod index;
 pub mod manual;
 pub mod plugins;
 pub mod scan;

@@ -41,6 +41,8 @@ pub struct Entry {
     pub name: String,
     pub kind: EntryKind,
     pub size: u64,
+    /// Modification time in nanoseconds since the epoch (0 for folders).
+    pub mtime_ns: i128,
 }
 
 /// A file's identity for change detection.
@@ -57,6 +59,15 @@ pub struct Root {
     dir: Dir,
     path: PathBuf,
     locks: Mutex<HashMap<RelPath, Arc<Mutex<()>>>>,
+}
+
+fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
+    m.modified()
+        .ok()
+        .map(|t| t.into_std())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
 }
 
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -159,20 +170,11 @@ impl Root {
     pub fn stat(&self, p: &RelPath) -> Result<Option<FileStat>> {
         self.check_links(p, true)?;
         match self.dir.metadata(p.as_fs_path()) {
-            Ok(m) => {
-                let mtime_ns = m
-                    .modified()
-                    .ok()
-                    .map(|t| t.into_std())
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos() as i128)
-                    .unwrap_or(0);
-                Ok(Some(FileStat {
-                    is_dir: m.is_dir(),
-                    size: m.len(),
-                    mtime_ns,
-                }))
-            }
+            Ok(m) => Ok(Some(FileStat {
+                is_dir: m.is_dir(),
+                size: m.len(),
+                mtime_ns: mtime_of(&m),
+            })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_error(e, p)),
         }
@@ -240,19 +242,28 @@ impl Root {
             let Ok(name) = entry.file_name().into_string() else {
                 continue; // not UTF-8: cannot be named by a tool anyway
             };
-            let size = if kind == EntryKind::File {
-                entry.metadata().map(|m| m.len()).unwrap_or(0)
+            let (size, mtime_ns) = if kind == EntryKind::File {
+                entry
+                    .metadata()
+                    .map(|m| (m.len(), mtime_of(&m)))
+                    .unwrap_or((0, 0))
             } else {
-                0
+                (0, 0)
             };
-            out.push(Entry { name, kind, size });
+            out.push(Entry {
+                name,
+                kind,
+                size,
+                mtime_ns,
+            });
         }
         out.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.name.cmp(&b.name)));
         Ok(out)
     }
 
-    /// Every regular file below `p` (recursively, links skipped), sorted.
-    pub fn walk_files(&self, p: &RelPath) -> Result<Vec<(RelPath, u64)>> {
+    /// Every regular file below `p` (recursively, links skipped), sorted,
+    /// with its size and modification time.
+    pub fn walk_files(&self, p: &RelPath) -> Result<Vec<(RelPath, FileStat)>> {
         let mut out = Vec::new();
         let mut stack = vec![p.clone()];
         while let Some(dir) = stack.pop() {
@@ -260,11 +271,18 @@ impl Root {
                 let child = dir.join(&e.name);
                 match e.kind {
                     EntryKind::Dir => stack.push(child),
-                    EntryKind::File => out.push((child, e.size)),
+                    EntryKind::File => out.push((
+                        child,
+                        FileStat {
+                            is_dir: false,
+                            size: e.size,
+                            mtime_ns: e.mtime_ns,
+                        },
+                    )),
                 }
             }
         }
-        out.sort();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 

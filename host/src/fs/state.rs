@@ -36,6 +36,23 @@ impl StateDir {
         }
     }
 
+    /// Create `sub` (and parents) and return its full path, for libraries
+    /// that manage their own files inside it (tantivy's index folder).
+    pub fn ensure_dir(&self, sub: &str) -> io::Result<PathBuf> {
+        self.dir.create_dir_all(sub)?;
+        Ok(self.path.join(sub))
+    }
+
+    /// Empty `sub` (remove and recreate it).
+    pub fn clear_dir(&self, sub: &str) -> io::Result<()> {
+        match self.dir.remove_dir_all(sub) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+        self.dir.create_dir_all(sub)
+    }
+
     /// Write `sub/name` atomically, creating `sub` as needed.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let (sub, file) = match name.rsplit_once('/') {

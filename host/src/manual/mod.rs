@@ -5,6 +5,7 @@
 
 mod browse;
 mod read;
+pub mod units;
 
 use std::collections::HashSet;
 use std::sync::Mutex;

@@ -111,7 +111,11 @@ pub fn tokens(text: &str) -> Vec<Token> {
 /// Just the token strings, deduplicated in first-seen order (for queries).
 pub fn query_terms(text: &str) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
-    tokens(text).into_iter().map(|t| t.text).filter(|t| seen.insert(t.clone())).collect()
+    tokens(text)
+        .into_iter()
+        .map(|t| t.text)
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -124,7 +128,10 @@ mod tests {
 
     #[test]
     fn cjk_runs_become_bigrams() {
-        assert_eq!(texts("算出プロパティ"), ["算出", "出プ", "プロ", "ロパ", "パテ", "ティ"]);
+        assert_eq!(
+            texts("算出プロパティ"),
+            ["算出", "出プ", "プロ", "ロパ", "パテ", "ティ"]
+        );
         assert_eq!(texts("値"), ["値"]);
     }
 
@@ -136,14 +143,20 @@ mod tests {
 
     #[test]
     fn width_case_and_diacritics_fold() {
-        assert_eq!(texts("ＡＰＩ Función ｶﾀｶﾅ"), ["api", "funcion", "カタ", "タカ", "カナ"]);
+        assert_eq!(
+            texts("ＡＰＩ Función ｶﾀｶﾅ"),
+            ["api", "funcion", "カタ", "タカ", "カナ"]
+        );
     }
 
     #[test]
     fn punctuation_is_never_syntax() {
-        assert_eq!(texts("C++ \"rate-limiting\" auth.py (what is JWT?) a:b -x"), [
-            "c", "rate", "limiting", "auth", "py", "what", "is", "jwt", "a", "b", "x"
-        ]);
+        assert_eq!(
+            texts("C++ \"rate-limiting\" auth.py (what is JWT?) a:b -x"),
+            [
+                "c", "rate", "limiting", "auth", "py", "what", "is", "jwt", "a", "b", "x"
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,522 @@
+//! Search indexes (tantivy). One [`SectionIndex`] per domain root, kept in the
+//! state folder outside the roots (in RAM when there is none). A unit is a
+//! section of a file (a whole `.json` file is one unit); the domain says how a
+//! file splits into units. [`SectionIndex::sync`] brings the index up to date
+//! by comparing each file's size and mtime, then its content hash, so only
+//! changed files are re-read and re-indexed. Queries are built from analyzer
+//! terms, never from a query parser, so user text is always just text.
+
+mod analyzer;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{
+    Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
+};
+use tantivy::tokenizer::Language;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+
+use crate::error::{Error, Result};
+use crate::fs::{FileStat, RelPath, Root, StateDir};
+
+/// Bump when the schema or the analyzer changes: an index of another version
+/// is rebuilt.
+const FORMAT: u32 = 1;
+
+/// What the domain extracts from one file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unit {
+    pub start_line: u64,
+    pub end_line: u64,
+    /// Heading titles, outermost first, joined with " > ".
+    pub heading: String,
+    pub body: String,
+}
+
+/// The document language decides which stemmer indexes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    En,
+    Es,
+    Other,
+}
+
+/// A crude but effective guess: Spanish function words and letters versus
+/// English ones; text without either (Japanese) is `Other`.
+pub fn guess_lang(text: &str) -> Lang {
+    let (mut en, mut es) = (0usize, 0usize);
+    for w in text.split(|c: char| !c.is_alphabetic()).take(4000) {
+        match w.to_lowercase().as_str() {
+            "the" | "and" | "is" | "of" | "to" | "with" | "for" | "this" | "that" | "are" => {
+                en += 1
+            }
+            "el" | "la" | "los" | "las" | "de" | "que" | "y" | "para" | "con" | "una" | "es"
+            | "por" => es += 1,
+            _ => {}
+        }
+    }
+    es += text
+        .chars()
+        .filter(|c| matches!(c, 'ñ' | '¿' | '¡' | 'á' | 'é' | 'í' | 'ó' | 'ú'))
+        .count()
+        .min(50);
+    if en + es < 5 {
+        Lang::Other
+    } else if es > en {
+        Lang::Es
+    } else {
+        Lang::En
+    }
+}
+
+/// One search hit.
+#[derive(Clone, Debug)]
+pub struct Hit {
+    pub file: String,
+    pub start_line: u64,
+    pub end_line: u64,
+    pub heading: String,
+    pub body: String,
+    pub score: f32,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SyncStats {
+    pub scanned: u64,
+    pub added: u64,
+    pub updated: u64,
+    pub deleted: u64,
+    pub unchanged: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct FileState {
+    size: u64,
+    mtime_ns: i128,
+    hash: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    format: u32,
+    files: BTreeMap<String, FileState>,
+}
+
+struct Fields {
+    file: Field,
+    start_line: Field,
+    end_line: Field,
+    heading: Field,
+    body: Field,
+    stem_en: Field,
+    stem_es: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let text = |tokenizer: &str, stored: bool| {
+        let o = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(IndexRecordOption::WithFreqs),
+        );
+        if stored { o.set_stored() } else { o }
+    };
+    let fields = Fields {
+        file: b.add_text_field("file", STRING | STORED),
+        start_line: b.add_u64_field("start_line", STORED),
+        end_line: b.add_u64_field("end_line", STORED),
+        heading: b.add_text_field("heading", text(analyzer::PLAIN, true)),
+        body: b.add_text_field("body", text(analyzer::PLAIN, true)),
+        stem_en: b.add_text_field("stem_en", text(analyzer::STEM_EN, false)),
+        stem_es: b.add_text_field("stem_es", text(analyzer::STEM_ES, false)),
+    };
+    (b.build(), fields)
+}
+
+pub struct SectionIndex {
+    index: Index,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter>,
+    fields: Fields,
+    manifest: Mutex<Manifest>,
+    /// Where the manifest is saved: (state folder, relative name).
+    store: Option<(StateDir, String)>,
+}
+
+fn internal(e: impl std::fmt::Display) -> Error {
+    Error::internal(format!("index: {e}"))
+}
+
+impl SectionIndex {
+    /// Open (or create) the index named `name` in the state folder, or in RAM.
+    pub fn open(state: Option<&Path>, name: &str) -> Result<SectionIndex> {
+        let (schema, fields) = schema();
+        let mut store = None;
+        let mut manifest = Manifest {
+            format: FORMAT,
+            ..Manifest::default()
+        };
+        let index = match state {
+            Some(dir) => {
+                let sd = StateDir::open(dir).map_err(internal)?;
+                let sub = format!("index/{name}");
+                let path = sd.ensure_dir(&sub).map_err(internal)?;
+                let saved: Option<Manifest> = sd
+                    .read(&format!("{sub}/manifest.json"))
+                    .ok()
+                    .flatten()
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+                // Reuse the index only with a manifest of this format and the
+                // same schema; anything else is rebuilt from scratch.
+                let reused = saved.filter(|m| m.format == FORMAT).and_then(|m| {
+                    Index::open_in_dir(&path)
+                        .ok()
+                        .filter(|i| i.schema() == schema)
+                        .map(|i| (i, m))
+                });
+                let index = match reused {
+                    Some((index, saved)) => {
+                        manifest = saved;
+                        index
+                    }
+                    None => {
+                        sd.clear_dir(&sub).map_err(internal)?;
+                        Index::create_in_dir(&path, schema.clone()).map_err(internal)?
+                    }
+                };
+                store = Some((sd, format!("{sub}/manifest.json")));
+                index
+            }
+            None => Index::create_in_ram(schema),
+        };
+        index
+            .tokenizers()
+            .register(analyzer::PLAIN, analyzer::plain());
+        index
+            .tokenizers()
+            .register(analyzer::STEM_EN, analyzer::stemmed(Language::English));
+        index
+            .tokenizers()
+            .register(analyzer::STEM_ES, analyzer::stemmed(Language::Spanish));
+        let writer = index
+            .writer_with_num_threads(1, 50_000_000)
+            .map_err(internal)?;
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(internal)?;
+        Ok(SectionIndex {
+            index,
+            reader,
+            writer: Mutex::new(writer),
+            fields,
+            manifest: Mutex::new(manifest),
+            store,
+        })
+    }
+
+    /// Bring the index up to date with `files` (every indexable file of the
+    /// root, with its stat). `extract` splits a file's text into units.
+    pub fn sync(
+        &self,
+        root: &Root,
+        files: &[(RelPath, FileStat)],
+        extract: impl Fn(&RelPath, &str) -> Vec<Unit>,
+    ) -> Result<SyncStats> {
+        let mut stats = SyncStats::default();
+        let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut seen = std::collections::HashSet::new();
+        let mut changed = false;
+        for (path, stat) in files {
+            stats.scanned += 1;
+            let key = path.to_string();
+            seen.insert(key.clone());
+            let known = manifest.files.get(&key);
+            if known.is_some_and(|k| k.size == stat.size && k.mtime_ns == stat.mtime_ns) {
+                stats.unchanged += 1;
+                continue;
+            }
+            let Ok(bytes) = root.read(path) else {
+                continue; // vanished or unreadable since the walk: next sync decides
+            };
+            let hash = blake3::hash(&bytes).to_hex().to_string();
+            if let Some(k) = known
+                && k.hash == hash
+            {
+                stats.unchanged += 1;
+                manifest.files.insert(
+                    key,
+                    FileState {
+                        size: stat.size,
+                        mtime_ns: stat.mtime_ns,
+                        hash,
+                    },
+                );
+                changed = true;
+                continue;
+            }
+            if known.is_some() {
+                stats.updated += 1;
+                writer.delete_term(Term::from_field_text(self.fields.file, &key));
+            } else {
+                stats.added += 1;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let lang = guess_lang(&text);
+            for unit in extract(path, &text) {
+                writer
+                    .add_document(self.doc(&key, &unit, lang))
+                    .map_err(internal)?;
+            }
+            manifest.files.insert(
+                key,
+                FileState {
+                    size: stat.size,
+                    mtime_ns: stat.mtime_ns,
+                    hash,
+                },
+            );
+            changed = true;
+        }
+        let gone: Vec<String> = manifest
+            .files
+            .keys()
+            .filter(|k| !seen.contains(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            writer.delete_term(Term::from_field_text(self.fields.file, &key));
+            manifest.files.remove(&key);
+            stats.deleted += 1;
+            changed = true;
+        }
+        if changed {
+            writer.commit().map_err(internal)?;
+            self.reader.reload().map_err(internal)?;
+            if let Some((sd, name)) = &self.store {
+                let json = serde_json::to_vec(&*manifest).map_err(internal)?;
+                if let Err(e) = sd.write(name, &json) {
+                    tracing::warn!("cannot save the index manifest: {e}");
+                }
+            }
+        }
+        Ok(stats)
+    }
+
+    fn doc(&self, file: &str, unit: &Unit, lang: Lang) -> TantivyDocument {
+        let f = &self.fields;
+        let mut d = TantivyDocument::default();
+        d.add_text(f.file, file);
+        d.add_u64(f.start_line, unit.start_line);
+        d.add_u64(f.end_line, unit.end_line);
+        d.add_text(f.heading, &unit.heading);
+        d.add_text(f.body, &unit.body);
+        let both = format!("{}\n{}", unit.heading, unit.body);
+        match lang {
+            Lang::Es => d.add_text(f.stem_es, &both),
+            // English stemming is harmless on text without English words.
+            Lang::En | Lang::Other => d.add_text(f.stem_en, &both),
+        }
+        d
+    }
+
+    /// How many units the index holds.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// BM25 over heading (×`heading_boost`), body, and the stemmed fields
+    /// (×`stem_boost`), for the analyzer terms of `query`. `filter` keeps hits
+    /// whose file path it accepts.
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        filter: impl Fn(&str) -> bool,
+    ) -> Result<Vec<Hit>> {
+        const HEADING_BOOST: f32 = 2.0;
+        const STEM_BOOST: f32 = 0.5;
+        let f = &self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let term_q = |field: Field, t: &str, boost: f32| -> (Occur, Box<dyn Query>) {
+            let q = TermQuery::new(
+                Term::from_field_text(field, t),
+                IndexRecordOption::WithFreqs,
+            );
+            (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
+        };
+        for t in crate::text::tokenize::query_terms(query) {
+            clauses.push(term_q(f.body, &t, 1.0));
+            clauses.push(term_q(f.heading, &t, HEADING_BOOST));
+        }
+        for (field, name) in [
+            (f.stem_en, analyzer::STEM_EN),
+            (f.stem_es, analyzer::STEM_ES),
+        ] {
+            let mut a = self
+                .index
+                .tokenizers()
+                .get(name)
+                .ok_or_else(|| internal("tokenizer missing"))?;
+            for t in analyzer::terms(&mut a, query) {
+                clauses.push(term_q(field, &t, STEM_BOOST));
+            }
+        }
+        if clauses.is_empty() {
+            return Ok(vec![]);
+        }
+        let q = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        // Over-fetch so that a filter on files still fills `limit`.
+        let top = searcher
+            .search(
+                &q,
+                &TopDocs::with_limit(limit.saturating_mul(4).max(limit)).order_by_score(),
+            )
+            .map_err(internal)?;
+        let mut out = Vec::new();
+        for (score, addr) in top {
+            let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
+            let text = |field: Field| {
+                doc.get_first(field)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_owned()
+            };
+            let file = text(f.file);
+            if !filter(&file) {
+                continue;
+            }
+            out.push(Hit {
+                start_line: doc
+                    .get_first(f.start_line)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(1),
+                end_line: doc
+                    .get_first(f.end_line)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(1),
+                heading: text(f.heading),
+                body: text(f.body),
+                file,
+                score,
+            });
+            if out.len() >= limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::disallowed_methods)] // fixtures are written with std::fs
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Root) {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("root/m")).unwrap();
+        std::fs::write(t.path().join("root/m/a.md"), "# 算出プロパティ\n算出プロパティはキャッシュされます。\n## Cómo funciona\nLas funciones calculadas se almacenan.\n").unwrap();
+        std::fs::write(
+            t.path().join("root/m/b.md"),
+            "# Watchers\nA watcher runs a callback when state changes.\n",
+        )
+        .unwrap();
+        let r = Root::open("test", &t.path().join("root")).unwrap();
+        (t, r)
+    }
+
+    fn files(r: &Root) -> Vec<(RelPath, FileStat)> {
+        r.walk_files(&RelPath::root()).unwrap()
+    }
+
+    fn sync(ix: &SectionIndex, r: &Root) -> SyncStats {
+        ix.sync(r, &files(r), crate::manual::units::extract)
+            .unwrap()
+    }
+
+    #[test]
+    fn japanese_spanish_and_english_queries_find_their_sections() {
+        let (_t, r) = setup();
+        let ix = SectionIndex::open(None, "t").unwrap();
+        assert_eq!(sync(&ix, &r).added, 2);
+        let top = |q: &str| {
+            ix.search(q, 3, |_| true)
+                .unwrap()
+                .first()
+                .map(|h| (h.file.clone(), h.start_line))
+        };
+        assert_eq!(top("キャッシュ"), Some(("m/a.md".into(), 1)));
+        assert_eq!(
+            top("función calculada"),
+            Some(("m/a.md".into(), 3)),
+            "stemmed Spanish"
+        );
+        assert_eq!(
+            top("watching callbacks"),
+            Some(("m/b.md".into(), 1)),
+            "stemmed English"
+        );
+        assert_eq!(top("C++ (\"rate-limiting\") auth.py:"), None);
+    }
+
+    #[test]
+    fn sync_is_incremental_and_sees_changes_and_deletions() {
+        let (t, r) = setup();
+        let state = t.path().join("state");
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        assert_eq!(
+            sync(&ix, &r),
+            SyncStats {
+                scanned: 2,
+                added: 2,
+                ..Default::default()
+            }
+        );
+        assert_eq!(
+            sync(&ix, &r),
+            SyncStats {
+                scanned: 2,
+                unchanged: 2,
+                ..Default::default()
+            }
+        );
+        std::fs::write(
+            t.path().join("root/m/b.md"),
+            "# Watchers\nA zebra appears.\n",
+        )
+        .unwrap();
+        let s = sync(&ix, &r);
+        assert_eq!((s.updated, s.unchanged), (1, 1));
+        assert_eq!(ix.search("zebra", 3, |_| true).unwrap().len(), 1);
+        assert!(ix.search("callback", 3, |_| true).unwrap().is_empty());
+        std::fs::remove_file(t.path().join("root/m/b.md")).unwrap();
+        assert_eq!(sync(&ix, &r).deleted, 1);
+        assert!(ix.search("zebra", 3, |_| true).unwrap().is_empty());
+        drop(ix);
+        // Reopened from the state folder: nothing to re-read.
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        assert_eq!(
+            sync(&ix, &r),
+            SyncStats {
+                scanned: 1,
+                unchanged: 1,
+                ..Default::default()
+            }
+        );
+        assert_eq!(ix.search("キャッシュ", 3, |_| true).unwrap().len(), 1);
+    }
+}
