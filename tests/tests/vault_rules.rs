@@ -861,3 +861,19 @@ async fn vault_search_query_is_required_and_non_empty() {
         "invalid_parameter"
     );
 }
+
+#[tokio::test]
+async fn a_path_through_a_file_is_not_found() {
+    let (_f, k) = kura().await;
+    let r = k
+        .call(
+            "vault_read",
+            json!({"path": "notes/welcome.md/x.md", "full": true}),
+        )
+        .await;
+    assert_eq!(r.code(), "not_found");
+    let r = k
+        .call("vault_scan", json!({"path": "notes/welcome.md/x.md"}))
+        .await;
+    assert_eq!(r.code(), "not_found");
+}

@@ -74,8 +74,11 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 fn io_error(e: io::Error, what: &RelPath) -> Error {
     match e.kind() {
-        io::ErrorKind::NotFound => Error::new(Code::NotFound, format!("`{what}` does not exist"))
-            .with("path", what.to_string()),
+        // `a/file.md/b`: nothing by that name exists either.
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+            Error::new(Code::NotFound, format!("`{what}` does not exist"))
+                .with("path", what.to_string())
+        }
         io::ErrorKind::PermissionDenied if e.to_string().contains("outside") => Error::new(
             Code::OutOfScope,
             format!("`{what}` leads outside the root through a symbolic link"),

@@ -247,23 +247,20 @@ impl SectionIndex {
             let Ok(bytes) = root.read(path) else {
                 continue; // vanished or unreadable since the walk: next sync decides
             };
-            let hash = blake3::hash(&bytes).to_hex().to_string();
-            if let Some(k) = known
-                && k.hash == hash
-            {
+            let state = FileState {
+                size: stat.size,
+                mtime_ns: stat.mtime_ns,
+                hash: blake3::hash(&bytes).to_hex().to_string(),
+            };
+            let was_indexed = known.is_some();
+            if known.is_some_and(|k| k.hash == state.hash) {
+                // Touched but not changed: remember the new mtime only.
                 stats.unchanged += 1;
-                manifest.files.insert(
-                    key,
-                    FileState {
-                        size: stat.size,
-                        mtime_ns: stat.mtime_ns,
-                        hash,
-                    },
-                );
+                manifest.files.insert(key, state);
                 changed = true;
                 continue;
             }
-            if known.is_some() {
+            if was_indexed {
                 stats.updated += 1;
                 writer.delete_term(Term::from_field_text(self.fields.file, &key));
             } else {
@@ -276,14 +273,7 @@ impl SectionIndex {
                     .add_document(self.doc(&key, &unit, lang))
                     .map_err(internal)?;
             }
-            manifest.files.insert(
-                key,
-                FileState {
-                    size: stat.size,
-                    mtime_ns: stat.mtime_ns,
-                    hash,
-                },
-            );
+            manifest.files.insert(key, state);
             changed = true;
         }
         let gone: Vec<String> = manifest
