@@ -33,6 +33,7 @@ impl Plugins {
             )
             .with("plugin", "write_policy"));
         };
+        let _busy = self.busy();
         let mut store = self.store(slot.name);
         let request = WitRequest {
             tool: req.tool.to_owned(),
