@@ -38,7 +38,7 @@ pub enum StartError {
 }
 
 fn open_root(name: &'static str, path: &Path) -> Result<Root, StartError> {
-    Root::open(name, path).map_err(|e| StartError::Root {
+    Root::open(path).map_err(|e| StartError::Root {
         name: name.to_ascii_uppercase(),
         path: path.display().to_string(),
         message: match e.kind() {

@@ -86,6 +86,45 @@ impl ScanStart {
     }
 }
 
+/// A bounded read of `[start, limit)` of a file: its text, the lines it
+/// spans, and where a scan would resume (the one place vault_read,
+/// manual_read and the scans compute these).
+pub struct Window {
+    pub text: String,
+    pub chars: u64,
+    pub range: LineRange,
+    /// Resume point; null when the text reaches the end of the file.
+    pub next_cursor: CharCursor,
+    /// The text stops before the end of the file.
+    pub truncated: bool,
+    /// The character cap (not `limit`) stopped it.
+    pub capped: bool,
+}
+
+pub fn window(
+    content: &str,
+    lines: &Lines,
+    start: usize,
+    limit: usize,
+    max_chars: usize,
+) -> Window {
+    let c = text::cut(lines, start, limit, max_chars);
+    let truncated = c.end < content.len();
+    Window {
+        chars: c.chars as u64,
+        range: LineRange {
+            start_line: c.start_line as u64,
+            end_line: c.end_line as u64,
+        },
+        next_cursor: CharCursor {
+            char_offset: truncated.then(|| text::char_offset(content, c.end) as u64),
+        },
+        truncated,
+        capped: c.capped,
+        text: c.text,
+    }
+}
+
 /// One window of `content` from `start`, at most `max_chars` characters.
 pub fn scan(content: &str, start: ScanStart, max_chars: usize) -> Result<ScanOutput> {
     let lines = Lines::new(content);
@@ -120,22 +159,16 @@ pub fn scan(content: &str, start: ScanStart, max_chars: usize) -> Result<ScanOut
         })?,
         ScanStart::Beginning => 0,
     };
-    let c = text::cut(&lines, start_byte, content.len(), max_chars);
-    let eof = c.end >= content.len();
+    let w = window(content, &lines, start_byte, content.len(), max_chars);
     Ok(ScanOutput {
-        applied_range: LineRange {
-            start_line: c.start_line as u64,
-            end_line: c.end_line as u64,
-        },
-        next_cursor: CharCursor {
-            char_offset: (!eof).then(|| text::char_offset(content, c.end) as u64),
-        },
-        eof,
-        truncated: !eof,
-        truncated_reason: if c.capped { "max_chars" } else { "none" }.to_owned(),
+        applied_range: w.range,
+        next_cursor: w.next_cursor,
+        eof: !w.truncated,
+        truncated: w.truncated,
+        truncated_reason: if w.capped { "max_chars" } else { "none" }.to_owned(),
         applied: ScanApplied {
             max_chars: max_chars as u64,
         },
-        text: c.text,
+        text: w.text,
     })
 }

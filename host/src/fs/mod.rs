@@ -55,7 +55,6 @@ pub struct FileStat {
 
 /// One configured root folder.
 pub struct Root {
-    label: &'static str,
     dir: Dir,
     path: PathBuf,
     locks: Mutex<HashMap<RelPath, Arc<Mutex<()>>>>,
@@ -91,22 +90,17 @@ fn io_error(e: io::Error, what: &RelPath) -> Error {
 
 impl Root {
     /// Open a root folder. This is the one use of ambient authority for roots.
-    pub fn open(label: &'static str, path: &Path) -> io::Result<Root> {
+    pub fn open(path: &Path) -> io::Result<Root> {
         let path = std::fs::canonicalize(path)?;
         if !std::fs::metadata(&path)?.is_dir() {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a folder"));
         }
         let dir = Dir::open_ambient_dir(&path, ambient_authority())?;
         Ok(Root {
-            label,
             dir,
             path,
             locks: Mutex::new(HashMap::new()),
         })
-    }
-
-    pub fn label(&self) -> &'static str {
-        self.label
     }
 
     /// The canonical path, for messages and configuration checks only.
@@ -449,7 +443,7 @@ mod tests {
 
     fn root() -> (tempfile::TempDir, Root) {
         let t = tempfile::tempdir().unwrap();
-        let r = Root::open("test", t.path()).unwrap();
+        let r = Root::open(t.path()).unwrap();
         (t, r)
     }
 

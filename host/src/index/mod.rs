@@ -425,7 +425,7 @@ mod tests {
             "# Watchers\nA watcher runs a callback when state changes.\n",
         )
         .unwrap();
-        let r = Root::open("test", &t.path().join("root")).unwrap();
+        let r = Root::open(&t.path().join("root")).unwrap();
         (t, r)
     }
 

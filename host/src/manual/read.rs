@@ -7,7 +7,7 @@ use super::{FileType, Manuals};
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
-use crate::text::{self, Lines, markdown};
+use crate::text::{Lines, markdown};
 
 /// `max_sections` of scope=sections (fixed by 004).
 const MAX_SECTIONS: usize = 20;
@@ -204,32 +204,26 @@ impl Manuals {
         } else {
             self.max_chars
         };
-        let c = text::cut(lines, s, e, cap);
-        let truncated = c.end < content.len();
+        let w = scan::window(content, lines, s, e, cap);
         ReadOutput {
-            truncated,
-            truncated_reason: if c.capped {
+            truncated: w.truncated,
+            truncated_reason: if w.capped {
                 "max_chars"
-            } else if truncated {
+            } else if w.truncated {
                 "scope_end"
             } else {
                 "none"
             }
             .into(),
-            applied_range: LineRange {
-                start_line: c.start_line as u64,
-                end_line: c.end_line as u64,
-            },
-            next_cursor: CharCursor {
-                char_offset: truncated.then(|| text::char_offset(content, c.end) as u64),
-            },
+            applied_range: w.range,
+            next_cursor: w.next_cursor,
             applied: ReadApplied {
                 scope: scope.into(),
                 max_sections,
                 max_chars: self.max_chars as u64,
                 mode: mode.into(),
             },
-            text: c.text,
+            text: w.text,
         }
     }
 

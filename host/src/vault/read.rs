@@ -8,7 +8,7 @@ use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::fs::{EntryKind, RelPath};
 use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
-use crate::text::{self, Lines};
+use crate::text::Lines;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LsItem {
@@ -112,31 +112,25 @@ impl Vault {
         };
         let start_byte = lines.start(from);
         let limit = if total == 0 { 0 } else { lines.end(to) };
-        let c = text::cut(&lines, start_byte, limit, self.max_chars);
-        let reason = if c.capped {
+        let w = scan::window(&content, &lines, start_byte, limit, self.max_chars);
+        let reason = if w.capped {
             "max_chars"
-        } else if c.end < content.len() {
+        } else if w.truncated {
             "range_end"
         } else {
             "none"
         };
-        let truncated = c.end < content.len();
         Ok(ReadOutput {
-            returned_chars: c.chars as u64,
-            truncated,
-            applied_range: LineRange {
-                start_line: c.start_line as u64,
-                end_line: c.end_line as u64,
-            },
-            next_cursor: CharCursor {
-                char_offset: truncated.then(|| text::char_offset(&content, c.end) as u64),
-            },
+            returned_chars: w.chars,
+            truncated: w.truncated,
+            applied_range: w.range,
+            next_cursor: w.next_cursor,
             truncated_reason: reason.to_owned(),
             applied: ReadApplied {
                 full,
                 max_chars: self.max_chars as u64,
             },
-            text: c.text,
+            text: w.text,
         })
     }
 
