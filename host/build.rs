@@ -6,16 +6,20 @@
 include!("../build/guest.rs");
 
 /// Default components: (package, environment variable naming the built wasm).
-const GUESTS: &[(&str, &str)] = &[("kura-write-policy", "KURA_WASM_WRITE_POLICY")];
+const GUESTS: &[(&str, &str)] = &[
+    ("kura-write-policy", "KURA_WASM_WRITE_POLICY"),
+    ("kura-reranker", "KURA_WASM_RERANKER"),
+    ("kura-claim-graph", "KURA_WASM_CLAIM_GRAPH"),
+];
 
 fn main() {
     for (package, var) in GUESTS {
         let path = build_guest(
             package,
-            &[&format!(
-                "components/{}",
-                package.trim_start_matches("kura-")
-            )],
+            &[
+                &format!("components/{}", package.trim_start_matches("kura-")),
+                "text",
+            ],
         );
         println!("cargo:rustc-env={var}={}", path.display());
     }

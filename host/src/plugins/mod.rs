@@ -11,6 +11,8 @@
 //! engine's compatibility hash.
 
 pub mod bindings;
+pub mod claim_graph;
+mod reranker;
 mod write_policy;
 
 use std::hash::{Hash, Hasher};
@@ -26,10 +28,13 @@ use crate::config::Config;
 use crate::error::{Code, Error};
 use crate::fs::StateDir;
 
+pub use reranker::RerankCandidate;
 pub use write_policy::{WriteKind, WriteRequest};
 
 /// The default components, built by `build.rs` and embedded in the binary.
 const DEFAULT_WRITE_POLICY: &[u8] = include_bytes!(env!("KURA_WASM_WRITE_POLICY"));
+const DEFAULT_RERANKER: &[u8] = include_bytes!(env!("KURA_WASM_RERANKER"));
+const DEFAULT_CLAIM_GRAPH: &[u8] = include_bytes!(env!("KURA_WASM_CLAIM_GRAPH"));
 
 /// How often the epoch ticks; deadlines are counted in ticks.
 const TICK: Duration = Duration::from_millis(5);
@@ -106,6 +111,8 @@ pub struct Plugins {
     timeout: Duration,
     ticker: Arc<Ticker>,
     pub write_policy: Option<Slot<bindings::write_policy::WritePolicyPre<State>>>,
+    pub reranker: Option<Slot<bindings::reranker::RerankerPre<State>>>,
+    pub claim_graph: Option<Slot<bindings::claim_graph::ClaimGraphPre<State>>>,
 }
 
 /// Advances the engine's epoch every [`TICK`] while a plugin call runs, and
@@ -170,8 +177,10 @@ fn required_exports(slot: &str) -> &'static [&'static str] {
 
 impl Plugins {
     /// Load every slot: the configured `.wasm` where there is one, else the
-    /// embedded default. A component that cannot be loaded or does not
-    /// implement its world is an error naming the slot and what is missing.
+    /// embedded default. The manual slots (reranker, claim graph) are loaded
+    /// when the manual domain is served or a component is configured for
+    /// them. A component that cannot be loaded or does not implement its
+    /// world is an error naming the slot and what is missing.
     pub fn load(
         config: &Config,
         state: Option<&StateDir>,
@@ -200,31 +209,45 @@ impl Plugins {
             timeout,
             ticker,
             write_policy: None,
+            reranker: None,
+            claim_graph: None,
         };
         let source = |p: &Option<std::path::PathBuf>| match p {
             Some(p) => Source::File(p.clone()),
             None => Source::Default,
         };
-        let wp_source = source(&config.plugins.write_policy);
-        let wasm = plugins.wasm_of(&wp_source, DEFAULT_WRITE_POLICY, "write_policy", &read)?;
-        let slot = plugins.load_slot("write_policy", wp_source, &wasm, state, |l| {
+        let src = source(&config.plugins.write_policy);
+        let wasm = plugins.wasm_of(&src, DEFAULT_WRITE_POLICY, "write_policy", &read)?;
+        let slot = plugins.load_slot("write_policy", src, &wasm, state, |l| {
             bindings::write_policy::WritePolicy::add_to_linker::<State, HasSelf<State>>(l, |s| s)
         })?;
         plugins.write_policy = Some(slot.typed(bindings::write_policy::WritePolicyPre::new)?);
-        for (slot, path) in [
-            ("reranker", &config.plugins.reranker),
-            ("claim_graph", &config.plugins.claim_graph),
-            ("auditor", &config.plugins.auditor),
-        ] {
-            // These slots are served by later issues; a configured component is
-            // still checked now so a mistake is reported at start-up.
-            if let Some(p) = path {
-                let src = Source::File(p.clone());
-                let wasm = plugins.wasm_of(&src, &[], slot, &read)?;
-                plugins.load_slot(slot, src, &wasm, state, |l| {
-                    bindings::log::add_to_linker::<State, HasSelf<State>>(l, |s| s)
-                })?;
-            }
+        let manual = config.manuals_root.is_some();
+        if manual || config.plugins.reranker.is_some() {
+            let src = source(&config.plugins.reranker);
+            let wasm = plugins.wasm_of(&src, DEFAULT_RERANKER, "reranker", &read)?;
+            let slot = plugins.load_slot("reranker", src, &wasm, state, |l| {
+                bindings::reranker::Reranker::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+            })?;
+            plugins.reranker = Some(slot.typed(bindings::reranker::RerankerPre::new)?);
+        }
+        if manual || config.plugins.claim_graph.is_some() {
+            let src = source(&config.plugins.claim_graph);
+            let wasm = plugins.wasm_of(&src, DEFAULT_CLAIM_GRAPH, "claim_graph", &read)?;
+            let slot = plugins.load_slot("claim_graph", src, &wasm, state, |l| {
+                bindings::claim_graph::ClaimGraph::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+            })?;
+            plugins.claim_graph = Some(slot.typed(bindings::claim_graph::ClaimGraphPre::new)?);
+        }
+        // The auditor slot is served with artifact_audit (issue 4); a
+        // configured component is still checked now so a mistake is reported
+        // at start-up.
+        if let Some(p) = &config.plugins.auditor {
+            let src = Source::File(p.clone());
+            let wasm = plugins.wasm_of(&src, &[], "auditor", &read)?;
+            plugins.load_slot("auditor", src, &wasm, state, |l| {
+                bindings::log::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+            })?;
         }
         Ok(plugins)
     }

@@ -3,9 +3,7 @@
 //! matching.
 
 pub mod markdown;
-pub mod tokenize;
-
-use unicode_normalization::UnicodeNormalization;
+pub use kura_text::{facet, normalize, tokenize};
 
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
 /// line without `\n` still counts; an empty text has no lines.
@@ -156,12 +154,6 @@ pub fn byte_of_char(text: &str, c: usize) -> Option<usize> {
     }
 }
 
-/// NFKC, then lower case: folds full-width forms, compatibility characters
-/// and case. Used for loose matching and, later, by the indexes.
-pub fn normalize(s: &str) -> String {
-    s.nfkc().flat_map(char::to_lowercase).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,10 +215,5 @@ mod tests {
             assert_eq!(char_offset(t, b), c);
         }
         assert_eq!(byte_of_char(t, 6), None);
-    }
-
-    #[test]
-    fn normalize_folds_width_and_case() {
-        assert_eq!(normalize("ＡＢＣ ｶﾅ Vue"), "abc カナ vue");
     }
 }

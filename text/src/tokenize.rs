@@ -7,7 +7,7 @@
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use super::normalize;
+use crate::normalize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
@@ -42,7 +42,7 @@ fn class(c: char) -> Class {
 }
 
 /// Fold diacritics of a (lower-cased) word: `canción` → `cancion`.
-fn fold(word: &str) -> String {
+pub fn fold(word: &str) -> String {
     if word.is_ascii() {
         return word.to_owned();
     }
@@ -118,6 +118,24 @@ pub fn query_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The query terms that carry meaning: facet cue phrases ("とは", "how to")
+/// and bigrams made only of hiragana (particles and inflections) are left
+/// out, unless nothing else is left. Used for query coverage and by the
+/// reranker and the claim graph, so that all three weigh the same words.
+pub fn content_terms(query: &str) -> Vec<String> {
+    let topic = crate::facet::strip_cues(query);
+    let mut terms = query_terms(&topic);
+    if terms.is_empty() {
+        terms = query_terms(query);
+    }
+    let content: Vec<String> = terms
+        .iter()
+        .filter(|t| !t.chars().all(|c| ('\u{3040}'..='\u{309F}').contains(&c)))
+        .cloned()
+        .collect();
+    if content.is_empty() { terms } else { content }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +175,19 @@ mod tests {
                 "c", "rate", "limiting", "auth", "py", "what", "is", "jwt", "a", "b", "x"
             ]
         );
+    }
+
+    #[test]
+    fn content_terms_drop_facet_cues_and_particles() {
+        assert_eq!(
+            content_terms("算出プロパティとは何ですか"),
+            ["算出", "出プ", "プロ", "ロパ", "パテ", "ティ", "何で"]
+        );
+        assert_eq!(
+            content_terms("What is a computed property?"),
+            ["a", "computed", "property"]
+        );
+        assert_eq!(content_terms("とは"), ["とは"]);
     }
 
     #[test]
