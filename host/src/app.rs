@@ -11,14 +11,14 @@ use crate::args::Args;
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, Result};
 use crate::fs::{Root, StateDir};
-use crate::manual::Manuals;
+use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
 use crate::vault::Vault;
 
 pub struct App {
     pub config: Config,
     pub vault: Option<Vault>,
-    pub manuals: Option<Manuals>,
+    pub manuals: Option<Arc<Manuals>>,
     pub plugins: Arc<Plugins>,
 }
 
@@ -90,7 +90,39 @@ impl App {
                     })
                 }
                 "manuals_root" => {
-                    manuals = Some(Manuals::new(root, config.allow_file_scope, max_chars))
+                    let m = Manuals::new(
+                        root,
+                        plugins.clone(),
+                        ManualsConfig {
+                            allow_file_scope: config.allow_file_scope,
+                            max_chars,
+                            state_dir: state.as_ref().map(|s| s.path().to_owned()),
+                            find: FindSettings {
+                                default_manual_id: config.default_manual_id.clone(),
+                                late_rerank: config.late_rerank_enabled
+                                    || config.plugins.reranker.is_some(),
+                                corrective: config.corrective_enabled,
+                                cache_default: config.sem_cache_enabled,
+                                cache_max_gap: config.sem_cache_max_summary_gap,
+                                cache_max_conflict: config.sem_cache_max_summary_conflict,
+                                coverage_weight: config.sparse_query_coverage_weight,
+                            },
+                            trace_ttl: std::time::Duration::from_secs(
+                                config.trace_ttl_sec.max(1) as u64
+                            ),
+                            trace_max_keep: config.trace_max_keep.max(1) as usize,
+                        },
+                    )
+                    .map_err(|e| StartError::Root {
+                        name: "MANUALS_ROOT".into(),
+                        path: config
+                            .manuals_root
+                            .as_ref()
+                            .map(|p| p.display().to_string())
+                            .unwrap_or_default(),
+                        message: e.message,
+                    })?;
+                    manuals = Some(Arc::new(m))
                 }
                 _ => {} // vibe: issue 5
             }
@@ -101,6 +133,34 @@ impl App {
             manuals,
             plugins,
         })
+    }
+
+    /// Start indexing in the background: `initialize` never waits for it, and
+    /// the first search waits only for what is left.
+    pub fn index_in_background(&self) {
+        if let Some(m) = &self.manuals {
+            let m = m.clone();
+            let spawned = std::thread::Builder::new()
+                .name("kura-index".into())
+                .spawn(move || {
+                    let t = std::time::Instant::now();
+                    match m.refresh_stats() {
+                        Ok((_, Some(s))) => tracing::info!(
+                            added = s.added,
+                            updated = s.updated,
+                            deleted = s.deleted,
+                            unchanged = s.unchanged,
+                            ms = t.elapsed().as_millis() as u64,
+                            "manual index ready"
+                        ),
+                        Ok(_) => {}
+                        Err(e) => tracing::warn!("manual index: {}", e.message),
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot index in the background ({e}); the first search will");
+            }
+        }
     }
 
     /// The names of the tools this configuration serves.
@@ -151,6 +211,8 @@ impl App {
             "manual_toc" => out(manuals().and_then(|m| m.toc(a))),
             "manual_read" => out(manuals().and_then(|m| m.read(a))),
             "manual_scan" => out(manuals().and_then(|m| m.scan(a))),
+            "manual_find" => out(manuals().and_then(|m| m.find(a))),
+            "manual_hits" => out(manuals().and_then(|m| m.hits(a))),
             _ => return None,
         };
         Some(result)

@@ -13,9 +13,11 @@
 
 mod path;
 mod state;
+mod watch;
 
 pub use path::RelPath;
 pub use state::StateDir;
+pub use watch::Watch;
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

@@ -329,12 +329,12 @@ impl SectionIndex {
 
     /// BM25 over heading (×`heading_boost`), body, and the stemmed fields
     /// (×`stem_boost`), for the analyzer terms of `query`. `filter` keeps hits
-    /// whose file path it accepts.
+    /// whose file path and first line it accepts.
     pub fn search(
         &self,
         query: &str,
         limit: usize,
-        filter: impl Fn(&str) -> bool,
+        filter: impl Fn(&str, u64) -> bool,
     ) -> Result<Vec<Hit>> {
         const HEADING_BOOST: f32 = 2.0;
         const STEM_BOOST: f32 = 0.5;
@@ -386,14 +386,15 @@ impl SectionIndex {
                     .to_owned()
             };
             let file = text(f.file);
-            if !filter(&file) {
+            let start_line = doc
+                .get_first(f.start_line)
+                .and_then(|v| v.as_u64())
+                .unwrap_or(1);
+            if !filter(&file, start_line) {
                 continue;
             }
             out.push(Hit {
-                start_line: doc
-                    .get_first(f.start_line)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(1),
+                start_line,
                 end_line: doc
                     .get_first(f.end_line)
                     .and_then(|v| v.as_u64())
@@ -444,7 +445,7 @@ mod tests {
         let ix = SectionIndex::open(None, "t").unwrap();
         assert_eq!(sync(&ix, &r).added, 2);
         let top = |q: &str| {
-            ix.search(q, 3, |_| true)
+            ix.search(q, 3, |_, _| true)
                 .unwrap()
                 .first()
                 .map(|h| (h.file.clone(), h.start_line))
@@ -491,11 +492,11 @@ mod tests {
         .unwrap();
         let s = sync(&ix, &r);
         assert_eq!((s.updated, s.unchanged), (1, 1));
-        assert_eq!(ix.search("zebra", 3, |_| true).unwrap().len(), 1);
-        assert!(ix.search("callback", 3, |_| true).unwrap().is_empty());
+        assert_eq!(ix.search("zebra", 3, |_, _| true).unwrap().len(), 1);
+        assert!(ix.search("callback", 3, |_, _| true).unwrap().is_empty());
         std::fs::remove_file(t.path().join("root/m/b.md")).unwrap();
         assert_eq!(sync(&ix, &r).deleted, 1);
-        assert!(ix.search("zebra", 3, |_| true).unwrap().is_empty());
+        assert!(ix.search("zebra", 3, |_, _| true).unwrap().is_empty());
         drop(ix);
         // Reopened from the state folder: nothing to re-read.
         let ix = SectionIndex::open(Some(&state), "t").unwrap();
@@ -507,6 +508,6 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert_eq!(ix.search("キャッシュ", 3, |_| true).unwrap().len(), 1);
+        assert_eq!(ix.search("キャッシュ", 3, |_, _| true).unwrap().len(), 1);
     }
 }

@@ -1,20 +1,30 @@
 //! The manual domain (seed 004): read-only reference manuals under
 //! `MANUALS_ROOT`, one folder per manual (`manual_id` = folder name) holding
 //! `.md` and `.json` files. Browsing (`manual_ls`, `manual_toc`) and reading
-//! (`manual_read`, `manual_scan`) live here; search arrives with the index.
+//! (`manual_read`, `manual_scan`) read files directly; search (`manual_find`,
+//! `manual_hits`) goes through a [`SectionIndex`] of every manual, re-checked
+//! before a search whenever the file watcher saw a change.
 
 mod browse;
+pub mod find;
+mod hits;
 mod read;
+mod trace;
 pub mod units;
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
-use crate::fs::{RelPath, Root};
+use crate::fs::{RelPath, Root, Watch};
+use crate::index::{SectionIndex, SyncStats};
+use crate::plugins::Plugins;
 
 pub use browse::{LsOutput, TocOutput};
+pub use find::{FindOutput, FindSettings};
+pub use hits::HitsOutput;
 pub use read::{ManualScanOutput, ReadOutput};
 
 /// How many (manual, file, section) reads a session remembers for 004's
@@ -27,6 +37,25 @@ pub struct Manuals {
     pub max_chars: usize,
     /// Sections already read in this session (stdio: one session per process).
     seen: Mutex<HashSet<(String, String, usize)>>,
+    index: SectionIndex,
+    watch: Watch,
+    /// Index generation (bumped by every sync that changed something) and
+    /// whether the first sync has run; held during a sync.
+    sync: Mutex<(u64, bool)>,
+    plugins: Arc<Plugins>,
+    find: FindSettings,
+    traces: Mutex<trace::Store<find::Trace>>,
+}
+
+/// How manual search is set up (from the configuration).
+pub struct ManualsConfig {
+    pub allow_file_scope: bool,
+    pub max_chars: usize,
+    /// Where the index lives; `None` keeps it in memory.
+    pub state_dir: Option<std::path::PathBuf>,
+    pub find: FindSettings,
+    pub trace_ttl: Duration,
+    pub trace_max_keep: usize,
 }
 
 /// The file types a manual may hold.
@@ -54,13 +83,64 @@ impl FileType {
 }
 
 impl Manuals {
-    pub fn new(root: Root, allow_file_scope: bool, max_chars: usize) -> Self {
-        Manuals {
+    pub fn new(root: Root, plugins: Arc<Plugins>, cfg: ManualsConfig) -> Result<Self> {
+        // One index per manuals root, named after its path.
+        let name = format!(
+            "manuals-{}",
+            &blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex()[..16]
+        );
+        let index = match SectionIndex::open(cfg.state_dir.as_deref(), &name) {
+            Ok(i) => i,
+            Err(e) => {
+                tracing::warn!("manual index kept in memory: {}", e.message);
+                SectionIndex::open(None, &name)?
+            }
+        };
+        let watch = Watch::start(root.path());
+        Ok(Manuals {
             root,
-            allow_file_scope,
-            max_chars,
+            allow_file_scope: cfg.allow_file_scope,
+            max_chars: cfg.max_chars,
             seen: Mutex::new(HashSet::new()),
+            index,
+            watch,
+            sync: Mutex::new((0, false)),
+            plugins,
+            find: cfg.find,
+            traces: Mutex::new(trace::Store::new(cfg.trace_ttl, cfg.trace_max_keep)),
+        })
+    }
+
+    fn traces(&self) -> MutexGuard<'_, trace::Store<find::Trace>> {
+        self.traces.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Bring the index up to date if anything may have changed; returns the
+    /// index generation. The first call indexes everything.
+    pub fn refresh(&self) -> Result<u64> {
+        Ok(self.refresh_stats()?.0)
+    }
+
+    /// [`Manuals::refresh`] with what the sync did (`None`: nothing to check).
+    pub fn refresh_stats(&self) -> Result<(u64, Option<SyncStats>)> {
+        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
+        let changed = self.watch.take_changed();
+        if state.1 && !changed {
+            return Ok((state.0, None));
         }
+        let files: Vec<_> = self
+            .root
+            .walk_files(&RelPath::root())?
+            .into_iter()
+            // A manual is a folder: files directly under the root belong to none.
+            .filter(|(p, _)| p.segments().len() >= 2 && FileType::of(p).is_some())
+            .collect();
+        let stats = self.index.sync(&self.root, &files, units::extract)?;
+        if stats.added + stats.updated + stats.deleted > 0 || !state.1 {
+            state.0 += 1;
+        }
+        state.1 = true;
+        Ok((state.0, Some(stats)))
     }
 
     /// A manual id: one folder directly under the root.

@@ -288,4 +288,63 @@ pub static TOOLS: &[ToolDef] = &[
         destructive: false,
         idempotent: true,
     },
+    ToolDef {
+        name: "manual_find",
+        domain: "manual",
+        description: "Search the manuals (Japanese, Spanish, English) and integrate what is found: BM25 candidates with \
+                      signals, late rerank, a claim graph (claims, evidences, edges, facet coverage) and, when the result \
+                      is weak, a corrective second search. Returns a `trace_id` (page through it with manual_hits), a \
+                      `summary` derived from the claim graph and `next_actions`. `claim_graph` only with \
+                      include_claim_graph=true.",
+        input: || {
+            let int_like = |d: &str| json!({ "type": ["integer", "number", "string", "null"], "description": d });
+            object(
+                json!({
+                    "query": { "type": "string", "description": "What to look for, in plain words" },
+                    "manual_id": { "type": ["string", "null"], "description": "Search this manual first (default DEFAULT_MANUAL_ID, else all)" },
+                    "expand_scope": { "type": ["boolean", "null"], "description": "Widen to every manual when the first is insufficient (default true)" },
+                    "only_unscanned_from_trace_id": { "type": ["string", "null"], "description": "Leave out the sections that trace already integrated" },
+                    "include_claim_graph": { "type": ["boolean", "null"], "description": "Return the claim graph (default false)" },
+                    "use_cache": { "type": ["boolean", "null"], "description": "Answer a repeated query from its trace (default SEM_CACHE_ENABLED)" },
+                    "budget": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "max_candidates": int_like("At most this many candidates, integer >= 1 (default 200)"),
+                            "time_ms": int_like("Stop optional stages after this many milliseconds, integer >= 1 (default 60000)"),
+                        },
+                    },
+                }),
+                &["query"],
+            )
+        },
+        output: schema_for_output::<manual::FindOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "manual_hits",
+        domain: "manual",
+        description: "Page through a manual_find trace: kind = candidates (default; compact, manual_id hoisted when \
+                      shared), unscanned, conflicts, gaps, integrated_top, claims, evidences or edges. offset 0 and limit \
+                      50 by default.",
+        input: || {
+            object(
+                json!({
+                    "trace_id": { "type": "string" },
+                    "kind": {
+                        "type": ["string", "null"],
+                        "enum": ["candidates", "unscanned", "conflicts", "gaps", "integrated_top", "claims", "evidences", "edges", null],
+                    },
+                    "offset": int("Items to skip (default 0)", 0),
+                    "limit": int("Items to return (default 50)", 1),
+                }),
+                &["trace_id"],
+            )
+        },
+        output: schema_for_output::<manual::HitsOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
 ];

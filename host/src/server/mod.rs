@@ -118,6 +118,7 @@ impl ServerHandler for KuraServer {
 
 /// Serve MCP over this process's stdin/stdout until the client goes away.
 pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
+    app.index_in_background();
     let service = KuraServer::new(app)
         .serve(rmcp::transport::io::stdio_pipes())
         .await?;

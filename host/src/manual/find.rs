@@ -1,0 +1,1025 @@
+//! manual_find (seed 004, SPEC.md "Manual search"): the staged pipeline.
+//!
+//! 1. Candidates: BM25 over sections (tantivy), then for the best
+//!    [`SIGNAL_POOL`] of them the signals `heading`, `heading_focus`,
+//!    `normalized`, `loose`, `exceptions` and the query-coverage bonus
+//!    (`SPARSE_QUERY_COVERAGE_WEIGHT` × the share of the query's content
+//!    terms the section holds).
+//! 2. `expand_scope`: a search limited to one manual that finds nothing
+//!    good (no candidate, or the best covers under half the query) is
+//!    repeated over every manual.
+//! 3. Late rerank of the best [`RERANK_TOP`] by the reranker component
+//!    (signal `late_rerank`), then the claim graph of the best
+//!    [`EVIDENCE_MAX`] by the claim-graph component; `summary` is counted
+//!    from the graph.
+//! 4. Corrective: when stage 3 is weak (a gap, a conflict, low coverage, a
+//!    small top-score margin or few candidates) the query is relaxed (facet
+//!    cues and particles dropped, every manual searched), the candidates
+//!    merged (new ones marked `loose`), reranked and the graph rebuilt.
+//!
+//! Every search leaves a trace for manual_hits; the query cache answers a
+//! repeated query from its trace while the index has not changed.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::Manuals;
+use super::trace::CacheKey;
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::index::Hit;
+use crate::plugins::RerankCandidate;
+use crate::plugins::claim_graph::{
+    Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph, GraphEvidence,
+};
+use crate::text::facet::{self, Facet};
+use crate::text::tokenize::{content_terms, query_terms, tokens};
+
+/// Candidates that get the full signal analysis; the rest keep their BM25 rank.
+const SIGNAL_POOL: usize = 60;
+/// Candidates the reranker sees.
+const RERANK_TOP: usize = 30;
+/// Weight of the reranker's score (in [0, 1]) added to the first-stage score.
+const RERANK_WEIGHT: f64 = 0.5;
+/// Candidates that become evidence for the claim graph.
+const EVIDENCE_MAX: usize = 8;
+/// Characters of a section passed to a component.
+const PLUGIN_TEXT_CHARS: usize = 3000;
+/// Characters of a section shown in `integrated_top`.
+const SNIPPET_CHARS: usize = 200;
+/// Below this share of the query in the best section, a search is weak.
+const WEAK_COVERAGE: f64 = 0.5;
+/// Below this relative margin between the two best scores, a search is weak.
+const WEAK_MARGIN: f64 = 0.02;
+/// Fewer candidates than this make a search weak.
+const WEAK_CANDIDATES: usize = 3;
+
+const W_HEADING: f64 = 0.15;
+const W_FOCUS: f64 = 0.25;
+const W_EXCEPTIONS: f64 = 0.2;
+
+/// What manual_find settles from the configuration.
+#[derive(Clone, Debug)]
+pub struct FindSettings {
+    pub default_manual_id: Option<String>,
+    pub late_rerank: bool,
+    pub corrective: bool,
+    pub cache_default: bool,
+    pub cache_max_gap: i64,
+    pub cache_max_conflict: i64,
+    pub coverage_weight: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    Heading,
+    HeadingFocus,
+    Normalized,
+    Loose,
+    Exceptions,
+    LateRerank,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ManualRef {
+    /// Always `manual`.
+    pub target: String,
+    pub manual_id: String,
+    pub path: String,
+    pub start_line: u64,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct EvidenceOut {
+    pub evidence_id: String,
+    #[serde(rename = "ref")]
+    pub reference: ManualRef,
+    pub signals: Vec<Signal>,
+    pub score: f64,
+    /// First 16 hex digits of the BLAKE3 hash of the section's text: equal
+    /// digests, equal text (an agent can tell what it has already read).
+    pub snippet_digest: String,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ClaimGraphOut {
+    pub claims: Vec<Claim>,
+    pub evidences: Vec<EvidenceOut>,
+    pub edges: Vec<Edge>,
+    pub facets: Vec<FacetSummary>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrationStatus {
+    Ready,
+    NeedsFollowup,
+    Blocked,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Summary {
+    /// Distinct files among the analysed candidates.
+    pub scanned_files: u64,
+    /// Sections analysed (scored with every signal).
+    pub scanned_nodes: u64,
+    /// Candidates found (manual_hits kind=candidates total).
+    pub candidates: u64,
+    /// Share of the evidence that comes from its most frequent file (0 without evidence).
+    pub file_bias_ratio: f64,
+    /// Claims in conflict (= manual_hits kind=conflicts total).
+    pub conflict_count: u64,
+    /// Asked-for facets not covered (= manual_hits kind=gaps total).
+    pub gap_count: u64,
+    pub integration_status: IntegrationStatus,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionType {
+    ManualHits,
+    ManualRead,
+    ManualFind,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NextAction {
+    #[serde(rename = "type")]
+    pub kind: ActionType,
+    pub confidence: Option<f64>,
+    /// The smallest arguments for that call.
+    pub params: Option<Map<String, Value>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheUse {
+    /// Answered from an earlier trace.
+    Hit,
+    /// Searched (no entry, or an entry over the gap/conflict thresholds).
+    Miss,
+    /// `use_cache` false.
+    Off,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StageUse {
+    Applied,
+    NotNeeded,
+    Disabled,
+    /// The component failed; see `warnings`.
+    Failed,
+    /// The time budget ran out first.
+    Skipped,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct BudgetApplied {
+    pub max_candidates: u64,
+    pub time_ms: u64,
+}
+
+/// What was actually applied (settings, defaults and the stages that ran).
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindApplied {
+    pub manual_id: Option<String>,
+    pub expand_scope: bool,
+    /// The search went beyond `manual_id` (stage 2).
+    pub scope_expanded: bool,
+    pub use_cache: bool,
+    pub cache: CacheUse,
+    pub late_rerank: StageUse,
+    pub corrective: StageUse,
+    /// Facets recognised in the query.
+    pub query_facets: Vec<crate::plugins::claim_graph::FacetName>,
+    pub budget: BudgetApplied,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CutoffReason {
+    /// More sections matched than `budget.max_candidates`.
+    MaxCandidates,
+    /// `budget.time_ms` ran out; later stages were skipped.
+    TimeMs,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct FindOutput {
+    pub trace_id: String,
+    /// Only with `include_claim_graph: true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claim_graph: Option<ClaimGraphOut>,
+    pub summary: Summary,
+    pub next_actions: Vec<NextAction>,
+    pub applied: FindApplied,
+    /// Present only when the budget cut the search short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cutoff_reason: Option<CutoffReason>,
+    /// Stages that could not run as configured, in words.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One ranked candidate, as kept in a trace.
+#[derive(Clone, Debug)]
+pub struct Cand {
+    pub manual_id: String,
+    pub path: String,
+    pub start_line: u64,
+    pub heading: String,
+    pub score: f64,
+    pub signals: Vec<Signal>,
+    /// Share of the query's content terms in the section (0 outside the pool).
+    pub coverage: f64,
+    /// Evidence only: the first characters of the text, and its digest.
+    pub snippet: Option<(String, String)>,
+}
+
+impl Cand {
+    fn key(&self) -> (String, String, u64) {
+        (self.manual_id.clone(), self.path.clone(), self.start_line)
+    }
+
+    pub fn reference(&self) -> ManualRef {
+        ManualRef {
+            target: "manual".into(),
+            manual_id: self.manual_id.clone(),
+            path: self.path.clone(),
+            start_line: self.start_line,
+        }
+    }
+}
+
+/// Everything a search leaves behind for manual_hits and later searches.
+#[derive(Debug)]
+pub struct Trace {
+    pub candidates: Vec<Cand>,
+    /// The first `evidence` candidates are the claim graph's evidence e1..eN.
+    pub evidence: usize,
+    pub graph: Option<Graph>,
+    pub output: FindOutput,
+}
+
+impl Trace {
+    pub fn evidences(&self) -> Vec<EvidenceOut> {
+        self.candidates[..self.evidence]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| EvidenceOut {
+                evidence_id: format!("e{}", i + 1),
+                reference: c.reference(),
+                signals: c.signals.clone(),
+                score: c.score,
+                snippet_digest: c.snippet.as_ref().map(|s| s.1.clone()).unwrap_or_default(),
+            })
+            .collect()
+    }
+
+    pub fn conflicts(&self) -> Vec<&Claim> {
+        self.graph
+            .iter()
+            .flat_map(|g| g.claims.iter())
+            .filter(|c| c.status == ClaimStatus::Conflicted)
+            .collect()
+    }
+
+    pub fn gaps(&self) -> Vec<&FacetSummary> {
+        self.graph
+            .iter()
+            .flat_map(|g| g.facets.iter())
+            .filter(|f| f.coverage_status != CoverageStatus::Covered)
+            .collect()
+    }
+}
+
+/// A section found by the index, with the parts the signals need.
+struct Found {
+    hit: Hit,
+    manual_id: String,
+    path: String,
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+fn clip(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((b, _)) => &s[..b],
+        None => s,
+    }
+}
+
+/// Signals and first-stage score of one section (see the module comment).
+struct Analysis {
+    signals: Vec<Signal>,
+    coverage: f64,
+    bonus: f64,
+}
+
+fn analyse(
+    terms: &HashSet<String>,
+    asks_exceptions: bool,
+    coverage_weight: f64,
+    hit: &Hit,
+) -> Analysis {
+    let head: HashSet<String> = tokens(&hit.heading).into_iter().map(|t| t.text).collect();
+    let own_title = hit.heading.rsplit(" > ").next().unwrap_or("");
+    let own: HashSet<String> = tokens(own_title).into_iter().map(|t| t.text).collect();
+    let body: HashSet<String> = tokens(&hit.body).into_iter().map(|t| t.text).collect();
+    let mut signals = Vec::new();
+    let n = terms.len().max(1) as f64;
+    let matched: Vec<&String> = terms
+        .iter()
+        .filter(|t| head.contains(*t) || body.contains(*t))
+        .collect();
+    let coverage = matched.len() as f64 / n;
+    let in_heading = terms.iter().any(|t| head.contains(t));
+    let focus = terms.iter().filter(|t| own.contains(*t)).count() as f64 / n >= 0.5;
+    if in_heading {
+        signals.push(Signal::Heading);
+    }
+    if focus {
+        signals.push(Signal::HeadingFocus);
+    }
+    // Found only through normalisation: the term is not in the raw text as
+    // such (case, width, diacritics or compatibility forms differ).
+    if matched
+        .iter()
+        .any(|t| !hit.body.contains(t.as_str()) && !hit.heading.contains(t.as_str()))
+    {
+        signals.push(Signal::Normalized);
+    }
+    // A query word missing as such but present as a variant sharing its stem
+    // (`watchers` for `watcher`, `computadas` for `computada`).
+    let loose = terms.iter().any(|t| {
+        let chars = t.chars().count();
+        if chars < 5
+            || head.contains(t)
+            || body.contains(t)
+            || t.chars().any(crate::text::tokenize::is_cjk)
+        {
+            return false;
+        }
+        let stem: String = t.chars().take((chars - 2).max(4)).collect();
+        body.iter().chain(head.iter()).any(|w| w.starts_with(&stem))
+    });
+    if loose {
+        signals.push(Signal::Loose);
+    }
+    let exceptions = asks_exceptions
+        && (facet::has_exception_marker(&hit.heading) || facet::has_exception_marker(&hit.body));
+    if exceptions {
+        signals.push(Signal::Exceptions);
+    }
+    let bonus = W_HEADING * f64::from(u8::from(in_heading))
+        + W_FOCUS * f64::from(u8::from(focus))
+        + W_EXCEPTIONS * f64::from(u8::from(exceptions))
+        + coverage_weight * coverage;
+    Analysis {
+        signals,
+        coverage,
+        bonus,
+    }
+}
+
+/// Inputs of one search, parsed and defaulted.
+struct Request {
+    query: String,
+    manual_id: Option<String>,
+    expand_scope: bool,
+    only_unscanned: Option<String>,
+    include_graph: bool,
+    use_cache: bool,
+    max_candidates: u64,
+    time_ms: u64,
+}
+
+impl Manuals {
+    fn parse_find(&self, args: &Args) -> Result<Request> {
+        let query = args.req_str("query")?;
+        if query.trim().is_empty() {
+            return Err(Error::invalid_parameter(
+                "query",
+                "`query` must not be empty",
+            ));
+        }
+        let manual_id = match args.str("manual_id")? {
+            Some(_) => Some(self.manual(args, "manual_id")?.to_string()),
+            None => match &self.find.default_manual_id {
+                Some(id) => {
+                    let p = crate::fs::RelPath::parse(id, false)?;
+                    match self.root.stat(&p)? {
+                        Some(s) if s.is_dir => Some(id.clone()),
+                        _ => {
+                            return Err(Error::new(
+                                Code::NotFound,
+                                format!("DEFAULT_MANUAL_ID names no manual: `{id}`"),
+                            )
+                            .with("manual_id", id.as_str()));
+                        }
+                    }
+                }
+                None => None,
+            },
+        };
+        let budget = args.obj("budget")?;
+        let budget_int = |key: &str, default: i64| -> Result<u64> {
+            Ok(match &budget {
+                Some(b) => b.int_lenient(key, 1)?.unwrap_or(default),
+                None => default,
+            } as u64)
+        };
+        Ok(Request {
+            query: query.to_owned(),
+            manual_id,
+            expand_scope: args.bool("expand_scope")?.unwrap_or(true),
+            only_unscanned: args.str("only_unscanned_from_trace_id")?.map(str::to_owned),
+            include_graph: args.bool("include_claim_graph")?.unwrap_or(false),
+            use_cache: args.bool("use_cache")?.unwrap_or(self.find.cache_default),
+            max_candidates: budget_int("max_candidates", 200)?,
+            time_ms: budget_int("time_ms", 60_000)?,
+        })
+    }
+
+    pub fn find(&self, args: Args) -> Result<FindOutput> {
+        let started = Instant::now();
+        let req = self.parse_find(&args)?;
+        let exclude: HashSet<(String, String, u64)> = match &req.only_unscanned {
+            Some(id) => {
+                let t = self.traces().get(id).ok_or_else(|| {
+                    Error::new(
+                        Code::NotFound,
+                        format!("no trace `{id}` (traces expire after TRACE_TTL_SEC or when more than TRACE_MAX_KEEP are kept)"),
+                    )
+                    .with("trace_id", id.as_str())
+                })?;
+                t.candidates[..t.evidence].iter().map(Cand::key).collect()
+            }
+            None => HashSet::new(),
+        };
+        let generation = self.refresh()?;
+        let mut terms = query_terms(&req.query);
+        terms.sort();
+        let key = CacheKey {
+            terms,
+            manual_id: req.manual_id.clone(),
+            expand_scope: req.expand_scope,
+            max_candidates: req.max_candidates,
+            only_unscanned_from: req.only_unscanned.clone(),
+        };
+        if req.use_cache {
+            let hit = self.traces().cached(&key, generation);
+            if let Some((id, trace)) = hit {
+                let s = &trace.output.summary;
+                let over = |count: u64, max: i64| max >= 0 && count > max as u64;
+                if !over(s.gap_count, self.find.cache_max_gap)
+                    && !over(s.conflict_count, self.find.cache_max_conflict)
+                {
+                    let mut out = trace.output.clone();
+                    out.trace_id = id;
+                    out.applied.cache = CacheUse::Hit;
+                    out.applied.use_cache = true;
+                    out.claim_graph = if req.include_graph {
+                        claim_graph_out(&trace)
+                    } else {
+                        None
+                    };
+                    return Ok(out);
+                }
+            }
+        }
+        let deadline = started + Duration::from_millis(req.time_ms);
+        let (trace_id, trace) = self.search(&req, &exclude, deadline)?;
+        let trace = self.traces().put(trace_id.clone(), trace);
+        self.traces().remember(key, generation, trace_id.clone());
+        let mut out = trace.output.clone();
+        out.claim_graph = if req.include_graph {
+            claim_graph_out(&trace)
+        } else {
+            None
+        };
+        Ok(out)
+    }
+
+    /// BM25 candidates of `query` in `scope` (one manual, or all).
+    fn gather(
+        &self,
+        query: &str,
+        scope: Option<&str>,
+        limit: usize,
+        exclude: &HashSet<(String, String, u64)>,
+    ) -> Result<(Vec<Found>, bool)> {
+        let prefix = scope.map(|m| format!("{m}/"));
+        let hits = self.index.search(query, limit + 1, |file, line| {
+            prefix.as_ref().is_none_or(|p| file.starts_with(p.as_str()))
+                && (exclude.is_empty() || {
+                    let (m, p) = file.split_once('/').unwrap_or(("", file));
+                    !exclude.contains(&(m.to_owned(), p.to_owned(), line))
+                })
+        })?;
+        let more = hits.len() > limit;
+        let found = hits
+            .into_iter()
+            .take(limit)
+            .map(|hit| {
+                let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
+                Found {
+                    manual_id: m.to_owned(),
+                    path: p.to_owned(),
+                    hit,
+                }
+            })
+            .collect();
+        Ok((found, more))
+    }
+
+    /// Score found sections: BM25 normalised by the best, plus the signal
+    /// bonuses for the analysed pool.
+    fn score(&self, query: &str, found: &[Found]) -> Vec<(Cand, usize)> {
+        let terms: HashSet<String> = content_terms(query).into_iter().collect();
+        let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
+        let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
+        found
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let base = if best > 0.0 {
+                    f64::from(f.hit.score / best)
+                } else {
+                    0.0
+                };
+                let a = if i < SIGNAL_POOL {
+                    analyse(&terms, asks_exceptions, self.find.coverage_weight, &f.hit)
+                } else {
+                    Analysis {
+                        signals: vec![],
+                        coverage: 0.0,
+                        bonus: 0.0,
+                    }
+                };
+                (
+                    Cand {
+                        manual_id: f.manual_id.clone(),
+                        path: f.path.clone(),
+                        start_line: f.hit.start_line,
+                        heading: f.hit.heading.clone(),
+                        score: base + a.bonus,
+                        signals: a.signals,
+                        coverage: a.coverage,
+                        snippet: None,
+                    },
+                    i,
+                )
+            })
+            .collect()
+    }
+
+    /// Rerank the best candidates; returns how it went and a warning.
+    fn rerank(
+        &self,
+        query: &str,
+        cands: &mut [Cand],
+        texts: &HashMap<(String, String, u64), &Hit>,
+    ) -> (StageUse, Option<String>) {
+        if !self.find.late_rerank {
+            return (StageUse::Disabled, None);
+        }
+        sort(cands);
+        let top = cands.len().min(RERANK_TOP);
+        if top == 0 {
+            return (StageUse::NotNeeded, None);
+        }
+        let list: Vec<RerankCandidate<'_>> = cands[..top]
+            .iter()
+            .map(|c| {
+                let hit = texts.get(&c.key());
+                RerankCandidate {
+                    id: format!("{}/{}#{}", c.manual_id, c.path, c.start_line),
+                    heading: hit.map_or("", |h| h.heading.as_str()),
+                    text: hit.map_or("", |h| clip(&h.body, PLUGIN_TEXT_CHARS)),
+                    score: c.score,
+                }
+            })
+            .collect();
+        match self.plugins.rerank(query, &list) {
+            None => (StageUse::Disabled, None),
+            Some(Err(e)) => (
+                StageUse::Failed,
+                Some(format!(
+                    "late rerank skipped, first-stage order kept: {}",
+                    e.message
+                )),
+            ),
+            Some(Ok(scores)) => {
+                for (c, s) in cands[..top].iter_mut().zip(scores) {
+                    c.score += RERANK_WEIGHT * s.clamp(0.0, 1.0);
+                    if !c.signals.contains(&Signal::LateRerank) {
+                        c.signals.push(Signal::LateRerank);
+                    }
+                }
+                sort(cands);
+                (StageUse::Applied, None)
+            }
+        }
+    }
+
+    /// Evidence and claim graph for the ranked candidates.
+    fn integrate(
+        &self,
+        query: &str,
+        facets: &[Facet],
+        cands: &mut [Cand],
+        texts: &HashMap<(String, String, u64), &Hit>,
+    ) -> (usize, Result<Option<Graph>>) {
+        let n = cands.len().min(EVIDENCE_MAX);
+        for c in cands[..n].iter_mut() {
+            let body = texts.get(&c.key()).map_or("", |h| h.body.as_str());
+            c.snippet = Some((
+                clip(body, SNIPPET_CHARS).to_owned(),
+                blake3::hash(body.as_bytes()).to_hex()[..16].to_owned(),
+            ));
+        }
+        let evidences: Vec<GraphEvidence<'_>> = cands[..n]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let hit = texts.get(&c.key());
+                GraphEvidence {
+                    evidence_id: format!("e{}", i + 1),
+                    manual_id: &c.manual_id,
+                    path: &c.path,
+                    start_line: c.start_line,
+                    heading: hit.map_or("", |h| h.heading.as_str()),
+                    text: hit.map_or("", |h| clip(&h.body, PLUGIN_TEXT_CHARS)),
+                    score: c.score,
+                    signals: c
+                        .signals
+                        .iter()
+                        .map(|s| {
+                            serde_json::to_value(s)
+                                .ok()
+                                .and_then(|v| v.as_str().map(str::to_owned))
+                                .unwrap_or_default()
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        let graph = match self.plugins.claim_graph(query, facets, &evidences) {
+            None => Ok(None),
+            Some(r) => r.map(Some),
+        };
+        (n, graph)
+    }
+
+    fn search(
+        &self,
+        req: &Request,
+        exclude: &HashSet<(String, String, u64)>,
+        deadline: Instant,
+    ) -> Result<(String, Trace)> {
+        let limit = req.max_candidates as usize;
+        let mut warnings = Vec::new();
+        let mut cutoff = None;
+        let facets = facet::detect(&req.query);
+        // Stage 1 (and 2).
+        let (mut found, mut more) =
+            self.gather(&req.query, req.manual_id.as_deref(), limit, exclude)?;
+        let mut scored = self.score(&req.query, &found);
+        let mut scope_expanded = false;
+        let weak_scope = |s: &[(Cand, usize)]| {
+            s.iter().map(|(c, _)| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE
+        };
+        if req.manual_id.is_some() && req.expand_scope && weak_scope(&scored) {
+            let (all, all_more) = self.gather(&req.query, None, limit, exclude)?;
+            if all.len() > found.len()
+                || all
+                    .iter()
+                    .any(|f| Some(&f.manual_id) != req.manual_id.as_ref())
+            {
+                found = all;
+                more = all_more;
+                scored = self.score(&req.query, &found);
+                scope_expanded = true;
+            }
+        }
+        if more {
+            cutoff = Some(CutoffReason::MaxCandidates);
+        }
+        let mut pool: Vec<Found> = found;
+        let mut cands: Vec<Cand> = scored.into_iter().map(|(c, _)| c).collect();
+        let scanned: HashSet<(String, String, u64)> =
+            cands.iter().take(SIGNAL_POOL).map(Cand::key).collect();
+        let mut scanned_nodes = scanned;
+        // Stage 3.
+        let over = |cutoff: &mut Option<CutoffReason>| {
+            let late = Instant::now() >= deadline;
+            if late {
+                *cutoff = Some(CutoffReason::TimeMs);
+            }
+            late
+        };
+        let mut rerank_use = StageUse::Skipped;
+        let mut evidence = 0;
+        let mut graph: Option<Graph> = None;
+        let mut graph_failed = false;
+        let mut corrective = if self.find.corrective {
+            StageUse::NotNeeded
+        } else {
+            StageUse::Disabled
+        };
+        {
+            let texts = texts_of(&pool);
+            if !over(&mut cutoff) {
+                let (u, w) = self.rerank(&req.query, &mut cands, &texts);
+                rerank_use = u;
+                warnings.extend(w);
+            }
+            sort(&mut cands);
+            if !over(&mut cutoff) {
+                let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                evidence = n;
+                match g {
+                    Ok(g) => graph = g,
+                    Err(e) => {
+                        graph_failed = true;
+                        warnings.push(format!("claim graph not built: {}", e.message));
+                    }
+                }
+            }
+        }
+        // Stage 4.
+        if self.find.corrective && !graph_failed {
+            let weak = is_weak(&cands, graph.as_ref());
+            if weak && over(&mut cutoff) {
+                corrective = StageUse::Skipped;
+            } else if weak {
+                let relaxed = content_terms(&req.query).join(" ");
+                let widen = req.manual_id.is_some();
+                let changed = widen || query_terms(&relaxed) != query_terms(&req.query);
+                if changed {
+                    let (extra, _) = self.gather(&relaxed, None, limit, exclude)?;
+                    let extra_scored = self.score(&req.query, &extra);
+                    let known: HashSet<_> = cands.iter().map(Cand::key).collect();
+                    let mut merged: BTreeMap<(String, String, u64), Cand> = BTreeMap::new();
+                    for c in cands.drain(..) {
+                        merged.insert(c.key(), c);
+                    }
+                    for (mut c, _) in extra_scored {
+                        let k = c.key();
+                        if !known.contains(&k) && !c.signals.contains(&Signal::Loose) {
+                            c.signals.push(Signal::Loose);
+                        }
+                        match merged.get_mut(&k) {
+                            Some(old) if old.score >= c.score => {}
+                            _ => {
+                                merged.insert(k, c);
+                            }
+                        }
+                    }
+                    for f in &extra {
+                        scanned_nodes.insert((
+                            f.manual_id.clone(),
+                            f.path.clone(),
+                            f.hit.start_line,
+                        ));
+                    }
+                    pool.extend(extra);
+                    cands = merged
+                        .into_values()
+                        .map(|mut c| {
+                            c.signals.retain(|s| *s != Signal::LateRerank);
+                            c.snippet = None;
+                            c
+                        })
+                        .collect();
+                    // Scores of the second search are on their own scale;
+                    // rerank and integrate the merged list afresh.
+                    let texts = texts_of(&pool);
+                    let (u, w) = self.rerank(&req.query, &mut cands, &texts);
+                    if rerank_use == StageUse::Applied {
+                        rerank_use = u;
+                    }
+                    warnings.extend(w);
+                    sort(&mut cands);
+                    let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                    evidence = n;
+                    match g {
+                        Ok(g) => graph = g,
+                        Err(e) => {
+                            graph = None;
+                            warnings.push(format!("claim graph not built: {}", e.message));
+                        }
+                    }
+                    corrective = StageUse::Applied;
+                }
+            }
+        }
+        if cands.len() > limit {
+            cands.truncate(limit);
+            cutoff = Some(CutoffReason::MaxCandidates);
+        }
+        let evidence = evidence.min(cands.len());
+        let trace_id = self.traces().new_id();
+        let mut trace = Trace {
+            candidates: cands,
+            evidence,
+            graph,
+            output: FindOutput {
+                trace_id: trace_id.clone(),
+                claim_graph: None,
+                summary: Summary {
+                    scanned_files: 0,
+                    scanned_nodes: 0,
+                    candidates: 0,
+                    file_bias_ratio: 0.0,
+                    conflict_count: 0,
+                    gap_count: 0,
+                    integration_status: IntegrationStatus::Blocked,
+                },
+                next_actions: vec![],
+                applied: FindApplied {
+                    manual_id: req.manual_id.clone(),
+                    expand_scope: req.expand_scope,
+                    scope_expanded,
+                    use_cache: req.use_cache,
+                    cache: if req.use_cache {
+                        CacheUse::Miss
+                    } else {
+                        CacheUse::Off
+                    },
+                    late_rerank: rerank_use,
+                    corrective,
+                    query_facets: facets.iter().map(|f| (*f).into()).collect(),
+                    budget: BudgetApplied {
+                        max_candidates: req.max_candidates,
+                        time_ms: req.time_ms,
+                    },
+                },
+                cutoff_reason: cutoff,
+                warnings,
+            },
+        };
+        let files: HashSet<(&str, &str)> = scanned_nodes
+            .iter()
+            .map(|(m, p, _)| (m.as_str(), p.as_str()))
+            .collect();
+        let conflicts = trace.conflicts().len() as u64;
+        let gaps = trace.gaps().len() as u64;
+        let mut per_file: HashMap<(&str, &str), usize> = HashMap::new();
+        for c in &trace.candidates[..evidence] {
+            *per_file.entry((&c.manual_id, &c.path)).or_default() += 1;
+        }
+        let bias = if evidence == 0 {
+            0.0
+        } else {
+            *per_file.values().max().unwrap_or(&0) as f64 / evidence as f64
+        };
+        let summary = Summary {
+            scanned_files: files.len() as u64,
+            scanned_nodes: scanned_nodes.len() as u64,
+            candidates: trace.candidates.len() as u64,
+            file_bias_ratio: round(bias),
+            conflict_count: conflicts,
+            gap_count: gaps,
+            integration_status: if trace.graph.is_none() {
+                IntegrationStatus::Blocked
+            } else if conflicts > 0 || gaps > 0 {
+                IntegrationStatus::NeedsFollowup
+            } else {
+                IntegrationStatus::Ready
+            },
+        };
+        let actions = next_actions(&trace_id, req, &trace, &summary);
+        trace.output.summary = summary;
+        trace.output.next_actions = actions;
+        Ok((trace_id, trace))
+    }
+}
+
+fn texts_of(pool: &[Found]) -> HashMap<(String, String, u64), &Hit> {
+    pool.iter()
+        .map(|f| {
+            (
+                (f.manual_id.clone(), f.path.clone(), f.hit.start_line),
+                &f.hit,
+            )
+        })
+        .collect()
+}
+
+/// Best first; ties in a stable, readable order.
+fn sort(cands: &mut [Cand]) {
+    cands.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.manual_id.cmp(&b.manual_id))
+            .then_with(|| a.path.cmp(&b.path))
+            .then_with(|| a.start_line.cmp(&b.start_line))
+    });
+    for c in cands.iter_mut() {
+        c.score = round(c.score);
+        c.signals.sort();
+        c.signals.dedup();
+    }
+}
+
+/// Stage 3 is weak: SPEC.md's gap/conflict/coverage/margin/candidates test.
+fn is_weak(cands: &[Cand], graph: Option<&Graph>) -> bool {
+    let gaps_or_conflicts = graph.is_some_and(|g| {
+        g.claims.iter().any(|c| c.status == ClaimStatus::Conflicted)
+            || g.facets
+                .iter()
+                .any(|f| f.coverage_status != CoverageStatus::Covered)
+    });
+    let coverage = cands.first().map_or(0.0, |c| c.coverage);
+    let margin = match cands {
+        [a, b, ..] if a.score > 0.0 => (a.score - b.score) / a.score,
+        _ => 1.0,
+    };
+    gaps_or_conflicts
+        || coverage < WEAK_COVERAGE
+        || margin < WEAK_MARGIN
+        || cands.len() < WEAK_CANDIDATES
+}
+
+fn claim_graph_out(trace: &Trace) -> Option<ClaimGraphOut> {
+    let g = trace.graph.as_ref()?;
+    Some(ClaimGraphOut {
+        claims: g.claims.clone(),
+        evidences: trace.evidences(),
+        edges: g.edges.clone(),
+        facets: g.facets.clone(),
+    })
+}
+
+fn params(v: Value) -> Option<Map<String, Value>> {
+    match v {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+/// What to do next, most useful first: read the best evidence, look at the
+/// conflicts and gaps, search again for what was not yet integrated.
+fn next_actions(
+    trace_id: &str,
+    req: &Request,
+    trace: &Trace,
+    summary: &Summary,
+) -> Vec<NextAction> {
+    let mut out = Vec::new();
+    let top = trace.candidates.first().map_or(0.0, |c| c.score);
+    for c in trace.candidates.iter().take(trace.evidence.min(3)) {
+        let mut p = json!({
+            "ref": { "manual_id": c.manual_id, "path": c.path, "start_line": c.start_line },
+        });
+        if c.path.to_ascii_lowercase().ends_with(".md") {
+            p["scope"] = json!("section");
+        }
+        out.push(NextAction {
+            kind: ActionType::ManualRead,
+            confidence: Some(if top > 0.0 { round(c.score / top) } else { 0.0 }),
+            params: params(p),
+        });
+    }
+    if summary.conflict_count > 0 {
+        out.push(NextAction {
+            kind: ActionType::ManualHits,
+            confidence: None,
+            params: params(json!({ "trace_id": trace_id, "kind": "conflicts" })),
+        });
+    }
+    if summary.gap_count > 0 {
+        out.push(NextAction {
+            kind: ActionType::ManualHits,
+            confidence: None,
+            params: params(json!({ "trace_id": trace_id, "kind": "gaps" })),
+        });
+    }
+    if summary.integration_status != IntegrationStatus::Ready
+        && trace.candidates.len() > trace.evidence
+    {
+        out.push(NextAction {
+            kind: ActionType::ManualFind,
+            confidence: None,
+            params: params(json!({ "query": req.query, "only_unscanned_from_trace_id": trace_id })),
+        });
+    }
+    if trace.candidates.is_empty() && req.manual_id.is_some() && !req.expand_scope {
+        out.push(NextAction {
+            kind: ActionType::ManualFind,
+            confidence: None,
+            params: params(json!({ "query": req.query, "expand_scope": true })),
+        });
+    }
+    out
+}

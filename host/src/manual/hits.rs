@@ -1,0 +1,175 @@
+//! manual_hits (seed 004): pages through what a manual_find trace holds.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::Manuals;
+use super::find::Trace;
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::plugins::claim_graph::Relation;
+
+const KINDS: &[&str] = &[
+    "candidates",
+    "unscanned",
+    "conflicts",
+    "gaps",
+    "integrated_top",
+    "claims",
+    "evidences",
+    "edges",
+];
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HitsOutput {
+    pub trace_id: String,
+    pub kind: String,
+    pub offset: u64,
+    pub limit: u64,
+    pub total: u64,
+    /// kind=candidates only: the manual every item belongs to, when they all
+    /// share one (then `items[].ref.manual_id` is left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manual_id: Option<String>,
+    pub items: Vec<Value>,
+}
+
+fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
+    match kind {
+        "candidates" => {
+            let first = trace.candidates.first().map(|c| c.manual_id.clone());
+            let shared = first.filter(|m| trace.candidates.iter().all(|c| &c.manual_id == m));
+            let items = trace
+                .candidates
+                .iter()
+                .map(|c| {
+                    let mut r = json!({ "path": c.path, "start_line": c.start_line });
+                    if shared.is_none() {
+                        r["manual_id"] = json!(c.manual_id);
+                    }
+                    json!({ "ref": r, "heading": c.heading, "score": c.score, "signals": c.signals })
+                })
+                .collect();
+            (items, shared)
+        }
+        "unscanned" => (
+            trace.candidates[trace.evidence..]
+                .iter()
+                .map(|c| {
+                    json!({ "ref": c.reference(), "heading": c.heading, "score": c.score, "signals": c.signals })
+                })
+                .collect(),
+            None,
+        ),
+        "conflicts" => {
+            let edges = trace.graph.as_ref().map_or(&[][..], |g| &g.edges[..]);
+            let items = trace
+                .conflicts()
+                .into_iter()
+                .map(|c| {
+                    let ids = |rel: Relation| -> Vec<&str> {
+                        edges
+                            .iter()
+                            .filter(|e| e.from_claim_id == c.claim_id && e.relation == rel)
+                            .map(|e| e.to_evidence_id.as_str())
+                            .collect()
+                    };
+                    json!({
+                        "claim_id": c.claim_id,
+                        "facet": c.facet,
+                        "text": c.text,
+                        "confidence": c.confidence,
+                        "supporting_evidence_ids": ids(Relation::Supports),
+                        "contradicting_evidence_ids": ids(Relation::Contradicts),
+                    })
+                })
+                .collect();
+            (items, None)
+        }
+        "gaps" => (
+            trace
+                .gaps()
+                .into_iter()
+                .map(|f| to(f))
+                .collect(),
+            None,
+        ),
+        "integrated_top" => {
+            let ev = trace.evidences();
+            let items = ev
+                .into_iter()
+                .zip(&trace.candidates)
+                .map(|(e, c)| {
+                    json!({
+                        "evidence_id": e.evidence_id,
+                        "ref": e.reference,
+                        "heading": c.heading,
+                        "score": e.score,
+                        "signals": e.signals,
+                        "snippet": c.snippet.as_ref().map_or("", |s| s.0.as_str()),
+                        "snippet_digest": e.snippet_digest,
+                    })
+                })
+                .collect();
+            (items, None)
+        }
+        "claims" => (
+            trace
+                .graph
+                .iter()
+                .flat_map(|g| g.claims.iter())
+                .map(|c| to(c))
+                .collect(),
+            None,
+        ),
+        "evidences" => (trace.evidences().iter().map(|e| to(e)).collect(), None),
+        "edges" => (
+            trace
+                .graph
+                .iter()
+                .flat_map(|g| g.edges.iter())
+                .map(|e| to(e))
+                .collect(),
+            None,
+        ),
+        _ => (vec![], None),
+    }
+}
+
+/// An output record as JSON (plain structs of strings and numbers: cannot fail).
+fn to<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+impl Manuals {
+    pub fn hits(&self, args: Args) -> Result<HitsOutput> {
+        let trace_id = args.req_str("trace_id")?;
+        let kind = args.choice("kind", KINDS)?.unwrap_or("candidates");
+        let offset = args.int("offset", 0)?.unwrap_or(0) as u64;
+        let limit = args.int("limit", 1)?.unwrap_or(50) as u64;
+        let trace = self.traces().get(trace_id).ok_or_else(|| {
+            Error::new(
+                Code::NotFound,
+                format!("no trace `{trace_id}` (traces expire after TRACE_TTL_SEC or when more than TRACE_MAX_KEEP are kept)"),
+            )
+            .with("trace_id", trace_id)
+        })?;
+        let (items, manual_id) = all_items(&trace, kind);
+        let total = items.len() as u64;
+        let items = items
+            .into_iter()
+            .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+            .take(usize::try_from(limit).unwrap_or(usize::MAX))
+            .collect();
+        Ok(HitsOutput {
+            trace_id: trace_id.to_owned(),
+            kind: kind.to_owned(),
+            offset,
+            limit,
+            total,
+            manual_id,
+            items,
+        })
+    }
+}
