@@ -101,6 +101,7 @@ impl App {
                                 default_manual_id: config.default_manual_id.clone(),
                                 late_rerank: config.late_rerank_enabled
                                     || config.plugins.reranker.is_some(),
+                                claim_graph: config.claim_graph_enabled,
                                 corrective: config.corrective_enabled,
                                 cache_default: config.sem_cache_enabled,
                                 cache_max_gap: config.sem_cache_max_summary_gap,

@@ -3,7 +3,7 @@
 //!
 //! The host owns the transport ([`server`]), the filesystem ([`fs`], the only
 //! module that touches files) and the plugin runtime ([`plugins`]). Domain
-//! modules ([`vault`]) hold each tool's logic and return typed results or an
+//! modules ([`vault`], [`manual`]) hold each tool's logic and return typed results or an
 //! [`error::Error`] carrying a SPEC code; [`server`] maps both to MCP results.
 
 pub mod app;
@@ -13,6 +13,7 @@ pub mod client;
 pub mod config;
 pub mod demo;
 pub mod error;
+pub mod eval;
 pub mod fs;
 pub mod index;
 pub mod manual;

@@ -42,6 +42,8 @@ enum Command {
     },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(kura::bench::BenchArgs),
+    /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
+    Eval(kura::eval::EvalArgs),
 }
 
 #[derive(ClapArgs, Clone, Default)]
@@ -164,6 +166,9 @@ fn main() -> ExitCode {
                 kura::client::call_once(app, &tool, &arguments).await
             }
             Command::Bench(args) => kura::bench::run(args).await.map_err(|e| e.to_string()),
+            Command::Eval(args) => tokio::task::spawn_blocking(move || kura::eval::run(args))
+                .await
+                .map_err(|e| e.to_string())?,
         }
     });
     match result {

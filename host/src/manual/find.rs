@@ -67,6 +67,7 @@ const W_EXCEPTIONS: f64 = 0.2;
 pub struct FindSettings {
     pub default_manual_id: Option<String>,
     pub late_rerank: bool,
+    pub claim_graph: bool,
     pub corrective: bool,
     pub cache_default: bool,
     pub cache_max_gap: i64,
@@ -673,6 +674,9 @@ impl Manuals {
                 }
             })
             .collect();
+        if !self.find.claim_graph {
+            return (n, Ok(None));
+        }
         let graph = match self.plugins.claim_graph(query, facets, &evidences) {
             None => Ok(None),
             Some(r) => r.map(Some),

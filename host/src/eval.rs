@@ -1,0 +1,311 @@
+//! `kura eval`: retrieval quality of manual_find on a gold set.
+//!
+//! Each gold line names a manual, a query written as a user would ask it,
+//! its facet and the files that answer it. The query runs through the real
+//! tool (`App::call("manual_find")` with the gold manual as `manual_id`,
+//! cache off), the ranked candidates are read back with manual_hits and
+//! collapsed to files, and the usual measures are taken at the file level:
+//! hit@5, recall@5, MRR@5 and nDCG@10 (binary relevance), with the tool's
+//! latency (in process: the pipeline without the stdio transport). The same
+//! set runs under four switches — reranker on/off × claim graph on/off — so
+//! each stage's effect is visible.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::app::App;
+use crate::config::Config;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct EvalArgs {
+    /// Folder holding the manuals the gold set names.
+    #[arg(long, default_value = "fixtures/corpora")]
+    pub root: PathBuf,
+    /// The gold set (JSON lines).
+    #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
+    pub gold: PathBuf,
+    /// Print the figures as one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Only the default configuration (no A/B runs).
+    #[arg(long)]
+    pub quick: bool,
+    /// Show each query's rank of the first expected file.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Gold {
+    pub id: String,
+    pub lang: String,
+    pub manual: String,
+    pub query: String,
+    pub facet: String,
+    pub expected: Vec<String>,
+}
+
+/// One query's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub id: String,
+    /// 1-based rank of the first expected file (None: not in the top 10).
+    pub rank: Option<usize>,
+    pub hit5: f64,
+    pub recall5: f64,
+    pub rr5: f64,
+    pub ndcg10: f64,
+    pub ms: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Figures {
+    pub queries: usize,
+    pub hit_at_5: f64,
+    pub recall_at_5: f64,
+    pub mrr_at_5: f64,
+    pub ndcg_at_10: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+}
+
+fn figures(o: &[&Outcome]) -> Figures {
+    if o.is_empty() {
+        return Figures::default();
+    }
+    let n = o.len() as f64;
+    let mean = |f: fn(&Outcome) -> f64| o.iter().map(|x| f(x)).sum::<f64>() / n;
+    let mut ms: Vec<f64> = o.iter().map(|x| x.ms).collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
+    let r = |x: f64| (x * 1000.0).round() / 1000.0;
+    Figures {
+        queries: o.len(),
+        hit_at_5: r(mean(|x| x.hit5)),
+        recall_at_5: r(mean(|x| x.recall5)),
+        mrr_at_5: r(mean(|x| x.rr5)),
+        ndcg_at_10: r(mean(|x| x.ndcg10)),
+        p50_ms: r(at(0.5)),
+        p95_ms: r(at(0.95)),
+    }
+}
+
+/// Measures for one ranked file list.
+pub fn score(id: &str, files: &[String], expected: &[String], ms: f64) -> Outcome {
+    let rel = |f: &String| expected.contains(f);
+    let rank = files.iter().take(10).position(rel).map(|i| i + 1);
+    let in5 = files.iter().take(5).filter(|f| rel(f)).count();
+    let dcg: f64 = files
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, f)| rel(f))
+        .map(|(i, _)| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    let idcg: f64 = (0..expected.len().min(10))
+        .map(|i| 1.0 / ((i + 2) as f64).log2())
+        .sum();
+    Outcome {
+        id: id.to_owned(),
+        rank,
+        hit5: f64::from(u8::from(in5 > 0)),
+        recall5: in5 as f64 / expected.len().max(1) as f64,
+        rr5: rank.filter(|r| *r <= 5).map_or(0.0, |r| 1.0 / r as f64),
+        ndcg10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        ms,
+    }
+}
+
+/// Run the gold set on one app.
+fn run_set(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
+    let mut out = Vec::new();
+    for g in gold {
+        let args = json!({ "query": g.query, "manual_id": g.manual, "use_cache": false });
+        let t = Instant::now();
+        let found = call(app, "manual_find", &args)?;
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let trace = found["trace_id"].as_str().unwrap_or_default().to_owned();
+        let hits = call(
+            app,
+            "manual_hits",
+            &json!({ "trace_id": trace, "kind": "candidates", "limit": 200 }),
+        )?;
+        let shared = hits["manual_id"].as_str().map(str::to_owned);
+        let mut files: Vec<String> = Vec::new();
+        for item in hits["items"].as_array().into_iter().flatten() {
+            let r = &item["ref"];
+            let manual = r["manual_id"]
+                .as_str()
+                .map(str::to_owned)
+                .or_else(|| shared.clone())
+                .unwrap_or_default();
+            if manual != g.manual {
+                continue; // another manual's file is never the expected one
+            }
+            let path = r["path"].as_str().unwrap_or_default().to_owned();
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+        out.push(score(&g.id, &files, &g.expected, ms));
+    }
+    Ok(out)
+}
+
+fn call(app: &App, tool: &str, args: &Value) -> Result<Value, String> {
+    match app.call(tool, args.as_object()) {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(e)) => Err(format!("{tool}: {}", e.message)),
+        None => Err(format!("{tool} is not served (is the manuals root set?)")),
+    }
+}
+
+pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
+    let bytes = crate::fs::read_operator_file(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// The four configurations of the A/B table.
+const SWITCHES: &[(&str, bool, bool)] = &[
+    ("default (reranker + claim graph)", true, true),
+    ("no reranker", false, true),
+    ("no claim graph", true, false),
+    ("neither", false, false),
+];
+
+pub fn run(args: EvalArgs) -> Result<(), String> {
+    let gold = load_gold(&args.gold)?;
+    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let mut report = serde_json::Map::new();
+    let mut table = String::new();
+    let switches = if args.quick { &SWITCHES[..1] } else { SWITCHES };
+    for (i, (name, rerank, graph)) in switches.iter().enumerate() {
+        let config = Config {
+            manuals_root: Some(args.root.clone()),
+            state_dir: Some(state.path().to_owned()),
+            late_rerank_enabled: *rerank,
+            claim_graph_enabled: *graph,
+            ..Config::default()
+        };
+        let app = App::start(config).map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        app.manuals
+            .as_ref()
+            .ok_or("no manuals")?
+            .refresh()
+            .map_err(|e| e.message)?;
+        let index_ms = t.elapsed().as_secs_f64() * 1e3;
+        // One warm-up pass so that the figures are not the first-call costs.
+        if i == 0 {
+            run_set(&app, &gold[..gold.len().min(5)])?;
+        }
+        let outcomes = run_set(&app, &gold)?;
+        let all: Vec<&Outcome> = outcomes.iter().collect();
+        let total = figures(&all);
+        let by = |key: fn(&Gold) -> &str| -> BTreeMap<String, Figures> {
+            let mut groups: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
+            for (g, o) in gold.iter().zip(&outcomes) {
+                groups.entry(key(g).to_owned()).or_default().push(o);
+            }
+            groups.into_iter().map(|(k, v)| (k, figures(&v))).collect()
+        };
+        let per_facet = by(|g| g.facet.as_str());
+        let per_lang = by(|g| g.lang.as_str());
+        if i == 0 && !args.json {
+            table.push_str(&format!(
+                "kura eval: {} queries, manuals at {} (index built in {:.0} ms)\n\n",
+                gold.len(),
+                args.root.display(),
+                index_ms
+            ));
+            table.push_str(&header("facet"));
+            for (k, f) in &per_facet {
+                table.push_str(&row(k, f));
+            }
+            table.push('\n');
+            table.push_str(&header("language"));
+            for (k, f) in &per_lang {
+                table.push_str(&row(k, f));
+            }
+            table.push('\n');
+            if args.verbose {
+                for (g, o) in gold.iter().zip(&outcomes) {
+                    table.push_str(&format!(
+                        "  {:<6} rank {:<4} {:>7.2} ms  {}\n",
+                        g.id,
+                        o.rank.map_or("-".to_owned(), |r| r.to_string()),
+                        o.ms,
+                        g.query
+                    ));
+                }
+                table.push('\n');
+            }
+            table.push_str(&header("configuration"));
+        }
+        table.push_str(&row(name, &total));
+        report.insert(
+            (*name).to_owned(),
+            json!({
+                "total": total,
+                "per_facet": per_facet,
+                "per_language": per_lang,
+                "index_ms": index_ms,
+                "queries": outcomes,
+            }),
+        );
+    }
+    if args.json {
+        println!("{}", Value::Object(report));
+    } else {
+        print!("{table}");
+    }
+    Ok(())
+}
+
+fn header(first: &str) -> String {
+    format!(
+        "{first:<34} {:>5} {:>7} {:>9} {:>7} {:>8} {:>8} {:>8}\n",
+        "n", "hit@5", "recall@5", "MRR@5", "nDCG@10", "p50 ms", "p95 ms"
+    )
+}
+
+fn row(name: &str, f: &Figures) -> String {
+    format!(
+        "{name:<34} {:>5} {:>7.3} {:>9.3} {:>7.3} {:>8.3} {:>8.2} {:>8.2}\n",
+        f.queries, f.hit_at_5, f.recall_at_5, f.mrr_at_5, f.ndcg_at_10, f.p50_ms, f.p95_ms
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    #[test]
+    fn measures_of_a_ranked_list() {
+        let o = score("q", &s(&["a", "b", "c"]), &s(&["b", "x"]), 1.0);
+        assert_eq!(o.rank, Some(2));
+        assert_eq!(o.hit5, 1.0);
+        assert_eq!(o.recall5, 0.5);
+        assert_eq!(o.rr5, 0.5);
+        let ideal = 1.0 + 1.0 / 3f64.log2();
+        assert!((o.ndcg10 - (1.0 / 3f64.log2()) / ideal).abs() < 1e-9);
+        let miss = score("q", &s(&["a", "b", "c", "d", "e", "f"]), &s(&["f"]), 1.0);
+        assert_eq!((miss.rank, miss.hit5, miss.rr5), (Some(6), 0.0, 0.0));
+    }
+}
