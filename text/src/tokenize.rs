@@ -123,17 +123,63 @@ pub fn query_terms(text: &str) -> Vec<String> {
 /// out, unless nothing else is left. Used for query coverage and by the
 /// reranker and the claim graph, so that all three weigh the same words.
 pub fn content_terms(query: &str) -> Vec<String> {
+    content_units(query).into_iter().flatten().collect()
+}
+
+/// [`content_terms`] grouped by the word they come from: a Latin-script word
+/// is a unit of one term, a CJK run is a unit of its bigrams. Weighing units
+/// rather than terms keeps one long katakana word from outweighing the rest
+/// of the query.
+pub fn content_units(query: &str) -> Vec<Vec<String>> {
     let topic = crate::facet::strip_cues(query);
-    let mut terms = query_terms(&topic);
-    if terms.is_empty() {
-        terms = query_terms(query);
+    let mut units = units_of(&topic);
+    if units.is_empty() {
+        units = units_of(query);
     }
-    let content: Vec<String> = terms
+    let is_kana = |c: char| ('\u{3040}'..='\u{309F}').contains(&c);
+    // In a CJK run, bigrams touching hiragana are particles and inflections
+    // ("のキ", "期の") when the run has bigrams without any; otherwise only
+    // all-hiragana bigrams go ("何です" keeps "何で").
+    let content: Vec<Vec<String>> = units
         .iter()
-        .filter(|t| !t.chars().all(|c| ('\u{3040}'..='\u{309F}').contains(&c)))
-        .cloned()
+        .map(|u| {
+            let clean: Vec<String> = u
+                .iter()
+                .filter(|t| !t.chars().any(is_kana))
+                .cloned()
+                .collect();
+            if clean.is_empty() {
+                u.iter()
+                    .filter(|t| !t.chars().all(is_kana))
+                    .cloned()
+                    .collect()
+            } else {
+                clean
+            }
+        })
+        .filter(|u: &Vec<String>| !u.is_empty())
         .collect();
-    if content.is_empty() { terms } else { content }
+    if content.is_empty() { units } else { content }
+}
+
+fn units_of(text: &str) -> Vec<Vec<String>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut units: Vec<Vec<String>> = Vec::new();
+    let mut last_to = usize::MAX;
+    for t in tokens(text) {
+        let cjk = t.text.chars().any(is_cjk);
+        // Overlapping bigrams belong to the same run.
+        let joins = cjk && t.from < last_to && last_to != usize::MAX;
+        last_to = if cjk { t.to } else { usize::MAX };
+        if !seen.insert(t.text.clone()) {
+            continue;
+        }
+        match units.last_mut() {
+            Some(u) if joins => u.push(t.text),
+            _ => units.push(vec![t.text]),
+        }
+    }
+    units
 }
 
 #[cfg(test)]
@@ -188,6 +234,19 @@ mod tests {
             ["a", "computed", "property"]
         );
         assert_eq!(content_terms("とは"), ["とは"]);
+        assert_eq!(
+            content_units("computed と methods のキャッシュ"),
+            vec![
+                vec!["computed".to_owned()],
+                vec!["methods".to_owned()],
+                vec![
+                    "キャ".to_owned(),
+                    "ャッ".to_owned(),
+                    "ッシ".to_owned(),
+                    "シュ".to_owned()
+                ],
+            ]
+        );
     }
 
     #[test]

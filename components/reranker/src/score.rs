@@ -2,7 +2,8 @@
 
 use std::collections::HashSet;
 
-use kura_text::tokenize::{content_terms, is_cjk, tokens};
+use kura_text::Folded;
+use kura_text::tokenize::{content_units, is_cjk};
 
 /// Credit for a Latin-script word that is not the query token but shares
 /// character trigrams with it (`watcher`/`watchers`), times the Dice overlap.
@@ -51,33 +52,32 @@ fn is_word(t: &str) -> bool {
     t.chars().count() >= MIN_PARTIAL_CHARS && !t.chars().any(is_cjk)
 }
 
-/// The score of one section for the given query tokens, in [0, 1].
-pub fn score(query: &[String], section: Section<'_>) -> f64 {
-    if query.is_empty() {
-        return 0.0;
-    }
-    let mut own: HashSet<String> = HashSet::new();
-    for t in tokens(section.heading)
-        .into_iter()
-        .chain(tokens(section.text))
-    {
-        own.insert(t.text);
-    }
+/// For each query token, its best match in the section, in [0, 1].
+pub fn matches(query: &[String], section: Section<'_>) -> Vec<f64> {
+    let head = Folded::new(section.heading);
+    let body = Folded::new(section.text);
     // Trigrams of the section's longer words, computed once and only when a
     // query token has no exact match.
     let mut words: Option<Vec<(usize, Vec<[char; 3]>)>> = None;
-    let mut total = 0.0;
+    let mut out = Vec::with_capacity(query.len());
     for q in query {
-        if own.contains(q) {
-            total += 1.0;
+        if head.has_term(q) || body.has_term(q) {
+            out.push(1.0);
             continue;
         }
         if !is_word(q) {
+            out.push(0.0);
             continue;
         }
         let words = words.get_or_insert_with(|| {
-            own.iter()
-                .filter(|w| is_word(w))
+            let mut seen = HashSet::new();
+            head.as_str()
+                .split(|c: char| !c.is_alphanumeric() || is_cjk(c))
+                .chain(
+                    body.as_str()
+                        .split(|c: char| !c.is_alphanumeric() || is_cjk(c)),
+                )
+                .filter(|w| is_word(w) && seen.insert(*w))
                 .map(|w| (w.chars().count(), trigrams(w)))
                 .collect()
         });
@@ -89,17 +89,45 @@ pub fn score(query: &[String], section: Section<'_>) -> f64 {
             .filter(|(n, _)| n * 3 >= qn && qn * 3 >= *n)
             .map(|(_, t)| dice(&qt, t))
             .fold(0.0, f64::max);
-        if best >= MIN_DICE {
-            total += PARTIAL * best;
-        }
+        out.push(if best >= MIN_DICE {
+            PARTIAL * best
+        } else {
+            0.0
+        });
     }
-    total / query.len() as f64
+    out
 }
 
-/// One score per section, in the order given.
+/// One score per section, in the order given: the weighted mean over the
+/// query tokens of their best match. A token's weight is its inverse
+/// document frequency among these candidates (a word every candidate has
+/// tells them apart least), shared among the bigrams of one CJK word so that
+/// a long katakana word counts as one word.
 pub fn rerank(query: &str, sections: &[Section<'_>]) -> Vec<f64> {
-    let q = content_terms(query);
-    sections.iter().map(|s| score(&q, *s)).collect()
+    let units = content_units(query);
+    let mut tokens = Vec::new();
+    let mut share = Vec::new();
+    for u in &units {
+        for t in u {
+            tokens.push(t.clone());
+            share.push(1.0 / u.len() as f64);
+        }
+    }
+    if tokens.is_empty() {
+        return vec![0.0; sections.len()];
+    }
+    let m: Vec<Vec<f64>> = sections.iter().map(|s| matches(&tokens, *s)).collect();
+    let n = sections.len() as f64;
+    let weights: Vec<f64> = (0..tokens.len())
+        .map(|i| {
+            let df = m.iter().filter(|row| row[i] >= 1.0).count() as f64;
+            share[i] * (1.0 + (n + 1.0) / (df + 1.0)).ln()
+        })
+        .collect();
+    let total: f64 = weights.iter().sum();
+    m.iter()
+        .map(|row| row.iter().zip(&weights).map(|(x, w)| x * w).sum::<f64>() / total)
+        .collect()
 }
 
 #[cfg(test)]
@@ -120,9 +148,23 @@ mod tests {
     }
 
     #[test]
-    fn score_is_the_mean_over_query_tokens() {
+    fn score_is_a_weighted_mean_over_query_tokens() {
         let s = rerank("computed zebra", &[sec("Computed", "cached")]);
-        assert_eq!(s, [0.5]);
+        assert!(s[0] > 0.3 && s[0] < 0.5, "{s:?}");
+    }
+
+    #[test]
+    fn a_token_every_candidate_has_weighs_less() {
+        let s = rerank(
+            "vue teleport",
+            &[
+                sec("", "vue teleport"),
+                sec("", "vue only"),
+                sec("", "vue again"),
+            ],
+        );
+        assert_eq!(s[0], 1.0);
+        assert!(s[1] < 0.45, "a plain mean would give 0.5: {s:?}");
     }
 
     #[test]

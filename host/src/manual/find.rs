@@ -36,19 +36,22 @@ use crate::plugins::RerankCandidate;
 use crate::plugins::claim_graph::{
     Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph, GraphEvidence,
 };
+use crate::text::Folded;
 use crate::text::facet::{self, Facet};
-use crate::text::tokenize::{content_terms, query_terms, tokens};
+use crate::text::tokenize::{content_terms, content_units, is_cjk, query_terms};
 
 /// Candidates that get the full signal analysis; the rest keep their BM25 rank.
-const SIGNAL_POOL: usize = 60;
+const SIGNAL_POOL: usize = 40;
 /// Candidates the reranker sees.
-const RERANK_TOP: usize = 30;
+const RERANK_TOP: usize = 20;
 /// Weight of the reranker's score (in [0, 1]) added to the first-stage score.
 const RERANK_WEIGHT: f64 = 0.5;
 /// Candidates that become evidence for the claim graph.
 const EVIDENCE_MAX: usize = 8;
 /// Characters of a section passed to a component.
-const PLUGIN_TEXT_CHARS: usize = 3000;
+const PLUGIN_TEXT_CHARS: usize = 1500;
+/// Characters of a section the signals look at (a huge table is not read to its end).
+const ANALYSE_CHARS: usize = 20_000;
 /// Characters of a section shown in `integrated_top`.
 const SNIPPET_CHARS: usize = 200;
 /// Below this share of the query in the best section, a search is weak.
@@ -326,24 +329,32 @@ struct Analysis {
 }
 
 fn analyse(
-    terms: &HashSet<String>,
+    units: &[Vec<String>],
     asks_exceptions: bool,
     coverage_weight: f64,
     hit: &Hit,
 ) -> Analysis {
-    let head: HashSet<String> = tokens(&hit.heading).into_iter().map(|t| t.text).collect();
-    let own_title = hit.heading.rsplit(" > ").next().unwrap_or("");
-    let own: HashSet<String> = tokens(own_title).into_iter().map(|t| t.text).collect();
-    let body: HashSet<String> = tokens(&hit.body).into_iter().map(|t| t.text).collect();
+    let terms: Vec<String> = units.iter().flatten().cloned().collect();
+    let body_text = clip(&hit.body, ANALYSE_CHARS);
+    let head = Folded::new(&hit.heading);
+    let own = Folded::new(hit.heading.rsplit(" > ").next().unwrap_or(""));
+    let body = Folded::new(body_text);
     let mut signals = Vec::new();
-    let n = terms.len().max(1) as f64;
     let matched: Vec<&String> = terms
         .iter()
-        .filter(|t| head.contains(*t) || body.contains(*t))
+        .filter(|t| head.has_term(t) || body.has_term(t))
         .collect();
-    let coverage = matched.len() as f64 / n;
-    let in_heading = terms.iter().any(|t| head.contains(t));
-    let focus = terms.iter().filter(|t| own.contains(*t)).count() as f64 / n >= 0.5;
+    // Each query word weighs the same, however many bigrams it has.
+    let share = |has: &dyn Fn(&String) -> bool| {
+        units
+            .iter()
+            .map(|u| u.iter().filter(|t| has(t)).count() as f64 / u.len() as f64)
+            .sum::<f64>()
+            / units.len().max(1) as f64
+    };
+    let coverage = share(&|t| matched.contains(&t));
+    let in_heading = terms.iter().any(|t| head.has_term(t));
+    let focus = share(&|t| own.has_term(t)) >= 0.5;
     if in_heading {
         signals.push(Signal::Heading);
     }
@@ -354,7 +365,7 @@ fn analyse(
     // such (case, width, diacritics or compatibility forms differ).
     if matched
         .iter()
-        .any(|t| !hit.body.contains(t.as_str()) && !hit.heading.contains(t.as_str()))
+        .any(|t| !body_text.contains(t.as_str()) && !hit.heading.contains(t.as_str()))
     {
         signals.push(Signal::Normalized);
     }
@@ -362,21 +373,17 @@ fn analyse(
     // (`watchers` for `watcher`, `computadas` for `computada`).
     let loose = terms.iter().any(|t| {
         let chars = t.chars().count();
-        if chars < 5
-            || head.contains(t)
-            || body.contains(t)
-            || t.chars().any(crate::text::tokenize::is_cjk)
-        {
+        if chars < 5 || matched.contains(&t) || t.chars().any(is_cjk) {
             return false;
         }
         let stem: String = t.chars().take((chars - 2).max(4)).collect();
-        body.iter().chain(head.iter()).any(|w| w.starts_with(&stem))
+        head.has_word_prefix(&stem) || body.has_word_prefix(&stem)
     });
     if loose {
         signals.push(Signal::Loose);
     }
     let exceptions = asks_exceptions
-        && (facet::has_exception_marker(&hit.heading) || facet::has_exception_marker(&hit.body));
+        && (facet::has_exception_marker(&hit.heading) || facet::has_exception_marker(body_text));
     if exceptions {
         signals.push(Signal::Exceptions);
     }
@@ -545,7 +552,7 @@ impl Manuals {
     /// Score found sections: BM25 normalised by the best, plus the signal
     /// bonuses for the analysed pool.
     fn score(&self, query: &str, found: &[Found]) -> Vec<(Cand, usize)> {
-        let terms: HashSet<String> = content_terms(query).into_iter().collect();
+        let units = content_units(query);
         let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
         let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
         found
@@ -558,7 +565,7 @@ impl Manuals {
                     0.0
                 };
                 let a = if i < SIGNAL_POOL {
-                    analyse(&terms, asks_exceptions, self.find.coverage_weight, &f.hit)
+                    analyse(&units, asks_exceptions, self.find.coverage_weight, &f.hit)
                 } else {
                     Analysis {
                         signals: vec![],
@@ -695,9 +702,12 @@ impl Manuals {
         let mut cutoff = None;
         let facets = facet::detect(&req.query);
         // Stage 1 (and 2).
+        let mut clock = Clock::default();
         let (mut found, mut more) =
             self.gather(&req.query, req.manual_id.as_deref(), limit, exclude)?;
+        clock.lap("gather");
         let mut scored = self.score(&req.query, &found);
+        clock.lap("score");
         let mut scope_expanded = false;
         let weak_scope = |s: &[(Cand, usize)]| {
             s.iter().map(|(c, _)| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE
@@ -744,12 +754,14 @@ impl Manuals {
             let texts = texts_of(&pool);
             if !over(&mut cutoff) {
                 let (u, w) = self.rerank(&req.query, &mut cands, &texts);
+                clock.lap("rerank");
                 rerank_use = u;
                 warnings.extend(w);
             }
             sort(&mut cands);
             if !over(&mut cutoff) {
                 let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                clock.lap("graph");
                 evidence = n;
                 match g {
                     Ok(g) => graph = g,
@@ -832,6 +844,8 @@ impl Manuals {
             cutoff = Some(CutoffReason::MaxCandidates);
         }
         let evidence = evidence.min(cands.len());
+        clock.lap("corrective");
+        tracing::debug!(target: "kura::timing", "manual_find {}", clock.report());
         let trace_id = self.traces().new_id();
         let mut trace = Trace {
             candidates: cands,
@@ -906,6 +920,37 @@ impl Manuals {
         trace.output.summary = summary;
         trace.output.next_actions = actions;
         Ok((trace_id, trace))
+    }
+}
+
+/// Stage timings for the debug log.
+struct Clock {
+    last: Instant,
+    laps: Vec<(&'static str, Duration)>,
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            last: Instant::now(),
+            laps: Vec::new(),
+        }
+    }
+}
+
+impl Clock {
+    fn lap(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.laps.push((name, now - self.last));
+        self.last = now;
+    }
+
+    fn report(&self) -> String {
+        self.laps
+            .iter()
+            .map(|(n, d)| format!("{n}={:.2}ms", d.as_secs_f64() * 1e3))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 

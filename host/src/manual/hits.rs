@@ -91,7 +91,7 @@ fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
             trace
                 .gaps()
                 .into_iter()
-                .map(|f| to(f))
+                .map(to)
                 .collect(),
             None,
         ),
@@ -119,17 +119,17 @@ fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
                 .graph
                 .iter()
                 .flat_map(|g| g.claims.iter())
-                .map(|c| to(c))
+                .map(to)
                 .collect(),
             None,
         ),
-        "evidences" => (trace.evidences().iter().map(|e| to(e)).collect(), None),
+        "evidences" => (trace.evidences().iter().map(to).collect(), None),
         "edges" => (
             trace
                 .graph
                 .iter()
                 .flat_map(|g| g.edges.iter())
-                .map(|e| to(e))
+                .map(to)
                 .collect(),
             None,
         ),

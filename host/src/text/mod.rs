@@ -3,7 +3,7 @@
 //! matching.
 
 pub mod markdown;
-pub use kura_text::{facet, normalize, tokenize};
+pub use kura_text::{Folded, facet, normalize, tokenize};
 
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
 /// line without `\n` still counts; an empty text has no lines.
