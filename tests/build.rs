@@ -1,4 +1,5 @@
-//! Builds the hostile test component for wasm32-wasip2.
+//! Builds the test components for wasm32-wasip2: the hostile policy and a
+//! copy of the default reranker.
 
 #![allow(clippy::disallowed_methods)]
 
@@ -7,4 +8,7 @@ include!("../build/guest.rs");
 fn main() {
     let path = build_guest("kura-hostile-policy", &["fixtures/components/hostile"]);
     println!("cargo:rustc-env=KURA_TEST_HOSTILE_WASM={}", path.display());
+    // The default reranker as a file, to configure it like a user's own.
+    let path = build_guest("kura-reranker", &["components/reranker", "text"]);
+    println!("cargo:rustc-env=KURA_TEST_RERANKER_WASM={}", path.display());
 }

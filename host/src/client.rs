@@ -23,6 +23,15 @@ pub const ENV_SETTINGS: &[&str] = &[
     "ALLOW_FILE_SCOPE",
     "DEFAULT_MANUAL_ID",
     "SCAN_MAX_CHARS",
+    "LATE_RERANK_ENABLED",
+    "CLAIM_GRAPH_ENABLED",
+    "CORRECTIVE_ENABLED",
+    "SEM_CACHE_ENABLED",
+    "SEM_CACHE_MAX_SUMMARY_GAP",
+    "SEM_CACHE_MAX_SUMMARY_CONFLICT",
+    "SPARSE_QUERY_COVERAGE_WEIGHT",
+    "TRACE_TTL_SEC",
+    "TRACE_MAX_KEEP",
     "KURA_PLUGIN_WRITE_POLICY",
     "KURA_PLUGIN_RERANKER",
     "KURA_PLUGIN_CLAIM_GRAPH",
@@ -31,6 +40,8 @@ pub const ENV_SETTINGS: &[&str] = &[
 
 pub struct Session {
     pub client: RunningService<RoleClient, ()>,
+    /// The server's process id.
+    pub pid: Option<u32>,
 }
 
 impl Session {
@@ -44,8 +55,9 @@ impl Session {
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(std::process::Stdio::null())
             .spawn()?;
+        let pid = transport.id();
         let client = ().serve(transport).await?;
-        Ok(Session { client })
+        Ok(Session { client, pid })
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {

@@ -31,6 +31,11 @@ pub fn kura_bin() -> PathBuf {
     bin
 }
 
+/// A copy of the default reranker component, built for the tests.
+pub fn reranker_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_RERANKER_WASM"))
+}
+
 /// Where the hostile write-policy component was built.
 pub fn hostile_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_HOSTILE_WASM"))
@@ -194,6 +199,20 @@ pub fn command(args: &[String]) -> tokio::process::Command {
         "STATE_DIR",
         "ALLOW_FILE_SCOPE",
         "SCAN_MAX_CHARS",
+        "DEFAULT_MANUAL_ID",
+        "LATE_RERANK_ENABLED",
+        "CLAIM_GRAPH_ENABLED",
+        "CORRECTIVE_ENABLED",
+        "SEM_CACHE_ENABLED",
+        "SEM_CACHE_MAX_SUMMARY_GAP",
+        "SEM_CACHE_MAX_SUMMARY_CONFLICT",
+        "SPARSE_QUERY_COVERAGE_WEIGHT",
+        "TRACE_TTL_SEC",
+        "TRACE_MAX_KEEP",
+        "KURA_PLUGIN_RERANKER",
+        "KURA_PLUGIN_CLAIM_GRAPH",
+        "KURA_PLUGIN_AUDITOR",
+        "KURA_PLUGIN_WRITE_POLICY",
     ] {
         cmd.env_remove(var);
     }

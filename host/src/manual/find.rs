@@ -779,10 +779,16 @@ impl Manuals {
                 corrective = StageUse::Skipped;
             } else if weak {
                 let relaxed = content_terms(&req.query).join(" ");
-                let widen = req.manual_id.is_some();
+                // Widen to every manual unless the caller pinned the scope.
+                let widen = req.manual_id.is_some() && req.expand_scope && !scope_expanded;
+                let scope = if req.expand_scope {
+                    None
+                } else {
+                    req.manual_id.as_deref()
+                };
                 let changed = widen || query_terms(&relaxed) != query_terms(&req.query);
                 if changed {
-                    let (extra, _) = self.gather(&relaxed, None, limit, exclude)?;
+                    let (extra, _) = self.gather(&relaxed, scope, limit, exclude)?;
                     let extra_scored = self.score(&req.query, &extra);
                     let known: HashSet<_> = cands.iter().map(Cand::key).collect();
                     let mut merged: BTreeMap<(String, String, u64), Cand> = BTreeMap::new();

@@ -123,9 +123,19 @@ impl Manuals {
 
     /// [`Manuals::refresh`] with what the sync did (`None`: nothing to check).
     pub fn refresh_stats(&self) -> Result<(u64, Option<SyncStats>)> {
+        self.sync_now(false)
+    }
+
+    /// Re-check every file now, whatever the watcher says (for the benchmark
+    /// of an unchanged corpus, and for filesystems without change events).
+    pub fn recheck(&self) -> Result<SyncStats> {
+        Ok(self.sync_now(true)?.1.unwrap_or_default())
+    }
+
+    fn sync_now(&self, force: bool) -> Result<(u64, Option<SyncStats>)> {
         let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
         let changed = self.watch.take_changed();
-        if state.1 && !changed {
+        if state.1 && !changed && !force {
             return Ok((state.0, None));
         }
         let files: Vec<_> = self

@@ -1,0 +1,697 @@
+//! One test per fixed rule (固定ルール) of seed 004's search tools,
+//! manual_find and manual_hits, plus SPEC.md's settlements (traces, cache,
+//! corrective stage, components), through the real binary over stdio.
+
+use kura_tests::{Fixture, Kura, reranker_wasm};
+use serde_json::{Value, json};
+
+const MANUAL: &str = "vue-docs-ja";
+const COMPUTED: &str = "guide/essentials/computed.md";
+/// A query the fixture answers well (computed.md, "算出プロパティ vs. メソッド").
+const CACHING: &str = "算出プロパティとメソッドの違い、キャッシュされる？";
+
+async fn kura(extra: &[&str]) -> (Fixture, Kura) {
+    let f = Fixture::new();
+    let k = f.start_with_manuals(extra).await;
+    (f, k)
+}
+
+/// A second manual, so that scope and hoisting can be seen.
+fn add_other_manual(f: &Fixture) {
+    let dir = f.manuals().join("other");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("zebra.md"),
+        "# Zebra crossing\n\nA zebra crossing is where pedestrians cross.\n\n## Zebra rules\n\nDrivers must stop at a zebra crossing.\n",
+    )
+    .unwrap();
+}
+
+async fn find(k: &Kura, args: Value) -> Value {
+    k.call("manual_find", args).await.ok().clone()
+}
+
+async fn hits(k: &Kura, trace: &Value, kind: &str) -> Value {
+    let r = k
+        .call(
+            "manual_hits",
+            json!({"trace_id": trace["trace_id"], "kind": kind, "limit": 1000}),
+        )
+        .await;
+    r.ok().clone()
+}
+
+// ---- manual_find ------------------------------------------------------------
+
+#[tokio::test]
+async fn claim_graph_is_the_body_and_summary_is_derived_from_it() {
+    let (_f, k) = kura(&[]).await;
+    for q in [CACHING, "createApp の例外", "テンプレート構文とは"] {
+        let r = find(&k, json!({"query": q, "include_claim_graph": true})).await;
+        let g = &r["claim_graph"];
+        let s = &r["summary"];
+        let conflicted = g["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["status"] == "conflicted")
+            .count();
+        let uncovered = g["facets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["coverage_status"] != "covered")
+            .count();
+        assert_eq!(s["conflict_count"], conflicted, "{q}: {r}");
+        assert_eq!(s["gap_count"], uncovered, "{q}: {r}");
+        let status = if conflicted + uncovered > 0 {
+            "needs_followup"
+        } else {
+            "ready"
+        };
+        assert_eq!(s["integration_status"], status, "{q}");
+        // Every edge joins a claim and an evidence of this graph.
+        for e in g["edges"].as_array().unwrap() {
+            assert!(
+                g["claims"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["claim_id"] == e["from_claim_id"])
+            );
+            assert!(
+                g["evidences"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|v| v["evidence_id"] == e["to_evidence_id"])
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn candidates_are_bm25_with_signal_and_coverage_corrections() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    let c = hits(&k, &r, "candidates").await;
+    let items = c["items"].as_array().unwrap();
+    assert_eq!(items[0]["ref"]["path"], COMPUTED, "{c}");
+    let signals = items[0]["signals"].as_array().unwrap();
+    assert!(signals.contains(&json!("heading")), "{signals:?}");
+    let scores: Vec<f64> = items.iter().map(|i| i["score"].as_f64().unwrap()).collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "ranked: {scores:?}"
+    );
+}
+
+#[tokio::test]
+async fn sparse_query_coverage_weight_is_added_to_the_score() {
+    let top = |extra: &'static [&'static str]| async move {
+        let (_f, k) = kura(extra).await;
+        let args = json!({"query": CACHING, "use_cache": false});
+        let r = find(&k, args).await;
+        let c = hits(&k, &r, "candidates").await;
+        c["items"][0]["score"].as_f64().unwrap()
+    };
+    let none = top(&[
+        "--set",
+        "sparse_query_coverage_weight=0",
+        "--set",
+        "late_rerank_enabled=false",
+    ])
+    .await;
+    let heavy = top(&[
+        "--set",
+        "sparse_query_coverage_weight=2",
+        "--set",
+        "late_rerank_enabled=false",
+    ])
+    .await;
+    assert!(heavy > none + 0.5, "coverage bonus: {none} -> {heavy}");
+}
+
+#[tokio::test]
+async fn late_rerank_applies_when_enabled() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(r["applied"]["late_rerank"], "applied");
+    let c = hits(&k, &r, "candidates").await;
+    assert!(
+        c["items"][0]["signals"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("late_rerank"))
+    );
+    let (_f, k) = kura(&["--set", "late_rerank_enabled=false"]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(r["applied"]["late_rerank"], "disabled");
+    let c = hits(&k, &r, "candidates").await;
+    assert!(c["items"].as_array().unwrap().iter().all(|i| {
+        !i["signals"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("late_rerank"))
+    }));
+}
+
+#[tokio::test]
+async fn late_reranker_hook_applies_even_when_the_setting_is_off() {
+    let wasm = format!("reranker={}", reranker_wasm().display());
+    let (_f, k) = kura(&["--set", "late_rerank_enabled=false", "--plugin", &wasm]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(r["applied"]["late_rerank"], "applied");
+}
+
+#[tokio::test]
+async fn a_component_of_the_wrong_world_is_refused_at_start_naming_the_slot() {
+    let f = Fixture::new();
+    let wasm = format!("reranker={}", kura_tests::hostile_wasm().display());
+    let manuals = f.manuals().display().to_string();
+    let out = kura_tests::command(&f.args(&["--manuals-root", &manuals, "--plugin", &wasm]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reranker") && err.contains("`rerank`"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn include_claim_graph_only_when_true() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    assert!(r.get("claim_graph").is_none());
+    let r = find(&k, json!({"query": CACHING, "include_claim_graph": false})).await;
+    assert!(r.get("claim_graph").is_none());
+    let r = find(&k, json!({"query": CACHING, "include_claim_graph": true})).await;
+    assert!(r["claim_graph"]["claims"].is_array(), "{r}");
+    let ev = &r["claim_graph"]["evidences"][0];
+    assert_eq!(ev["ref"]["target"], "manual");
+    assert_eq!(ev["snippet_digest"].as_str().unwrap().len(), 16);
+}
+
+#[tokio::test]
+async fn conflict_count_equals_manual_hits_conflicts_total() {
+    let (_f, k) = kura(&[]).await;
+    for q in [
+        CACHING,
+        "createApp",
+        "v-if v-show 違い",
+        "mount できない 例外",
+    ] {
+        let r = find(&k, json!({"query": q})).await;
+        let h = hits(&k, &r, "conflicts").await;
+        assert_eq!(h["total"], r["summary"]["conflict_count"], "{q}");
+    }
+}
+
+#[tokio::test]
+async fn gap_count_equals_manual_hits_gaps_total() {
+    let (_f, k) = kura(&[]).await;
+    for q in [CACHING, "createApp", "zebra の手順", "mount できない 例外"] {
+        let r = find(&k, json!({"query": q})).await;
+        let h = hits(&k, &r, "gaps").await;
+        assert_eq!(h["total"], r["summary"]["gap_count"], "{q}");
+    }
+}
+
+#[tokio::test]
+async fn expand_scope_defaults_to_true() {
+    let (f, k) = kura(&[]).await;
+    add_other_manual(&f);
+    let r = find(
+        &k,
+        json!({"query": "zebra crossing rules", "manual_id": MANUAL}),
+    )
+    .await;
+    assert_eq!(r["applied"]["expand_scope"], true);
+    assert_eq!(r["applied"]["scope_expanded"], true, "{r}");
+    let c = hits(&k, &r, "candidates").await;
+    assert_eq!(c["manual_id"], "other", "{c}");
+    let r = find(
+        &k,
+        json!({"query": "zebra crossing rules", "manual_id": MANUAL, "expand_scope": false}),
+    )
+    .await;
+    assert_eq!(r["applied"]["scope_expanded"], false);
+    let c = hits(&k, &r, "candidates").await;
+    assert!(
+        c["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| c["manual_id"] == MANUAL || i["ref"]["manual_id"] == MANUAL),
+        "{c}"
+    );
+}
+
+#[tokio::test]
+async fn corrective_stage_runs_when_stage3_is_weak() {
+    // Asking for the exceptions of something the manual only defines leaves a
+    // gap: stage 3 is weak, stage 4 runs.
+    let (_f, k) = kura(&[]).await;
+    let r = find(
+        &k,
+        json!({"query": "createApp を使えない例外", "include_claim_graph": true}),
+    )
+    .await;
+    assert!(
+        r["summary"]["gap_count"].as_u64().unwrap() > 0
+            || r["summary"]["conflict_count"].as_u64().unwrap() > 0,
+        "{r}"
+    );
+    assert_eq!(r["applied"]["corrective"], "applied", "{r}");
+    let (_f, k) = kura(&["--set", "corrective_enabled=false"]).await;
+    let r = find(&k, json!({"query": "createApp を使えない例外"})).await;
+    assert_eq!(r["applied"]["corrective"], "disabled");
+}
+
+#[tokio::test]
+async fn default_manual_id_applies_when_manual_id_is_omitted() {
+    let f = Fixture::new();
+    add_other_manual(&f);
+    let k = f
+        .start_with_manuals(&["--set", "default_manual_id=other"])
+        .await;
+    let r = find(&k, json!({"query": "zebra"})).await;
+    assert_eq!(r["applied"]["manual_id"], "other");
+    let r = find(&k, json!({"query": "zebra", "manual_id": MANUAL})).await;
+    assert_eq!(
+        r["applied"]["manual_id"], MANUAL,
+        "an explicit manual_id wins"
+    );
+    let (_f, k) = kura(&["--set", "default_manual_id=nope"]).await;
+    assert_eq!(
+        k.call("manual_find", json!({"query": "zebra"}))
+            .await
+            .code(),
+        "not_found"
+    );
+}
+
+#[tokio::test]
+async fn expand_scope_include_claim_graph_use_cache_are_boolean_only() {
+    let (_f, k) = kura(&[]).await;
+    for key in ["expand_scope", "include_claim_graph", "use_cache"] {
+        for bad in [json!("true"), json!(1), json!([])] {
+            let mut args = json!({"query": "createApp"});
+            args[key] = bad.clone();
+            let r = k.call("manual_find", args).await;
+            assert_eq!(r.code(), "invalid_parameter", "{key}={bad}");
+            assert_eq!(r.body["error"]["details"]["parameter"], key);
+        }
+    }
+}
+
+#[tokio::test]
+async fn use_cache_defaults_to_sem_cache_enabled() {
+    let (_f, k) = kura(&[]).await;
+    let a = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(a["applied"]["cache"], "miss");
+    // Same terms in another order, case and width: the same query.
+    let b = find(
+        &k,
+        json!({"query": "キャッシュされる？ 算出プロパティとメソッドの違い、"}),
+    )
+    .await;
+    assert_eq!(b["applied"]["cache"], "hit", "{b}");
+    assert_eq!(a["trace_id"], b["trace_id"]);
+    let c = find(&k, json!({"query": CACHING, "use_cache": false})).await;
+    assert_eq!(c["applied"]["cache"], "off");
+    assert_ne!(a["trace_id"], c["trace_id"]);
+    let (_f, k) = kura(&["--set", "sem_cache_enabled=false"]).await;
+    let a = find(&k, json!({"query": CACHING})).await;
+    let b = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(b["applied"]["cache"], "off");
+    assert_ne!(a["trace_id"], b["trace_id"]);
+    let c = find(&k, json!({"query": CACHING, "use_cache": true})).await;
+    assert_eq!(
+        c["applied"]["cache"], "hit",
+        "use_cache=true overrides the setting"
+    );
+}
+
+#[tokio::test]
+async fn cache_hit_over_the_gap_threshold_searches_again() {
+    let q = "createApp を使えない例外";
+    let (_f, k) = kura(&["--set", "sem_cache_max_summary_gap=0"]).await;
+    let a = find(&k, json!({"query": q})).await;
+    assert!(a["summary"]["gap_count"].as_u64().unwrap() > 0, "{a}");
+    let b = find(&k, json!({"query": q})).await;
+    assert_eq!(b["applied"]["cache"], "miss");
+    assert_ne!(a["trace_id"], b["trace_id"]);
+    let (_f, k) = kura(&["--set", "sem_cache_max_summary_gap=-1"]).await;
+    find(&k, json!({"query": q})).await;
+    let b = find(&k, json!({"query": q})).await;
+    assert_eq!(b["applied"]["cache"], "hit", "-1 means no threshold");
+}
+
+#[tokio::test]
+async fn cache_is_invalidated_when_a_manual_changes() {
+    let (f, k) = kura(&[]).await;
+    let a = find(&k, json!({"query": "quokka"})).await;
+    assert_eq!(a["summary"]["candidates"], 0);
+    std::fs::write(
+        f.manuals().join(MANUAL).join("guide/quokka.md"),
+        "# Quokka\n\nThe quokka is a small marsupial.\n",
+    )
+    .unwrap();
+    // The watcher reports the change asynchronously; a search after that sees it.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let b = find(&k, json!({"query": "quokka"})).await;
+    assert_eq!(b["applied"]["cache"], "miss", "{b}");
+    assert_eq!(b["summary"]["candidates"], 1, "{b}");
+    let c = hits(&k, &b, "candidates").await;
+    assert_eq!(c["items"][0]["ref"]["path"], "guide/quokka.md");
+}
+
+#[tokio::test]
+async fn budget_defaults_are_60000_ms_and_200_candidates() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": "createApp"})).await;
+    assert_eq!(
+        r["applied"]["budget"],
+        json!({"max_candidates": 200, "time_ms": 60000})
+    );
+    assert!(r.get("cutoff_reason").is_none());
+}
+
+#[tokio::test]
+async fn budget_values_are_integers_at_least_1() {
+    let (_f, k) = kura(&[]).await;
+    for key in ["max_candidates", "time_ms"] {
+        for bad in [
+            json!(0),
+            json!(-1),
+            json!(1.5),
+            json!("abc"),
+            json!(true),
+            json!(""),
+        ] {
+            let r = k
+                .call(
+                    "manual_find",
+                    json!({"query": "createApp", "budget": {key: bad}}),
+                )
+                .await;
+            assert_eq!(r.code(), "invalid_parameter", "{key}={bad}");
+            assert_eq!(
+                r.body["error"]["details"]["parameter"],
+                format!("budget.{key}")
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn budget_integer_convertible_values_are_accepted() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(
+        &k,
+        json!({"query": "createApp", "budget": {"max_candidates": "100", "time_ms": 5000.0}}),
+    )
+    .await;
+    assert_eq!(
+        r["applied"]["budget"],
+        json!({"max_candidates": 100, "time_ms": 5000})
+    );
+}
+
+#[tokio::test]
+async fn budget_max_candidates_cuts_the_list_and_says_so() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(
+        &k,
+        json!({"query": CACHING, "budget": {"max_candidates": 1}}),
+    )
+    .await;
+    assert_eq!(r["summary"]["candidates"], 1);
+    assert_eq!(r["cutoff_reason"], "max_candidates");
+    assert_eq!(hits(&k, &r, "candidates").await["total"], 1);
+}
+
+#[tokio::test]
+async fn budget_time_ms_skips_later_stages_and_says_so() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(
+        &k,
+        json!({"query": CACHING, "budget": {"time_ms": 1}, "use_cache": false}),
+    )
+    .await;
+    // 1 ms may or may not be enough for the first stage; whatever was cut is reported.
+    if r["applied"]["late_rerank"] == "skipped" {
+        assert_eq!(r["cutoff_reason"], "time_ms", "{r}");
+    }
+    assert!(r["summary"]["candidates"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn only_unscanned_from_trace_id_leaves_out_what_was_integrated() {
+    let (_f, k) = kura(&[]).await;
+    let a = find(&k, json!({"query": CACHING})).await;
+    let first = hits(&k, &a, "evidences").await;
+    let b = find(
+        &k,
+        json!({"query": CACHING, "only_unscanned_from_trace_id": a["trace_id"]}),
+    )
+    .await;
+    let second = hits(&k, &b, "candidates").await;
+    let key = |r: &Value| (r["path"].clone(), r["start_line"].clone());
+    for e in first["items"].as_array().unwrap() {
+        for c in second["items"].as_array().unwrap() {
+            assert_ne!(key(&e["ref"]), key(&c["ref"]), "already integrated: {e}");
+        }
+    }
+    let r = k
+        .call(
+            "manual_find",
+            json!({"query": CACHING, "only_unscanned_from_trace_id": "tr_nope"}),
+        )
+        .await;
+    assert_eq!(r.code(), "not_found");
+}
+
+#[tokio::test]
+async fn next_actions_use_only_the_types_004_allows() {
+    let (_f, k) = kura(&[]).await;
+    for q in [CACHING, "createApp を使えない例外", "quokka"] {
+        let r = find(&k, json!({"query": q})).await;
+        for a in r["next_actions"].as_array().unwrap() {
+            let t = a["type"].as_str().unwrap();
+            assert!(
+                ["manual_hits", "manual_read", "manual_find"].contains(&t),
+                "{a}"
+            );
+            // The params are a call that works.
+            let res = k.call(t, a["params"].clone()).await;
+            assert!(!res.is_error, "{t} {}: {}", a["params"], res.body);
+        }
+    }
+}
+
+#[tokio::test]
+async fn query_text_is_never_syntax() {
+    let (_f, k) = kura(&[]).await;
+    for q in [
+        "C++ \"rate-limiting\" (auth) -x:y",
+        "title:createApp AND NOT",
+        "*",
+        "\\",
+    ] {
+        let r = k.call("manual_find", json!({"query": q})).await;
+        assert!(!r.is_error, "{q}: {}", r.body);
+    }
+}
+
+#[tokio::test]
+async fn query_is_required_and_not_empty() {
+    let (_f, k) = kura(&[]).await;
+    for args in [
+        json!({}),
+        json!({"query": ""}),
+        json!({"query": "  "}),
+        json!({"query": 3}),
+    ] {
+        let r = k.call("manual_find", args.clone()).await;
+        assert_eq!(r.code(), "invalid_parameter", "{args}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_manual_id_is_not_found() {
+    let (_f, k) = kura(&[]).await;
+    let r = k
+        .call("manual_find", json!({"query": "x", "manual_id": "nope"}))
+        .await;
+    assert_eq!(r.code(), "not_found");
+}
+
+#[tokio::test]
+async fn trace_max_keep_forgets_the_oldest_trace() {
+    let (_f, k) = kura(&["--set", "trace_max_keep=1"]).await;
+    let a = find(&k, json!({"query": "createApp"})).await;
+    find(&k, json!({"query": CACHING})).await;
+    let r = k
+        .call("manual_hits", json!({"trace_id": a["trace_id"]}))
+        .await;
+    assert_eq!(r.code(), "not_found");
+}
+
+// ---- manual_hits -------------------------------------------------------------
+
+#[tokio::test]
+async fn manual_hits_kind_defaults_to_candidates() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    let h = k
+        .call("manual_hits", json!({"trace_id": r["trace_id"]}))
+        .await;
+    assert_eq!(h.ok()["kind"], "candidates");
+    assert_eq!(h.ok()["total"], r["summary"]["candidates"]);
+}
+
+#[tokio::test]
+async fn manual_hits_offset_and_limit_default_to_0_and_50() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    let h = k
+        .call("manual_hits", json!({"trace_id": r["trace_id"]}))
+        .await;
+    assert_eq!(h.ok()["offset"], 0);
+    assert_eq!(h.ok()["limit"], 50);
+    let all = hits(&k, &r, "candidates").await;
+    let page = k
+        .call(
+            "manual_hits",
+            json!({"trace_id": r["trace_id"], "offset": 1, "limit": 2}),
+        )
+        .await;
+    assert_eq!(page.ok()["items"].as_array().unwrap().len(), 2);
+    assert_eq!(page.ok()["items"][0], all["items"][1]);
+    assert_eq!(page.ok()["total"], all["total"]);
+}
+
+#[tokio::test]
+async fn manual_hits_offset_at_least_0_and_limit_at_least_1() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    for (key, bad) in [
+        ("offset", json!(-1)),
+        ("offset", json!(1.5)),
+        ("offset", json!("1")),
+        ("limit", json!(0)),
+        ("limit", json!(-3)),
+        ("limit", json!(true)),
+    ] {
+        let mut args = json!({"trace_id": r["trace_id"]});
+        args[key] = bad.clone();
+        let h = k.call("manual_hits", args).await;
+        assert_eq!(h.code(), "invalid_parameter", "{key}={bad}");
+    }
+}
+
+#[tokio::test]
+async fn manual_hits_candidates_are_compressed() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    let c = hits(&k, &r, "candidates").await;
+    for i in c["items"].as_array().unwrap() {
+        assert!(
+            i.get("target").is_none() && i.get("json_path").is_none(),
+            "{i}"
+        );
+        assert!(i["ref"].get("target").is_none() && i["ref"].get("json_path").is_none());
+    }
+}
+
+#[tokio::test]
+async fn manual_hits_candidates_hoist_a_shared_manual_id() {
+    let (f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING})).await;
+    let c = hits(&k, &r, "candidates").await;
+    assert_eq!(c["manual_id"], MANUAL);
+    assert!(
+        c["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|i| i["ref"].get("manual_id").is_none())
+    );
+    // Candidates from two manuals: each ref names its own.
+    add_other_manual(&f);
+    std::fs::write(
+        f.manuals().join("other/computed.md"),
+        "# 算出プロパティ\n\n算出プロパティはキャッシュされます。\n",
+    )
+    .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let r = find(&k, json!({"query": CACHING, "use_cache": false})).await;
+    let c = hits(&k, &r, "candidates").await;
+    assert!(c.get("manual_id").is_none(), "{c}");
+    let manuals: std::collections::BTreeSet<&str> = c["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["ref"]["manual_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(manuals, [MANUAL, "other"].into_iter().collect());
+}
+
+#[tokio::test]
+async fn manual_hits_serves_every_kind() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(
+        &k,
+        json!({"query": "createApp を使えない例外", "include_claim_graph": true}),
+    )
+    .await;
+    let g = &r["claim_graph"];
+    for (kind, expected) in [
+        (
+            "candidates",
+            r["summary"]["candidates"].as_u64().unwrap() as usize,
+        ),
+        ("claims", g["claims"].as_array().unwrap().len()),
+        ("evidences", g["evidences"].as_array().unwrap().len()),
+        ("edges", g["edges"].as_array().unwrap().len()),
+        ("integrated_top", g["evidences"].as_array().unwrap().len()),
+        ("gaps", r["summary"]["gap_count"].as_u64().unwrap() as usize),
+        (
+            "conflicts",
+            r["summary"]["conflict_count"].as_u64().unwrap() as usize,
+        ),
+    ] {
+        let h = hits(&k, &r, kind).await;
+        assert_eq!(h["kind"], kind);
+        assert_eq!(h["total"], expected, "{kind}: {h}");
+        assert_eq!(h["items"].as_array().unwrap().len(), expected, "{kind}");
+    }
+    let cands = r["summary"]["candidates"].as_u64().unwrap();
+    let ev = g["evidences"].as_array().unwrap().len() as u64;
+    assert_eq!(hits(&k, &r, "unscanned").await["total"], cands - ev);
+    let top = hits(&k, &r, "integrated_top").await;
+    assert!(top["items"][0]["snippet"].as_str().is_some());
+}
+
+#[tokio::test]
+async fn manual_hits_unknown_trace_is_not_found_and_unknown_kind_is_invalid() {
+    let (_f, k) = kura(&[]).await;
+    let h = k.call("manual_hits", json!({"trace_id": "tr_0"})).await;
+    assert_eq!(h.code(), "not_found");
+    let r = find(&k, json!({"query": CACHING})).await;
+    let h = k
+        .call(
+            "manual_hits",
+            json!({"trace_id": r["trace_id"], "kind": "everything"}),
+        )
+        .await;
+    assert_eq!(h.code(), "invalid_parameter");
+    let h = k.call("manual_hits", json!({})).await;
+    assert_eq!(h.code(), "invalid_parameter");
+}
