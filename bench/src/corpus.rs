@@ -124,7 +124,7 @@ fn vary(section: &str, m: &Manual, rng: &mut Rng) -> String {
         if word.is_empty() {
             return;
         }
-        if word.len() >= 4 && rng.chance(0.12) {
+        if word.len() >= 4 && rng.chance(0.3) {
             match rng.below(3) {
                 0 if !m.words.is_empty() => out.push_str(&m.words[rng.below(m.words.len())]),
                 1 => {
@@ -149,7 +149,7 @@ fn vary(section: &str, m: &Manual, rng: &mut Rng) -> String {
             continue;
         }
         flush(&mut word, &mut out, rng);
-        if is_cjk(c) && !m.cjk.is_empty() && rng.chance(0.06) {
+        if is_cjk(c) && !m.cjk.is_empty() && rng.chance(0.15) {
             out.push(m.cjk[rng.below(m.cjk.len())]);
         } else {
             out.push(c);

@@ -7,7 +7,7 @@
 //! collapsed to files, and the usual measures are taken at the file level:
 //! hit@5, recall@5, MRR@5 and nDCG@10 (binary relevance), with the tool's
 //! latency (in process: the pipeline without the stdio transport). The same
-//! set runs under four switches — reranker on/off × claim graph on/off — so
+//! set runs with the reranker, the claim graph and the corrective stage switched off in turn, so
 //! each stage's effect is visible.
 
 use std::collections::BTreeMap;
@@ -37,6 +37,9 @@ pub struct EvalArgs {
     /// Show each query's rank of the first expected file.
     #[arg(long)]
     pub verbose: bool,
+    /// Keep the index here (default: a temporary folder, rebuilt each run).
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -177,26 +180,32 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
         .collect()
 }
 
-/// The four configurations of the A/B table.
-const SWITCHES: &[(&str, bool, bool)] = &[
-    ("default (reranker + claim graph)", true, true),
-    ("no reranker", false, true),
-    ("no claim graph", true, false),
-    ("neither", false, false),
+/// The configurations of the A/B table: (name, reranker, claim graph, corrective).
+const SWITCHES: &[(&str, bool, bool, bool)] = &[
+    ("default (reranker + claim graph)", true, true, true),
+    ("no reranker", false, true, true),
+    ("no claim graph", true, false, true),
+    ("neither", false, false, true),
+    ("no corrective stage", true, true, false),
 ];
 
 pub fn run(args: EvalArgs) -> Result<(), String> {
     let gold = load_gold(&args.gold)?;
-    let state = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let state = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(|| tmp.path().to_owned());
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     let switches = if args.quick { &SWITCHES[..1] } else { SWITCHES };
-    for (i, (name, rerank, graph)) in switches.iter().enumerate() {
+    for (i, (name, rerank, graph, corrective)) in switches.iter().enumerate() {
         let config = Config {
             manuals_root: Some(args.root.clone()),
-            state_dir: Some(state.path().to_owned()),
+            state_dir: Some(state.clone()),
             late_rerank_enabled: *rerank,
             claim_graph_enabled: *graph,
+            corrective_enabled: *corrective,
             ..Config::default()
         };
         let app = App::start(config).map_err(|e| e.to_string())?;

@@ -17,12 +17,20 @@ pub fn normalize(s: &str) -> String {
     if s.is_ascii() {
         return s.to_ascii_lowercase();
     }
-    // Most text is already in NFKC (the quick check answers without
-    // decomposing anything); only the rest pays for the full algorithm.
-    match unicode_normalization::is_nfkc_quick(s.chars()) {
-        IsNormalized::Yes => s.chars().flat_map(char::to_lowercase).collect(),
-        _ => s.nfkc().flat_map(char::to_lowercase).collect(),
+    // Most lines are already in NFKC (the quick check answers without
+    // decomposing anything); only the others pay for the full algorithm.
+    // NFKC never changes a line ending, so lines can be done one by one.
+    let mut out = String::with_capacity(s.len());
+    for line in s.split_inclusive('\n') {
+        if line.is_ascii() {
+            out.extend(line.chars().map(|c| c.to_ascii_lowercase()));
+        } else if unicode_normalization::is_nfkc_quick(line.chars()) == IsNormalized::Yes {
+            out.extend(line.chars().flat_map(char::to_lowercase));
+        } else {
+            out.extend(line.nfkc().flat_map(char::to_lowercase));
+        }
     }
+    out
 }
 
 /// [`normalize`], then diacritics folded and every run of characters that are

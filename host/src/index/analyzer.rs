@@ -13,6 +13,9 @@ pub const STEM_ES: &str = "kura_es";
 #[derive(Clone, Default)]
 pub struct KuraTokenizer {
     buf: Vec<tokenize::Token>,
+    /// Keep only words (no CJK bigrams): for the stemmed fields, where CJK
+    /// would only repeat the plain field's postings.
+    words_only: bool,
 }
 
 pub struct KuraStream<'a> {
@@ -28,6 +31,10 @@ impl Tokenizer for KuraTokenizer {
         self.buf.clear();
         let norm = crate::text::normalize(text);
         tokenize::tokens_normalized(&norm, &mut self.buf);
+        if self.words_only {
+            self.buf
+                .retain(|t| !t.text.chars().next().is_some_and(tokenize::is_cjk));
+        }
         KuraStream {
             tokens: &self.buf,
             at: 0,
@@ -66,9 +73,12 @@ pub fn plain() -> TextAnalyzer {
 }
 
 pub fn stemmed(language: Language) -> TextAnalyzer {
-    TextAnalyzer::builder(KuraTokenizer::default())
-        .filter(Stemmer::new(language))
-        .build()
+    TextAnalyzer::builder(KuraTokenizer {
+        words_only: true,
+        ..KuraTokenizer::default()
+    })
+    .filter(Stemmer::new(language))
+    .build()
 }
 
 /// The terms an analyzer makes of `text`, deduplicated in order.

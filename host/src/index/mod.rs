@@ -26,7 +26,7 @@ use crate::fs::{FileStat, RelPath, Root, StateDir};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -81,6 +81,8 @@ pub struct Hit {
     pub start_line: u64,
     pub end_line: u64,
     pub heading: String,
+    /// Empty from [`SectionIndex::search`] (bodies are not stored); the
+    /// domain fills it from the file when it needs it.
     pub body: String,
     pub score: f32,
 }
@@ -109,6 +111,8 @@ struct Manifest {
 
 struct Fields {
     file: Field,
+    /// The first segment of `file` (the manual), for scoped searches.
+    scope: Field,
     start_line: Field,
     end_line: Field,
     heading: Field,
@@ -129,10 +133,13 @@ fn schema() -> (Schema, Fields) {
     };
     let fields = Fields {
         file: b.add_text_field("file", STRING | STORED),
+        scope: b.add_text_field("scope", STRING),
         start_line: b.add_u64_field("start_line", STORED),
         end_line: b.add_u64_field("end_line", STORED),
         heading: b.add_text_field("heading", text(analyzer::PLAIN, true)),
-        body: b.add_text_field("body", text(analyzer::PLAIN, true)),
+        // Not stored: the text is in the file (see `Hit::body`), and a small
+        // document store keeps loading 200 candidates cheap.
+        body: b.add_text_field("body", text(analyzer::PLAIN, false)),
         stem_en: b.add_text_field("stem_en", text(analyzer::STEM_EN, false)),
         stem_es: b.add_text_field("stem_es", text(analyzer::STEM_ES, false)),
     };
@@ -305,6 +312,7 @@ impl SectionIndex {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
         d.add_text(f.file, file);
+        d.add_text(f.scope, file.split('/').next().unwrap_or(""));
         d.add_u64(f.start_line, unit.start_line);
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
@@ -328,12 +336,16 @@ impl SectionIndex {
     }
 
     /// BM25 over heading (×`heading_boost`), body, and the stemmed fields
-    /// (×`stem_boost`), for the analyzer terms of `query`. `filter` keeps hits
-    /// whose file path and first line it accepts.
+    /// (×`stem_boost`, words only), for the analyzer terms of `query`; only
+    /// files under `scope/` when a scope is given. `filter` keeps hits whose
+    /// file path and first line it accepts; `fetch` is how many to look at
+    /// so that `limit` remain after it.
     pub fn search(
         &self,
         query: &str,
         limit: usize,
+        fetch: usize,
+        scope: Option<&str>,
         filter: impl Fn(&str, u64) -> bool,
     ) -> Result<Vec<Hit>> {
         const HEADING_BOOST: f32 = 2.0;
@@ -367,15 +379,27 @@ impl SectionIndex {
         if clauses.is_empty() {
             return Ok(vec![]);
         }
-        let q = BooleanQuery::new(clauses);
+        let mut q: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        if let Some(scope) = scope {
+            let only = TermQuery::new(
+                Term::from_field_text(f.scope, scope),
+                IndexRecordOption::Basic,
+            );
+            // The scope filters; it adds nothing to the score.
+            q = Box::new(BooleanQuery::new(vec![
+                (Occur::Must, q),
+                (Occur::Must, Box::new(BoostQuery::new(Box::new(only), 0.0))),
+            ]));
+        }
         let searcher = self.reader.searcher();
-        // Over-fetch so that a filter on files still fills `limit`.
+        let t0 = std::time::Instant::now();
         let top = searcher
             .search(
                 &q,
-                &TopDocs::with_limit(limit.saturating_mul(4).max(limit)).order_by_score(),
+                &TopDocs::with_limit(fetch.max(limit).max(1)).order_by_score(),
             )
             .map_err(internal)?;
+        let t1 = std::time::Instant::now();
         let mut out = Vec::new();
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
@@ -400,7 +424,7 @@ impl SectionIndex {
                     .and_then(|v| v.as_u64())
                     .unwrap_or(1),
                 heading: text(f.heading),
-                body: text(f.body),
+                body: String::new(),
                 file,
                 score,
             });
@@ -408,6 +432,13 @@ impl SectionIndex {
                 break;
             }
         }
+        tracing::debug!(
+            target: "kura::timing",
+            "index search {:.2}ms, load {} docs {:.2}ms",
+            (t1 - t0).as_secs_f64() * 1e3,
+            out.len(),
+            t1.elapsed().as_secs_f64() * 1e3
+        );
         Ok(out)
     }
 }
@@ -445,7 +476,7 @@ mod tests {
         let ix = SectionIndex::open(None, "t").unwrap();
         assert_eq!(sync(&ix, &r).added, 2);
         let top = |q: &str| {
-            ix.search(q, 3, |_, _| true)
+            ix.search(q, 3, 3, None, |_, _| true)
                 .unwrap()
                 .first()
                 .map(|h| (h.file.clone(), h.start_line))
@@ -492,11 +523,22 @@ mod tests {
         .unwrap();
         let s = sync(&ix, &r);
         assert_eq!((s.updated, s.unchanged), (1, 1));
-        assert_eq!(ix.search("zebra", 3, |_, _| true).unwrap().len(), 1);
-        assert!(ix.search("callback", 3, |_, _| true).unwrap().is_empty());
+        assert_eq!(
+            ix.search("zebra", 3, 3, None, |_, _| true).unwrap().len(),
+            1
+        );
+        assert!(
+            ix.search("callback", 3, 3, None, |_, _| true)
+                .unwrap()
+                .is_empty()
+        );
         std::fs::remove_file(t.path().join("root/m/b.md")).unwrap();
         assert_eq!(sync(&ix, &r).deleted, 1);
-        assert!(ix.search("zebra", 3, |_, _| true).unwrap().is_empty());
+        assert!(
+            ix.search("zebra", 3, 3, None, |_, _| true)
+                .unwrap()
+                .is_empty()
+        );
         drop(ix);
         // Reopened from the state folder: nothing to re-read.
         let ix = SectionIndex::open(Some(&state), "t").unwrap();
@@ -508,6 +550,11 @@ mod tests {
                 ..Default::default()
             }
         );
-        assert_eq!(ix.search("キャッシュ", 3, |_, _| true).unwrap().len(), 1);
+        assert_eq!(
+            ix.search("キャッシュ", 3, 3, None, |_, _| true)
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

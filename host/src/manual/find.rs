@@ -20,7 +20,7 @@
 //! Every search leaves a trace for manual_hits; the query cache answers a
 //! repeated query from its trace while the index has not changed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
@@ -41,11 +41,11 @@ use crate::text::facet::{self, Facet};
 use crate::text::tokenize::{content_terms, content_units, is_cjk, query_terms};
 
 /// Candidates that get the full signal analysis; the rest keep their BM25 rank.
-const SIGNAL_POOL: usize = 40;
+const SIGNAL_POOL: usize = 30;
 /// Candidates the reranker sees.
 const RERANK_TOP: usize = 20;
 /// Weight of the reranker's score (in [0, 1]) added to the first-stage score.
-const RERANK_WEIGHT: f64 = 0.5;
+const RERANK_WEIGHT: f64 = 1.0;
 /// Candidates that become evidence for the claim graph.
 const EVIDENCE_MAX: usize = 8;
 /// Characters of a section passed to a component.
@@ -54,10 +54,16 @@ const PLUGIN_TEXT_CHARS: usize = 1500;
 const ANALYSE_CHARS: usize = 20_000;
 /// Characters of a section shown in `integrated_top`.
 const SNIPPET_CHARS: usize = 200;
+/// Candidates the corrective search adds at most (it looks for what the
+/// first search missed, not for a second full list).
+const CORRECTIVE_FETCH: usize = 50;
 /// Below this share of the query in the best section, a search is weak.
 const WEAK_COVERAGE: f64 = 0.5;
-/// Below this relative margin between the two best scores, a search is weak.
-const WEAK_MARGIN: f64 = 0.02;
+/// With a gap, below this relative margin between the two best scores a
+/// search is weak.
+const WEAK_MARGIN: f64 = 0.05;
+/// With a gap, below this share of the query in the best section a search is weak.
+const GAP_COVERAGE: f64 = 0.75;
 /// Fewer candidates than this make a search weak.
 const WEAK_CANDIDATES: usize = 3;
 
@@ -239,6 +245,8 @@ pub struct Cand {
     pub start_line: u64,
     pub heading: String,
     pub score: f64,
+    /// The first-stage score (BM25 and signals), before the late rerank.
+    pub base: f64,
     pub signals: Vec<Signal>,
     /// Share of the query's content terms in the section (0 outside the pool).
     pub coverage: f64,
@@ -525,16 +533,20 @@ impl Manuals {
         limit: usize,
         exclude: &HashSet<(String, String, u64)>,
     ) -> Result<(Vec<Found>, bool)> {
-        let prefix = scope.map(|m| format!("{m}/"));
-        let hits = self.index.search(query, limit + 1, |file, line| {
-            prefix.as_ref().is_none_or(|p| file.starts_with(p.as_str()))
-                && (exclude.is_empty() || {
+        let hits = self.index.search(
+            query,
+            limit + 1,
+            limit + 1 + exclude.len(),
+            scope,
+            |file, line| {
+                exclude.is_empty() || {
                     let (m, p) = file.split_once('/').unwrap_or(("", file));
                     !exclude.contains(&(m.to_owned(), p.to_owned(), line))
-                })
-        })?;
+                }
+            },
+        )?;
         let more = hits.len() > limit;
-        let found = hits
+        let mut found: Vec<Found> = hits
             .into_iter()
             .take(limit)
             .map(|hit| {
@@ -546,7 +558,57 @@ impl Manuals {
                 }
             })
             .collect();
+        let n = found.len().min(SIGNAL_POOL);
+        let t = Instant::now();
+        self.fill_bodies(found[..n].iter_mut());
+        tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
         Ok((found, more))
+    }
+
+    /// Read the text of sections from their files (the index does not store
+    /// it): the lines of a markdown section, the flattened text of a `.json`.
+    fn fill_bodies<'a>(&self, found: impl Iterator<Item = &'a mut Found>) {
+        let mut files: HashMap<String, Option<String>> = HashMap::new();
+        for f in found {
+            if !f.hit.body.is_empty() {
+                continue;
+            }
+            let text = files.entry(f.hit.file.clone()).or_insert_with(|| {
+                crate::fs::RelPath::parse(&f.hit.file, false)
+                    .ok()
+                    .and_then(|p| self.root.read_indexed(&p))
+            });
+            let Some(text) = text else { continue };
+            f.hit.body = if f.path.to_ascii_lowercase().ends_with(".json") {
+                crate::fs::RelPath::parse(&f.hit.file, false)
+                    .ok()
+                    .and_then(|p| super::units::extract(&p, text).into_iter().next())
+                    .map(|u| u.body)
+                    .unwrap_or_default()
+            } else {
+                let lines = crate::text::Lines::new(text);
+                let (a, b) = (f.hit.start_line as usize, f.hit.end_line as usize);
+                if a >= 1 && a <= b && b <= lines.count() {
+                    text[lines.start(a)..lines.end(b)].to_owned()
+                } else {
+                    String::new()
+                }
+            };
+        }
+    }
+
+    /// Make sure the best candidates (the ones the components will read) have
+    /// their text, also when the signals ranked them up from outside the pool.
+    fn fill_top(&self, pool: &mut [Found], cands: &[Cand]) {
+        let need: HashSet<(&str, &str, u64)> = cands
+            .iter()
+            .take(RERANK_TOP.max(EVIDENCE_MAX))
+            .map(|c| (c.manual_id.as_str(), c.path.as_str(), c.start_line))
+            .collect();
+        self.fill_bodies(pool.iter_mut().filter(|f| {
+            f.hit.body.is_empty()
+                && need.contains(&(f.manual_id.as_str(), f.path.as_str(), f.hit.start_line))
+        }));
     }
 
     /// Score found sections: BM25 normalised by the best, plus the signal
@@ -580,6 +642,7 @@ impl Manuals {
                         start_line: f.hit.start_line,
                         heading: f.hit.heading.clone(),
                         score: base + a.bonus,
+                        base: base + a.bonus,
                         signals: a.signals,
                         coverage: a.coverage,
                         snippet: None,
@@ -627,8 +690,12 @@ impl Manuals {
                 )),
             ),
             Some(Ok(scores)) => {
+                for c in cands.iter_mut() {
+                    c.score = c.base;
+                    c.signals.retain(|s| *s != Signal::LateRerank);
+                }
                 for (c, s) in cands[..top].iter_mut().zip(scores) {
-                    c.score += RERANK_WEIGHT * s.clamp(0.0, 1.0);
+                    c.score = c.base + RERANK_WEIGHT * s.clamp(0.0, 1.0);
                     if !c.signals.contains(&Signal::LateRerank) {
                         c.signals.push(Signal::LateRerank);
                     }
@@ -750,6 +817,8 @@ impl Manuals {
         } else {
             StageUse::Disabled
         };
+        sort(&mut cands);
+        self.fill_top(&mut pool, &cands);
         {
             let texts = texts_of(&pool);
             if !over(&mut cutoff) {
@@ -788,24 +857,23 @@ impl Manuals {
                 };
                 let changed = widen || query_terms(&relaxed) != query_terms(&req.query);
                 if changed {
-                    let (extra, _) = self.gather(&relaxed, scope, limit, exclude)?;
+                    let (extra, _) =
+                        self.gather(&relaxed, scope, limit.min(CORRECTIVE_FETCH), exclude)?;
                     let extra_scored = self.score(&req.query, &extra);
                     let known: HashSet<_> = cands.iter().map(Cand::key).collect();
-                    let mut merged: BTreeMap<(String, String, u64), Cand> = BTreeMap::new();
-                    for c in cands.drain(..) {
-                        merged.insert(c.key(), c);
-                    }
+                    // The reranked region ends at the RERANK_TOP-th first-stage
+                    // score; a new candidate below it cannot change the top.
+                    let mut bases: Vec<f64> = cands.iter().map(|c| c.base).collect();
+                    bases.sort_by(|a, b| b.total_cmp(a));
+                    let floor = bases.get(RERANK_TOP - 1).copied().unwrap_or(f64::MIN);
+                    let mut reorder = false;
                     for (mut c, _) in extra_scored {
-                        let k = c.key();
-                        if !known.contains(&k) && !c.signals.contains(&Signal::Loose) {
-                            c.signals.push(Signal::Loose);
+                        if known.contains(&c.key()) {
+                            continue;
                         }
-                        match merged.get_mut(&k) {
-                            Some(old) if old.score >= c.score => {}
-                            _ => {
-                                merged.insert(k, c);
-                            }
-                        }
+                        c.signals.push(Signal::Loose);
+                        reorder |= c.base > floor;
+                        cands.push(c);
                     }
                     for f in &extra {
                         scanned_nodes.insert((
@@ -815,30 +883,29 @@ impl Manuals {
                         ));
                     }
                     pool.extend(extra);
-                    cands = merged
-                        .into_values()
-                        .map(|mut c| {
-                            c.signals.retain(|s| *s != Signal::LateRerank);
-                            c.snippet = None;
-                            c
-                        })
-                        .collect();
-                    // Scores of the second search are on their own scale;
-                    // rerank and integrate the merged list afresh.
-                    let texts = texts_of(&pool);
-                    let (u, w) = self.rerank(&req.query, &mut cands, &texts);
-                    if rerank_use == StageUse::Applied {
-                        rerank_use = u;
-                    }
-                    warnings.extend(w);
                     sort(&mut cands);
-                    let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
-                    evidence = n;
-                    match g {
-                        Ok(g) => graph = g,
-                        Err(e) => {
-                            graph = None;
-                            warnings.push(format!("claim graph not built: {}", e.message));
+                    if reorder {
+                        // New candidates reach the top: rerank and integrate
+                        // the merged list afresh.
+                        for c in cands.iter_mut() {
+                            c.snippet = None;
+                        }
+                        self.fill_top(&mut pool, &cands);
+                        let texts = texts_of(&pool);
+                        let (u, w) = self.rerank(&req.query, &mut cands, &texts);
+                        if rerank_use == StageUse::Applied {
+                            rerank_use = u;
+                        }
+                        warnings.extend(w);
+                        sort(&mut cands);
+                        let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                        evidence = n;
+                        match g {
+                            Ok(g) => graph = g,
+                            Err(e) => {
+                                graph = None;
+                                warnings.push(format!("claim graph not built: {}", e.message));
+                            }
                         }
                     }
                     corrective = StageUse::Applied;
@@ -987,23 +1054,27 @@ fn sort(cands: &mut [Cand]) {
     }
 }
 
-/// Stage 3 is weak: SPEC.md's gap/conflict/coverage/margin/candidates test.
+/// Stage 3 is weak (SPEC.md: gaps, conflicts, coverage, top-score margin,
+/// candidates): too few candidates, the best covering under half of the
+/// query, a conflict, or a gap that the ranking does not make up for (the
+/// best section covers under three quarters of the query, or barely leads).
 fn is_weak(cands: &[Cand], graph: Option<&Graph>) -> bool {
-    let gaps_or_conflicts = graph.is_some_and(|g| {
-        g.claims.iter().any(|c| c.status == ClaimStatus::Conflicted)
-            || g.facets
-                .iter()
-                .any(|f| f.coverage_status != CoverageStatus::Covered)
+    let conflicts =
+        graph.is_some_and(|g| g.claims.iter().any(|c| c.status == ClaimStatus::Conflicted));
+    let gaps = graph.is_some_and(|g| {
+        g.facets
+            .iter()
+            .any(|f| f.coverage_status != CoverageStatus::Covered)
     });
     let coverage = cands.first().map_or(0.0, |c| c.coverage);
     let margin = match cands {
         [a, b, ..] if a.score > 0.0 => (a.score - b.score) / a.score,
         _ => 1.0,
     };
-    gaps_or_conflicts
+    cands.len() < WEAK_CANDIDATES
         || coverage < WEAK_COVERAGE
-        || margin < WEAK_MARGIN
-        || cands.len() < WEAK_CANDIDATES
+        || conflicts
+        || (gaps && (coverage < GAP_COVERAGE || margin < WEAK_MARGIN))
 }
 
 fn claim_graph_out(trace: &Trace) -> Option<ClaimGraphOut> {
