@@ -59,44 +59,66 @@ pub struct Token {
 
 /// Tokens of already-normalised text.
 pub fn tokens_normalized(norm: &str, out: &mut Vec<Token>) {
-    let chars: Vec<(usize, char)> = norm.char_indices().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let cls = class(chars[i].1);
-        let mut j = i;
-        while j < chars.len() && class(chars[j].1) == cls {
-            j += 1;
-        }
-        let end_byte = |k: usize| chars.get(k).map_or(norm.len(), |c| c.0);
-        match cls {
-            Class::Other => {}
+    for_each_token(norm, |text, from, to| {
+        out.push(Token {
+            text: text.to_owned(),
+            from,
+            to,
+        })
+    });
+}
+
+/// Call `f(text, from, to)` for each token of already-normalised text, in
+/// order, without allocating per token (only a non-ASCII word is copied, to
+/// fold it). The indexer's hot path.
+pub fn for_each_token(norm: &str, mut f: impl FnMut(&str, usize, usize)) {
+    let mut it = norm.char_indices().peekable();
+    let mut folded = String::new();
+    while let Some(&(start, c)) = it.peek() {
+        match class(c) {
+            Class::Other => {
+                it.next();
+            }
             Class::Word => {
-                // Words may carry combining marks (decomposed input): keep them with the word.
-                out.push(Token {
-                    text: fold(&norm[chars[i].0..end_byte(j)]),
-                    from: chars[i].0,
-                    to: end_byte(j),
-                });
+                let (mut end, mut ascii) = (start, true);
+                while let Some(&(b, c)) = it.peek() {
+                    if class(c) != Class::Word {
+                        break;
+                    }
+                    ascii &= c.is_ascii();
+                    end = b + c.len_utf8();
+                    it.next();
+                }
+                let w = &norm[start..end];
+                if ascii {
+                    f(w, start, end);
+                } else {
+                    folded.clear();
+                    folded.extend(w.nfd().filter(|m| !is_combining_mark(*m)));
+                    f(&folded, start, end);
+                }
             }
             Class::Cjk => {
-                if j - i == 1 {
-                    out.push(Token {
-                        text: chars[i].1.to_string(),
-                        from: chars[i].0,
-                        to: end_byte(j),
-                    });
-                } else {
-                    for k in i..j - 1 {
-                        out.push(Token {
-                            text: norm[chars[k].0..end_byte(k + 2)].to_owned(),
-                            from: chars[k].0,
-                            to: end_byte(k + 2),
-                        });
+                // Overlapping bigrams; a one-character run is itself.
+                let (mut prev, mut end, mut n) = (start, start, 0usize);
+                while let Some(&(b, c)) = it.peek() {
+                    if class(c) != Class::Cjk {
+                        break;
                     }
+                    let e = b + c.len_utf8();
+                    if n > 0 {
+                        f(&norm[prev..e], prev, e);
+                    }
+                    prev = b;
+                    end = e;
+                    n += 1;
+                    it.next();
+                }
+                if n == 1 {
+                    f(&norm[start..end], start, end);
                 }
             }
         }
-        i = j;
     }
 }
 

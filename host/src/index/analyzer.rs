@@ -12,14 +12,18 @@ pub const STEM_ES: &str = "kura_es";
 
 #[derive(Clone, Default)]
 pub struct KuraTokenizer {
-    buf: Vec<tokenize::Token>,
+    /// Every token's text, one after the other (no allocation per token).
+    texts: String,
+    /// Per token: its range in `texts`, and its byte range in the normalised text.
+    spans: Vec<(usize, usize, usize, usize)>,
     /// Keep only words (no CJK bigrams): for the stemmed fields, where CJK
     /// would only repeat the plain field's postings.
     words_only: bool,
 }
 
 pub struct KuraStream<'a> {
-    tokens: &'a [tokenize::Token],
+    texts: &'a str,
+    spans: &'a [(usize, usize, usize, usize)],
     at: usize,
     token: Token,
 }
@@ -28,15 +32,22 @@ impl Tokenizer for KuraTokenizer {
     type TokenStream<'a> = KuraStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> KuraStream<'a> {
-        self.buf.clear();
+        self.texts.clear();
+        self.spans.clear();
         let norm = crate::text::normalize(text);
-        tokenize::tokens_normalized(&norm, &mut self.buf);
-        if self.words_only {
-            self.buf
-                .retain(|t| !t.text.chars().next().is_some_and(tokenize::is_cjk));
-        }
+        let words_only = self.words_only;
+        let (texts, spans) = (&mut self.texts, &mut self.spans);
+        tokenize::for_each_token(&norm, |t, from, to| {
+            if words_only && t.chars().next().is_some_and(tokenize::is_cjk) {
+                return;
+            }
+            let at = texts.len();
+            texts.push_str(t);
+            spans.push((at, texts.len(), from, to));
+        });
         KuraStream {
-            tokens: &self.buf,
+            texts: &self.texts,
+            spans: &self.spans,
             at: 0,
             token: Token::default(),
         }
@@ -45,14 +56,14 @@ impl Tokenizer for KuraTokenizer {
 
 impl TokenStream for KuraStream<'_> {
     fn advance(&mut self) -> bool {
-        let Some(t) = self.tokens.get(self.at) else {
+        let Some(&(a, b, from, to)) = self.spans.get(self.at) else {
             return false;
         };
         self.token.text.clear();
-        self.token.text.push_str(&t.text);
+        self.token.text.push_str(&self.texts[a..b]);
         // Offsets refer to the normalised text; kura never highlights from them.
-        self.token.offset_from = t.from;
-        self.token.offset_to = t.to;
+        self.token.offset_from = from;
+        self.token.offset_to = to;
         self.token.position = self.at;
         self.token.position_length = 1;
         self.at += 1;
