@@ -19,6 +19,15 @@ test:
 bench:
     cargo run --release -p kura -- bench
 
+# manual search at scale: 10,000 files / ~100 MB, with the SQLite FTS5 baseline
+bench-manual:
+    cargo build --release -p kura -p kura-bench
+    target/release/kura-bench run --rounds 8
+
+# retrieval quality on the gold set, with A/B switches
+eval:
+    cargo run --release -p kura -- eval
+
 demo:
     cargo run --release -p kura -- demo
 

@@ -253,22 +253,17 @@ async fn expand_scope_defaults_to_true() {
 
 #[tokio::test]
 async fn corrective_stage_runs_when_stage3_is_weak() {
-    // Asking for the exceptions of something the manual only defines leaves a
-    // gap: stage 3 is weak, stage 4 runs.
+    // Two of the three words asked about are nowhere: the best section covers a
+    // third of the query, stage 3 is weak, stage 4 runs.
+    let q = "createApp と zebra と quokka の例外";
     let (_f, k) = kura(&[]).await;
-    let r = find(
-        &k,
-        json!({"query": "createApp を使えない例外", "include_claim_graph": true}),
-    )
-    .await;
-    assert!(
-        r["summary"]["gap_count"].as_u64().unwrap() > 0
-            || r["summary"]["conflict_count"].as_u64().unwrap() > 0,
-        "{r}"
-    );
+    let r = find(&k, json!({"query": q, "include_claim_graph": true})).await;
     assert_eq!(r["applied"]["corrective"], "applied", "{r}");
+    // A query the manual answers well is not weak.
+    let r = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(r["applied"]["corrective"], "not_needed", "{r}");
     let (_f, k) = kura(&["--set", "corrective_enabled=false"]).await;
-    let r = find(&k, json!({"query": "createApp を使えない例外"})).await;
+    let r = find(&k, json!({"query": q})).await;
     assert_eq!(r["applied"]["corrective"], "disabled");
 }
 

@@ -32,6 +32,13 @@ pub fn is_cjk(c: char) -> bool {
 }
 
 fn class(c: char) -> Class {
+    if c.is_ascii() {
+        return if c.is_ascii_alphanumeric() {
+            Class::Word
+        } else {
+            Class::Other
+        };
+    }
     if is_cjk(c) {
         Class::Cjk
     } else if c.is_alphanumeric() {
@@ -164,6 +171,7 @@ pub fn content_units(query: &str) -> Vec<Vec<String>> {
     // all-hiragana bigrams go ("何です" keeps "何で").
     let content: Vec<Vec<String>> = units
         .iter()
+        .filter(|u| !(u.len() == 1 && STOPWORDS.contains(&u[0].as_str())))
         .map(|u| {
             let clean: Vec<String> = u
                 .iter()
@@ -183,6 +191,16 @@ pub fn content_units(query: &str) -> Vec<Vec<String>> {
         .collect();
     if content.is_empty() { units } else { content }
 }
+
+/// English and Spanish function words (diacritics folded): they say nothing
+/// about what a section is about.
+const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "with", "from", "and", "or", "is",
+    "are", "be", "it", "its", "this", "that", "my", "i", "me", "we", "you", "do", "does", "can",
+    "should", "when", "which", "what", "how", "there", "el", "la", "los", "las", "lo", "un", "una",
+    "unos", "unas", "de", "del", "al", "y", "o", "u", "en", "con", "por", "para", "que", "se",
+    "su", "sus", "mi", "mis", "me", "es", "son", "hay", "como", "cual", "sin", "sobre", "tras",
+];
 
 fn units_of(text: &str) -> Vec<Vec<String>> {
     let mut seen = std::collections::HashSet::new();
@@ -253,9 +271,18 @@ mod tests {
         );
         assert_eq!(
             content_terms("What is a computed property?"),
-            ["a", "computed", "property"]
+            ["computed", "property"]
         );
         assert_eq!(content_terms("とは"), ["とは"]);
+        assert_eq!(
+            content_terms("the"),
+            ["the"],
+            "nothing but a stopword: kept"
+        );
+        assert_eq!(
+            content_terms("cómo cifrar una partición"),
+            ["cifrar", "particion"]
+        );
         assert_eq!(
             content_units("computed と methods のキャッシュ"),
             vec![

@@ -1,5 +1,5 @@
 //! kura's analyzer ([`crate::text::tokenize`]) as a tantivy tokenizer, and the
-//! stemmed variants for English and Spanish.
+//! English and Spanish stemmers used to expand query words.
 
 use tantivy::tokenizer::{Language, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer};
 
@@ -7,8 +7,6 @@ use crate::text::tokenize;
 
 /// Registered names.
 pub const PLAIN: &str = "kura";
-pub const STEM_EN: &str = "kura_en";
-pub const STEM_ES: &str = "kura_es";
 
 #[derive(Clone, Default)]
 pub struct KuraTokenizer {
@@ -16,9 +14,6 @@ pub struct KuraTokenizer {
     texts: String,
     /// Per token: its range in `texts`, and its byte range in the normalised text.
     spans: Vec<(usize, usize, usize, usize)>,
-    /// Keep only words (no CJK bigrams): for the stemmed fields, where CJK
-    /// would only repeat the plain field's postings.
-    words_only: bool,
 }
 
 pub struct KuraStream<'a> {
@@ -35,12 +30,8 @@ impl Tokenizer for KuraTokenizer {
         self.texts.clear();
         self.spans.clear();
         let norm = crate::text::normalize(text);
-        let words_only = self.words_only;
         let (texts, spans) = (&mut self.texts, &mut self.spans);
         tokenize::for_each_token(&norm, |t, from, to| {
-            if words_only && t.chars().next().is_some_and(tokenize::is_cjk) {
-                return;
-            }
             let at = texts.len();
             texts.push_str(t);
             spans.push((at, texts.len(), from, to));
@@ -83,23 +74,13 @@ pub fn plain() -> TextAnalyzer {
     TextAnalyzer::from(KuraTokenizer::default())
 }
 
-pub fn stemmed(language: Language) -> TextAnalyzer {
-    TextAnalyzer::builder(KuraTokenizer {
-        words_only: true,
-        ..KuraTokenizer::default()
-    })
-    .filter(Stemmer::new(language))
-    .build()
-}
-
-/// The terms an analyzer makes of `text`, deduplicated in order.
-pub fn terms(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut stream = analyzer.token_stream(text);
-    while let Some(t) = stream.next() {
-        if !out.contains(&t.text) {
-            out.push(t.text.clone());
-        }
-    }
-    out
+/// The stem of one (already normalised) word.
+pub fn stem(language: Language, word: &str) -> String {
+    let mut a = TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
+        .filter(Stemmer::new(language))
+        .build();
+    let mut stream = a.token_stream(word);
+    stream
+        .next()
+        .map_or_else(|| word.to_owned(), |t| t.text.clone())
 }

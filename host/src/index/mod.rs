@@ -26,7 +26,7 @@ use crate::fs::{FileStat, RelPath, Root, StateDir};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,42 +36,6 @@ pub struct Unit {
     /// Heading titles, outermost first, joined with " > ".
     pub heading: String,
     pub body: String,
-}
-
-/// The document language decides which stemmer indexes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Lang {
-    En,
-    Es,
-    Other,
-}
-
-/// A crude but effective guess: Spanish function words and letters versus
-/// English ones; text without either (Japanese) is `Other`.
-pub fn guess_lang(text: &str) -> Lang {
-    let (mut en, mut es) = (0usize, 0usize);
-    for w in text.split(|c: char| !c.is_alphabetic()).take(4000) {
-        match w.to_lowercase().as_str() {
-            "the" | "and" | "is" | "of" | "to" | "with" | "for" | "this" | "that" | "are" => {
-                en += 1
-            }
-            "el" | "la" | "los" | "las" | "de" | "que" | "y" | "para" | "con" | "una" | "es"
-            | "por" => es += 1,
-            _ => {}
-        }
-    }
-    es += text
-        .chars()
-        .filter(|c| matches!(c, 'ñ' | '¿' | '¡' | 'á' | 'é' | 'í' | 'ó' | 'ú'))
-        .count()
-        .min(50);
-    if en + es < 5 {
-        Lang::Other
-    } else if es > en {
-        Lang::Es
-    } else {
-        Lang::En
-    }
 }
 
 /// One search hit.
@@ -117,8 +81,6 @@ struct Fields {
     end_line: Field,
     heading: Field,
     body: Field,
-    stem_en: Field,
-    stem_es: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -140,14 +102,11 @@ fn schema() -> (Schema, Fields) {
         // Not stored: the text is in the file (see `Hit::body`), and a small
         // document store keeps loading 200 candidates cheap.
         body: b.add_text_field("body", text(analyzer::PLAIN, false)),
-        stem_en: b.add_text_field("stem_en", text(analyzer::STEM_EN, false)),
-        stem_es: b.add_text_field("stem_es", text(analyzer::STEM_ES, false)),
     };
     (b.build(), fields)
 }
 
 pub struct SectionIndex {
-    index: Index,
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
     fields: Fields,
@@ -205,12 +164,6 @@ impl SectionIndex {
         index
             .tokenizers()
             .register(analyzer::PLAIN, analyzer::plain());
-        index
-            .tokenizers()
-            .register(analyzer::STEM_EN, analyzer::stemmed(Language::English));
-        index
-            .tokenizers()
-            .register(analyzer::STEM_ES, analyzer::stemmed(Language::Spanish));
         // One indexing thread: a second one gains ~20% on two cores (the
         // extracting thread competes for them) and costs ~30 MB of peak RSS.
         let writer = index
@@ -222,7 +175,6 @@ impl SectionIndex {
             .try_into()
             .map_err(internal)?;
         Ok(SectionIndex {
-            index,
             reader,
             writer: Mutex::new(writer),
             fields,
@@ -276,10 +228,9 @@ impl SectionIndex {
                 stats.added += 1;
             }
             let text = String::from_utf8_lossy(&bytes);
-            let lang = guess_lang(&text);
             for unit in extract(path, &text) {
                 writer
-                    .add_document(self.doc(&key, &unit, lang))
+                    .add_document(self.doc(&key, &unit))
                     .map_err(internal)?;
             }
             manifest.files.insert(key, state);
@@ -310,7 +261,7 @@ impl SectionIndex {
         Ok(stats)
     }
 
-    fn doc(&self, file: &str, unit: &Unit, lang: Lang) -> TantivyDocument {
+    fn doc(&self, file: &str, unit: &Unit) -> TantivyDocument {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
         d.add_text(f.file, file);
@@ -319,13 +270,54 @@ impl SectionIndex {
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
         d.add_text(f.body, &unit.body);
-        let both = format!("{}\n{}", unit.heading, unit.body);
-        match lang {
-            Lang::Es => d.add_text(f.stem_es, &both),
-            // English stemming is harmless on text without English words.
-            Lang::En | Lang::Other => d.add_text(f.stem_en, &both),
-        }
         d
+    }
+
+    /// Words of the body field that share `word`'s English or Spanish stem
+    /// (`watcher` → `watchers`; `computada` → `computadas`), from the term
+    /// dictionary: stemming happens at query time, for the query's few words,
+    /// instead of for every word of every document at indexing time.
+    fn variants(&self, searcher: &tantivy::Searcher, word: &str) -> Vec<String> {
+        const MAX_VARIANTS: usize = 32;
+        let mut out: Vec<String> = Vec::new();
+        for lang in [Language::English, Language::Spanish] {
+            let stem = analyzer::stem(lang, word);
+            if stem.chars().count() < 3 {
+                continue;
+            }
+            let mut upper = stem.clone().into_bytes();
+            if let Some(last) = upper.last_mut() {
+                *last = last.saturating_add(1);
+            }
+            for seg in searcher.segment_readers() {
+                let Ok(inv) = seg.inverted_index(self.fields.body) else {
+                    continue;
+                };
+                let Ok(mut stream) = inv
+                    .terms()
+                    .range()
+                    .ge(stem.as_bytes())
+                    .lt(&upper)
+                    .into_stream()
+                else {
+                    continue;
+                };
+                let mut seen = 0;
+                while stream.advance() && seen < 4 * MAX_VARIANTS {
+                    seen += 1;
+                    let Ok(t) = std::str::from_utf8(stream.key()) else {
+                        continue;
+                    };
+                    if t != word && !out.iter().any(|o| o == t) && analyzer::stem(lang, t) == stem {
+                        out.push(t.to_owned());
+                        if out.len() >= MAX_VARIANTS {
+                            return out;
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// How many units the index holds.
@@ -337,8 +329,9 @@ impl SectionIndex {
         self.len() == 0
     }
 
-    /// BM25 over heading (×`heading_boost`), body, and the stemmed fields
-    /// (×`stem_boost`, words only), for the analyzer terms of `query`; only
+    /// BM25 over heading (×`heading_boost`) and body for the analyzer terms of
+    /// `query`, and over body (×`stem_boost`) for the words that share a
+    /// query word's English or Spanish stem ([`SectionIndex::variants`]); only
     /// files under `scope/` when a scope is given. `filter` keeps hits whose
     /// file path and first line it accepts; `fetch` is how many to look at
     /// so that `limit` remain after it.
@@ -365,17 +358,13 @@ impl SectionIndex {
             clauses.push(term_q(f.body, &t, 1.0));
             clauses.push(term_q(f.heading, &t, HEADING_BOOST));
         }
-        for (field, name) in [
-            (f.stem_en, analyzer::STEM_EN),
-            (f.stem_es, analyzer::STEM_ES),
-        ] {
-            let mut a = self
-                .index
-                .tokenizers()
-                .get(name)
-                .ok_or_else(|| internal("tokenizer missing"))?;
-            for t in analyzer::terms(&mut a, query) {
-                clauses.push(term_q(field, &t, STEM_BOOST));
+        let searcher = self.reader.searcher();
+        let tv = std::time::Instant::now();
+        for t in crate::text::tokenize::query_terms(query) {
+            if t.chars().count() >= 4 && !t.chars().any(crate::text::tokenize::is_cjk) {
+                for v in self.variants(&searcher, &t) {
+                    clauses.push(term_q(f.body, &v, STEM_BOOST));
+                }
             }
         }
         if clauses.is_empty() {
@@ -393,7 +382,6 @@ impl SectionIndex {
                 (Occur::Must, Box::new(BoostQuery::new(Box::new(only), 0.0))),
             ]));
         }
-        let searcher = self.reader.searcher();
         let t0 = std::time::Instant::now();
         let top = searcher
             .search(
@@ -436,10 +424,11 @@ impl SectionIndex {
         }
         tracing::debug!(
             target: "kura::timing",
-            "index search {:.2}ms, load {} docs {:.2}ms",
+            "index search {:.2}ms, load {} docs {:.2}ms, variants {:.2}ms",
             (t1 - t0).as_secs_f64() * 1e3,
             out.len(),
-            t1.elapsed().as_secs_f64() * 1e3
+            t1.elapsed().as_secs_f64() * 1e3,
+            (t0 - tv).as_secs_f64() * 1e3
         );
         Ok(out)
     }

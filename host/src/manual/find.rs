@@ -43,13 +43,13 @@ use crate::text::tokenize::{content_terms, content_units, is_cjk, query_terms};
 /// Candidates that get the full signal analysis; the rest keep their BM25 rank.
 const SIGNAL_POOL: usize = 30;
 /// Candidates the reranker sees.
-const RERANK_TOP: usize = 20;
+const RERANK_TOP: usize = 16;
 /// Weight of the reranker's score (in [0, 1]) added to the first-stage score.
 const RERANK_WEIGHT: f64 = 1.0;
 /// Candidates that become evidence for the claim graph.
 const EVIDENCE_MAX: usize = 8;
 /// Characters of a section passed to a component.
-const PLUGIN_TEXT_CHARS: usize = 1500;
+const PLUGIN_TEXT_CHARS: usize = 1200;
 /// Characters of a section the signals look at (a huge table is not read to its end).
 const ANALYSE_CHARS: usize = 20_000;
 /// Characters of a section shown in `integrated_top`.
@@ -706,14 +706,16 @@ impl Manuals {
         }
     }
 
-    /// Evidence and claim graph for the ranked candidates.
+    /// Evidence and claim graph for the ranked candidates: how many are
+    /// evidence, the graph (none when disabled or failed), and a warning
+    /// when the component failed.
     fn integrate(
         &self,
         query: &str,
         facets: &[Facet],
         cands: &mut [Cand],
         texts: &HashMap<(String, String, u64), &Hit>,
-    ) -> (usize, Result<Option<Graph>>) {
+    ) -> (usize, Option<Graph>, Option<String>) {
         let n = cands.len().min(EVIDENCE_MAX);
         for c in cands[..n].iter_mut() {
             let body = texts.get(&c.key()).map_or("", |h| h.body.as_str());
@@ -749,13 +751,17 @@ impl Manuals {
             })
             .collect();
         if !self.find.claim_graph {
-            return (n, Ok(None));
+            return (n, None, None);
         }
-        let graph = match self.plugins.claim_graph(query, facets, &evidences) {
-            None => Ok(None),
-            Some(r) => r.map(Some),
-        };
-        (n, graph)
+        match self.plugins.claim_graph(query, facets, &evidences) {
+            None => (n, None, None),
+            Some(Ok(g)) => (n, Some(g), None),
+            Some(Err(e)) => (
+                n,
+                None,
+                Some(format!("claim graph not built: {}", e.message)),
+            ),
+        }
     }
 
     fn search(
@@ -829,16 +835,10 @@ impl Manuals {
             }
             sort(&mut cands);
             if !over(&mut cutoff) {
-                let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                let (n, g, w) = self.integrate(&req.query, &facets, &mut cands, &texts);
                 clock.lap("graph");
-                evidence = n;
-                match g {
-                    Ok(g) => graph = g,
-                    Err(e) => {
-                        graph_failed = true;
-                        warnings.push(format!("claim graph not built: {}", e.message));
-                    }
-                }
+                (evidence, graph, graph_failed) = (n, g, w.is_some());
+                warnings.extend(w);
             }
         }
         // Stage 4.
@@ -898,15 +898,9 @@ impl Manuals {
                         }
                         warnings.extend(w);
                         sort(&mut cands);
-                        let (n, g) = self.integrate(&req.query, &facets, &mut cands, &texts);
-                        evidence = n;
-                        match g {
-                            Ok(g) => graph = g,
-                            Err(e) => {
-                                graph = None;
-                                warnings.push(format!("claim graph not built: {}", e.message));
-                            }
-                        }
+                        let (n, g, w) = self.integrate(&req.query, &facets, &mut cands, &texts);
+                        (evidence, graph) = (n, g);
+                        warnings.extend(w);
                     }
                     corrective = StageUse::Applied;
                 }
