@@ -58,7 +58,10 @@ pub fn matches(query: &[String], section: Section<'_>) -> Vec<f64> {
     let body = Folded::new(section.text);
     // Trigrams of the section's longer words, computed once and only when a
     // query token has no exact match.
-    let mut words: Option<Vec<(usize, Vec<[char; 3]>)>> = None;
+    // The section's distinct longer words, listed once and only when a query
+    // token has no exact match; trigrams are computed only for the words
+    // that could be a variant (same first letter, comparable length).
+    let mut words: Option<Vec<(char, usize, &str)>> = None;
     let mut out = Vec::with_capacity(query.len());
     for q in query {
         if head.has_term(q) || body.has_term(q) {
@@ -78,16 +81,18 @@ pub fn matches(query: &[String], section: Section<'_>) -> Vec<f64> {
                         .split(|c: char| !c.is_alphanumeric() || is_cjk(c)),
                 )
                 .filter(|w| is_word(w) && seen.insert(*w))
-                .map(|w| (w.chars().count(), trigrams(w)))
+                .filter_map(|w| Some((w.chars().next()?, w.chars().count(), w)))
                 .collect()
         });
         let qn = q.chars().count();
+        let first = q.chars().next();
         let qt = trigrams(q);
         let best = words
             .iter()
-            // Dice cannot reach MIN_DICE when one word is far longer.
-            .filter(|(n, _)| n * 3 >= qn && qn * 3 >= *n)
-            .map(|(_, t)| dice(&qt, t))
+            // Dice cannot reach MIN_DICE when one word is far longer; word
+            // variants (watcher/watchers, computada/computadas) share their start.
+            .filter(|(c, n, _)| Some(*c) == first && n * 3 >= qn && qn * 3 >= *n)
+            .map(|(_, _, w)| dice(&qt, &trigrams(w)))
             .fold(0.0, f64::max);
         out.push(if best >= MIN_DICE {
             PARTIAL * best

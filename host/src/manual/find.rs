@@ -680,7 +680,10 @@ impl Manuals {
                 }
             })
             .collect();
-        match self.plugins.rerank(query, &list) {
+        let t = Instant::now();
+        let scored = self.plugins.rerank(query, &list);
+        tracing::debug!(target: "kura::timing", "reranker call {:.2}ms for {}", t.elapsed().as_secs_f64() * 1e3, list.len());
+        match scored {
             None => (StageUse::Disabled, None),
             Some(Err(e)) => (
                 StageUse::Failed,
@@ -798,6 +801,7 @@ impl Manuals {
                 scope_expanded = true;
             }
         }
+        clock.lap("expand");
         if more {
             cutoff = Some(CutoffReason::MaxCandidates);
         }
@@ -912,7 +916,7 @@ impl Manuals {
         }
         let evidence = evidence.min(cands.len());
         clock.lap("corrective");
-        tracing::debug!(target: "kura::timing", "manual_find {}", clock.report());
+        tracing::debug!(target: "kura::timing", query = %req.query, "manual_find {}", clock.report());
         let trace_id = self.traces().new_id();
         let mut trace = Trace {
             candidates: cands,
