@@ -27,12 +27,33 @@ fn main() {
 }
 
 fn embed_demo() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo/vault");
+    let mut out = String::new();
+    embed_tree(
+        &mut out,
+        "fixtures/demo/vault",
+        "DEMO_FILES",
+        "The demo vault, embedded at build time.",
+    );
+    embed_tree(
+        &mut out,
+        "fixtures/manuals",
+        "DEMO_MANUALS",
+        "The demo manuals (a CC BY 4.0 subset of vue-docs-ja), embedded at build time.",
+    );
+    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("demo_files.rs");
+    std::fs::write(dest, out).unwrap();
+}
+
+/// Append `pub const NAME: &[(&str, &[u8])]` listing every file under `tree`.
+fn embed_tree(out: &mut String, tree: &str, name: &str, doc: &str) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(tree);
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
     let mut stack = vec![root.clone()];
     while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("fixtures/demo/vault") {
+        for entry in std::fs::read_dir(&dir).expect(tree) {
             let entry = entry.unwrap();
             let path = entry.path();
             println!("cargo:rerun-if-changed={}", path.display());
@@ -49,9 +70,9 @@ fn embed_demo() {
         }
     }
     files.sort();
-    let mut out = String::from(
-        "/// The demo vault, embedded at build time.\npub const DEMO_FILES: &[(&str, &[u8])] = &[\n",
-    );
+    out.push_str(&format!(
+        "/// {doc}\npub const {name}: &[(&str, &[u8])] = &[\n"
+    ));
     for (rel, abs) in files {
         out.push_str(&format!(
             "    ({rel:?}, include_bytes!({:?})),\n",
@@ -59,6 +80,4 @@ fn embed_demo() {
         ));
     }
     out.push_str("];\n");
-    let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("demo_files.rs");
-    std::fs::write(dest, out).unwrap();
 }

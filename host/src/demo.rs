@@ -1,6 +1,6 @@
-//! `kura demo` and `kura serve --demo`: the bundled demo vault (embedded at
-//! build time from `fixtures/demo/vault`) copied to a temporary folder,
-//! toured by a real MCP client over stdio.
+//! `kura demo` and `kura serve --demo`: the bundled demo vault and manuals
+//! (embedded at build time from `fixtures/demo/vault` and `fixtures/manuals`)
+//! copied to a temporary folder, toured by a real MCP client over stdio.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -22,7 +22,12 @@ impl DemoData {
     pub fn create() -> std::io::Result<DemoData> {
         let dir = tempfile::Builder::new().prefix("kura-demo-").tempdir()?;
         crate::fs::materialize(&dir.path().join("vault"), DEMO_FILES)?;
+        crate::fs::materialize(&dir.path().join("manuals"), DEMO_MANUALS)?;
         Ok(DemoData { dir })
+    }
+
+    pub fn manuals(&self) -> PathBuf {
+        self.dir.path().join("manuals")
     }
 
     pub fn vault(&self) -> PathBuf {
@@ -38,15 +43,50 @@ impl DemoData {
 /// Start an app on the demo data (other roots from `config` are dropped).
 pub fn start_app(data: &DemoData, mut config: Config) -> Result<Arc<App>, crate::app::StartError> {
     config.vault_root = Some(data.vault());
-    config.manuals_root = None;
+    config.manuals_root = Some(data.manuals());
     config.vibe_root = None;
     Ok(Arc::new(App::start(config)?))
 }
 
+/// One numbered exchange: print the call and the (shortened) answer.
+async fn step(
+    session: &Session,
+    n: &mut usize,
+    what: &str,
+    tool: &str,
+    args: Value,
+) -> anyhow::Result<Value> {
+    step_view(session, n, what, tool, args, |v| v.clone()).await
+}
+
+/// [`step`], printing `view` of the answer.
+async fn step_view(
+    session: &Session,
+    n: &mut usize,
+    what: &str,
+    tool: &str,
+    args: Value,
+    view: fn(&Value) -> Value,
+) -> anyhow::Result<Value> {
+    *n += 1;
+    println!("{n}. {what}");
+    println!("   → {tool} {}", serde_json::to_string(&args)?);
+    let result = session.call(tool, args).await?;
+    let body = result.structured_content.clone().unwrap_or(Value::Null);
+    let mark = if result.is_error == Some(true) {
+        "← error"
+    } else {
+        "←"
+    };
+    let text = show(&view(&body)).replace('\n', "\n     ");
+    println!("   {mark} {text}\n");
+    Ok(body)
+}
+
 fn show(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
-    if text.len() > 900 {
-        let cut = (0..=900)
+    if text.len() > 1400 {
+        let cut = (0..=1400)
             .rev()
             .find(|i| text.is_char_boundary(*i))
             .unwrap_or(0);
@@ -68,12 +108,15 @@ pub async fn run() -> anyhow::Result<()> {
         empty_config.display().to_string(),
         "--vault-root".to_owned(),
         data.vault().display().to_string(),
+        "--manuals-root".to_owned(),
+        data.manuals().display().to_string(),
         "--state-dir".to_owned(),
         state.display().to_string(),
     ];
     println!(
-        "kura demo: a temporary copy of the demo vault at {}",
-        data.vault().display()
+        "kura demo: a temporary copy of the demo vault at {} and of a manual at {}",
+        data.vault().display(),
+        data.manuals().display()
     );
     println!("starting `kura serve` over stdio and talking MCP to it.\n");
     let session = Session::spawn(&exe, &args).await?;
@@ -136,18 +179,57 @@ pub async fn run() -> anyhow::Result<()> {
             json!({"path": "../etc/passwd", "full": true}),
         ),
     ];
-    for (i, (what, tool, args)) in steps.into_iter().enumerate() {
-        println!("{}. {what}", i + 1);
-        println!("   → {tool} {}", serde_json::to_string(&args)?);
-        let result = session.call(tool, args).await?;
-        let body = result.structured_content.clone().unwrap_or(Value::Null);
-        let mark = if result.is_error == Some(true) {
-            "← error"
-        } else {
-            "←"
-        };
-        let text = show(&body).replace('\n', "\n     ");
-        println!("   {mark} {text}\n");
+    let mut n = 0;
+    for (what, tool, args) in steps {
+        step(&session, &mut n, what, tool, args).await?;
+    }
+    // The manual domain: search with evidence, page the trace, read the answer.
+    let found = step_view(
+        &session,
+        &mut n,
+        "Search a manual in Japanese, with the claim graph (shown: summary, claims, next actions)",
+        "manual_find",
+        json!({"query": "算出プロパティとメソッドの違いは？キャッシュされる？", "include_claim_graph": true}),
+        |v| {
+            json!({
+                "trace_id": v["trace_id"],
+                "summary": v["summary"],
+                "claims": v["claim_graph"]["claims"],
+                "next_actions": v["next_actions"].as_array().map(|a| a.iter().take(2).cloned().collect::<Vec<_>>()),
+            })
+        },
+    )
+    .await?;
+    let trace = found["trace_id"].clone();
+    step(
+        &session,
+        &mut n,
+        "Page through the trace: the ranked candidates (compact)",
+        "manual_hits",
+        json!({"trace_id": trace, "kind": "candidates", "limit": 5}),
+    )
+    .await?;
+    step(
+        &session,
+        &mut n,
+        "The gaps the claim graph found",
+        "manual_hits",
+        json!({"trace_id": trace, "kind": "gaps"}),
+    )
+    .await?;
+    let read = found["next_actions"]
+        .as_array()
+        .and_then(|a| a.iter().find(|x| x["type"] == "manual_read"))
+        .map(|x| x["params"].clone());
+    if let Some(params) = read {
+        step(
+            &session,
+            &mut n,
+            "Follow the first next action: read the best section",
+            "manual_read",
+            params,
+        )
+        .await?;
     }
     session.close().await?;
     println!("done. `kura serve --demo` serves the same data to any MCP client.");
