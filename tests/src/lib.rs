@@ -192,28 +192,9 @@ impl Reply {
 pub fn command(args: &[String]) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(kura_bin());
     cmd.args(args);
-    for var in [
-        "VAULT_ROOT",
-        "MANUALS_ROOT",
-        "VIBE_ROOT",
-        "STATE_DIR",
-        "ALLOW_FILE_SCOPE",
-        "SCAN_MAX_CHARS",
-        "DEFAULT_MANUAL_ID",
-        "LATE_RERANK_ENABLED",
-        "CLAIM_GRAPH_ENABLED",
-        "CORRECTIVE_ENABLED",
-        "SEM_CACHE_ENABLED",
-        "SEM_CACHE_MAX_SUMMARY_GAP",
-        "SEM_CACHE_MAX_SUMMARY_CONFLICT",
-        "SPARSE_QUERY_COVERAGE_WEIGHT",
-        "TRACE_TTL_SEC",
-        "TRACE_MAX_KEEP",
-        "KURA_PLUGIN_RERANKER",
-        "KURA_PLUGIN_CLAIM_GRAPH",
-        "KURA_PLUGIN_AUDITOR",
-        "KURA_PLUGIN_WRITE_POLICY",
-    ] {
+    // Only the configuration the test gives: none of kura's settings from the
+    // environment of whoever runs the tests.
+    for var in kura::client::ENV_SETTINGS {
         cmd.env_remove(var);
     }
     // A HOME without ~/.vibe, so no domain appears that the test did not ask for.

@@ -613,7 +613,7 @@ impl Manuals {
 
     /// Score found sections: BM25 normalised by the best, plus the signal
     /// bonuses for the analysed pool.
-    fn score(&self, query: &str, found: &[Found]) -> Vec<(Cand, usize)> {
+    fn score(&self, query: &str, found: &[Found]) -> Vec<Cand> {
         let units = content_units(query);
         let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
         let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
@@ -635,20 +635,17 @@ impl Manuals {
                         bonus: 0.0,
                     }
                 };
-                (
-                    Cand {
-                        manual_id: f.manual_id.clone(),
-                        path: f.path.clone(),
-                        start_line: f.hit.start_line,
-                        heading: f.hit.heading.clone(),
-                        score: base + a.bonus,
-                        base: base + a.bonus,
-                        signals: a.signals,
-                        coverage: a.coverage,
-                        snippet: None,
-                    },
-                    i,
-                )
+                Cand {
+                    manual_id: f.manual_id.clone(),
+                    path: f.path.clone(),
+                    start_line: f.hit.start_line,
+                    heading: f.hit.heading.clone(),
+                    score: base + a.bonus,
+                    base: base + a.bonus,
+                    signals: a.signals,
+                    coverage: a.coverage,
+                    snippet: None,
+                }
             })
             .collect()
     }
@@ -785,9 +782,8 @@ impl Manuals {
         let mut scored = self.score(&req.query, &found);
         clock.lap("score");
         let mut scope_expanded = false;
-        let weak_scope = |s: &[(Cand, usize)]| {
-            s.iter().map(|(c, _)| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE
-        };
+        let weak_scope =
+            |s: &[Cand]| s.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE;
         if req.manual_id.is_some() && req.expand_scope && weak_scope(&scored) {
             let (all, all_more) = self.gather(&req.query, None, limit, exclude)?;
             if all.len() > found.len()
@@ -806,10 +802,9 @@ impl Manuals {
             cutoff = Some(CutoffReason::MaxCandidates);
         }
         let mut pool: Vec<Found> = found;
-        let mut cands: Vec<Cand> = scored.into_iter().map(|(c, _)| c).collect();
-        let scanned: HashSet<(String, String, u64)> =
+        let mut cands: Vec<Cand> = scored;
+        let mut scanned_nodes: HashSet<(String, String, u64)> =
             cands.iter().take(SIGNAL_POOL).map(Cand::key).collect();
-        let mut scanned_nodes = scanned;
         // Stage 3.
         let over = |cutoff: &mut Option<CutoffReason>| {
             let late = Instant::now() >= deadline;
@@ -871,7 +866,7 @@ impl Manuals {
                     bases.sort_by(|a, b| b.total_cmp(a));
                     let floor = bases.get(RERANK_TOP - 1).copied().unwrap_or(f64::MIN);
                     let mut reorder = false;
-                    for (mut c, _) in extra_scored {
+                    for mut c in extra_scored {
                         if known.contains(&c.key()) {
                             continue;
                         }
