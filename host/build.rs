@@ -10,6 +10,7 @@ const GUESTS: &[(&str, &str)] = &[
     ("kura-write-policy", "KURA_WASM_WRITE_POLICY"),
     ("kura-reranker", "KURA_WASM_RERANKER"),
     ("kura-claim-graph", "KURA_WASM_CLAIM_GRAPH"),
+    ("kura-auditor", "KURA_WASM_AUDITOR"),
 ];
 
 fn main() {

@@ -1,5 +1,5 @@
-//! Builds the test components for wasm32-wasip2: the hostile policy and a
-//! copy of the default reranker.
+//! Builds the test components for wasm32-wasip2: the hostile policy and
+//! copies of the default reranker and auditor.
 
 #![allow(clippy::disallowed_methods)]
 
@@ -11,4 +11,7 @@ fn main() {
     // The default reranker as a file, to configure it like a user's own.
     let path = build_guest("kura-reranker", &["components/reranker", "text"]);
     println!("cargo:rustc-env=KURA_TEST_RERANKER_WASM={}", path.display());
+    // The default auditor as a file, to swap it in by configuration.
+    let path = build_guest("kura-auditor", &["components/auditor", "text"]);
+    println!("cargo:rustc-env=KURA_TEST_AUDITOR_WASM={}", path.display());
 }

@@ -87,6 +87,8 @@ impl App {
                         root,
                         plugins: plugins.clone(),
                         max_chars,
+                        coverage_min_ratio: config.coverage_min_ratio,
+                        marginal_gain_min: config.marginal_gain_min,
                     })
                 }
                 "manuals_root" => {
@@ -208,6 +210,8 @@ impl App {
             "vault_write" => out(vault().and_then(|v| v.write(a))),
             "vault_replace" => out(vault().and_then(|v| v.replace(a))),
             "vault_search" => out(vault().and_then(|v| v.search(a))),
+            "vault_coverage" => out(vault().and_then(|v| v.coverage(a))),
+            "artifact_audit" => out(vault().and_then(|v| v.audit(a))),
             "manual_ls" => out(manuals().and_then(|m| m.ls(a))),
             "manual_toc" => out(manuals().and_then(|m| m.toc(a))),
             "manual_read" => out(manuals().and_then(|m| m.read(a))),

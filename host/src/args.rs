@@ -191,6 +191,54 @@ impl<'a> Args<'a> {
             })
     }
 
+    /// An array of `{start_line, end_line}` objects (both required integers
+    /// >= 1, `start_line <= end_line`), named `key[i].start_line` in errors.
+    pub fn line_ranges(&self, key: &str) -> Result<Option<Vec<(i64, i64)>>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = v else {
+            return Err(self.wrong(key, "an array of {start_line, end_line}", v));
+        };
+        let base = self.name(key);
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("{base}[{i}]");
+            let Value::Object(map) = item else {
+                return Err(Error::invalid_parameter(
+                    &at,
+                    format!("`{at}` must be an object {{start_line, end_line}}, not {}", type_name(item)),
+                ));
+            };
+            let line = |k: &str| -> Result<i64> {
+                let name = format!("{at}.{k}");
+                match map.get(k).filter(|v| !v.is_null()) {
+                    None => Err(Error::invalid_parameter(&name, format!("`{name}` is required"))),
+                    Some(v) => match as_integer(v) {
+                        Some(n) if n >= 1 => Ok(n),
+                        Some(n) => Err(Error::invalid_parameter(
+                            &name,
+                            format!("`{name}` must be >= 1, got {n}"),
+                        )),
+                        None => Err(Error::invalid_parameter(
+                            &name,
+                            format!("`{name}` must be an integer, not {}", type_name(v)),
+                        )),
+                    },
+                }
+            };
+            let (start, end) = (line("start_line")?, line("end_line")?);
+            if start > end {
+                return Err(Error::invalid_parameter(
+                    &at,
+                    format!("`{at}`: start_line {start} is after end_line {end}"),
+                ));
+            }
+            out.push((start, end));
+        }
+        Ok(Some(out))
+    }
+
     /// A nested object, read with the same rules.
     pub fn obj(&self, key: &'a str) -> Result<Option<Args<'a>>> {
         match self.get(key) {

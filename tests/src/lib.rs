@@ -36,6 +36,11 @@ pub fn reranker_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_RERANKER_WASM"))
 }
 
+/// A copy of the default auditor component, built for the tests.
+pub fn auditor_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_AUDITOR_WASM"))
+}
+
 /// Where the hostile write-policy component was built.
 pub fn hostile_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_HOSTILE_WASM"))

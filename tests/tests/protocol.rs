@@ -10,7 +10,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
-const VAULT_TOOLS: [&str; 7] = [
+const VAULT_TOOLS: [&str; 10] = [
     "vault_ls",
     "vault_read",
     "vault_scan",
@@ -18,6 +18,9 @@ const VAULT_TOOLS: [&str; 7] = [
     "vault_write",
     "vault_replace",
     "vault_search",
+    "vault_find",
+    "vault_coverage",
+    "artifact_audit",
 ];
 
 #[tokio::test]
@@ -66,7 +69,15 @@ async fn every_tool_declares_output_schema_and_annotations() {
         let read_only = a.read_only_hint.unwrap();
         assert_eq!(
             read_only,
-            ["vault_ls", "vault_read", "vault_scan", "vault_search"].contains(&t.name.as_ref()),
+            [
+                "vault_ls",
+                "vault_read",
+                "vault_scan",
+                "vault_search",
+                "vault_find",
+                "vault_coverage"
+            ]
+            .contains(&t.name.as_ref()),
             "{}",
             t.name
         );

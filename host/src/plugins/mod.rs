@@ -10,6 +10,7 @@
 //! artifacts are cached in the state folder, keyed by the wasm's hash and the
 //! engine's compatibility hash.
 
+mod auditor;
 pub mod bindings;
 pub mod claim_graph;
 mod reranker;
@@ -28,6 +29,7 @@ use crate::config::Config;
 use crate::error::{Code, Error};
 use crate::fs::StateDir;
 
+pub use auditor::{AuditFinding, AuditReport, AuditRequest, FindingKind};
 pub use reranker::RerankCandidate;
 pub use write_policy::{WriteKind, WriteRequest};
 
@@ -35,6 +37,7 @@ pub use write_policy::{WriteKind, WriteRequest};
 const DEFAULT_WRITE_POLICY: &[u8] = include_bytes!(env!("KURA_WASM_WRITE_POLICY"));
 const DEFAULT_RERANKER: &[u8] = include_bytes!(env!("KURA_WASM_RERANKER"));
 const DEFAULT_CLAIM_GRAPH: &[u8] = include_bytes!(env!("KURA_WASM_CLAIM_GRAPH"));
+const DEFAULT_AUDITOR: &[u8] = include_bytes!(env!("KURA_WASM_AUDITOR"));
 
 /// How often the epoch ticks; deadlines are counted in ticks.
 const TICK: Duration = Duration::from_millis(5);
@@ -113,6 +116,7 @@ pub struct Plugins {
     pub write_policy: Option<Slot<bindings::write_policy::WritePolicyPre<State>>>,
     pub reranker: Option<Slot<bindings::reranker::RerankerPre<State>>>,
     pub claim_graph: Option<Slot<bindings::claim_graph::ClaimGraphPre<State>>>,
+    pub auditor: Option<Slot<bindings::auditor::AuditorPre<State>>>,
 }
 
 /// Advances the engine's epoch every [`TICK`] while a plugin call runs, and
@@ -178,8 +182,8 @@ fn required_exports(slot: &str) -> &'static [&'static str] {
 impl Plugins {
     /// Load every slot: the configured `.wasm` where there is one, else the
     /// embedded default. The manual slots (reranker, claim graph) are loaded
-    /// when the manual domain is served or a component is configured for
-    /// them. A component that cannot be loaded or does not implement its
+    /// when the manual domain is served, the auditor when the vault is, or
+    /// when a component is configured for them. A component that cannot be loaded or does not implement its
     /// world is an error naming the slot and what is missing.
     pub fn load(
         config: &Config,
@@ -211,6 +215,7 @@ impl Plugins {
             write_policy: None,
             reranker: None,
             claim_graph: None,
+            auditor: None,
         };
         let source = |p: &Option<std::path::PathBuf>| match p {
             Some(p) => Source::File(p.clone()),
@@ -239,15 +244,13 @@ impl Plugins {
             })?;
             plugins.claim_graph = Some(slot.typed(bindings::claim_graph::ClaimGraphPre::new)?);
         }
-        // The auditor slot is served with artifact_audit (issue 4); a
-        // configured component is still checked now so a mistake is reported
-        // at start-up.
-        if let Some(p) = &config.plugins.auditor {
-            let src = Source::File(p.clone());
-            let wasm = plugins.wasm_of(&src, &[], "auditor", &read)?;
-            plugins.load_slot("auditor", src, &wasm, state, |l| {
-                bindings::log::add_to_linker::<State, HasSelf<State>>(l, |s| s)
+        if config.vault_root.is_some() || config.plugins.auditor.is_some() {
+            let src = source(&config.plugins.auditor);
+            let wasm = plugins.wasm_of(&src, DEFAULT_AUDITOR, "auditor", &read)?;
+            let slot = plugins.load_slot("auditor", src, &wasm, state, |l| {
+                bindings::auditor::Auditor::add_to_linker::<State, HasSelf<State>>(l, |s| s)
             })?;
+            plugins.auditor = Some(slot.typed(bindings::auditor::AuditorPre::new)?);
         }
         Ok(plugins)
     }

@@ -44,6 +44,21 @@ fn line_range() -> Value {
     })
 }
 
+fn cited_ranges(description: &str) -> Value {
+    json!({
+        "type": ["array", "null"],
+        "description": description,
+        "items": {
+            "type": "object",
+            "properties": {
+                "start_line": { "type": "integer", "minimum": 1 },
+                "end_line": { "type": "integer", "minimum": 1 },
+            },
+            "required": ["start_line", "end_line"],
+        },
+    })
+}
+
 pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "vault_ls",
@@ -192,6 +207,44 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+    },
+    ToolDef {
+        name: "vault_coverage",
+        domain: "vault",
+        description: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch,                       coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against                       COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
+        input: || {
+            object(
+                json!({
+                    "path": path("File relative to the vault root"),
+                    "cited_ranges": cited_ranges("Line ranges already read or cited (may be empty)"),
+                }),
+                &["path", "cited_ranges"],
+            )
+        },
+        output: schema_for_output::<vault::CoverageOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "artifact_audit",
+        domain: "vault",
+        description: "Audit an artifact (a note written from a source note) against its source: finds rootless_node                       (no citation of source lines), orphan_branch (empty heading, or citations all outside the                       source) and one_way_ref (internal link with no link back, or to nothing). Citations are written                       `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are                       read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair                       (kept under .system/), needs_forced_full_scan and next_actions.",
+        input: || {
+            object(
+                json!({
+                    "artifact_path": path("The artifact, relative to the vault root"),
+                    "source_path": path("The source it was written from, relative to the vault root"),
+                    "cited_ranges": cited_ranges("Source line ranges to count as covered (default: the artifact's citations)"),
+                }),
+                &["artifact_path", "source_path"],
+            )
+        },
+        output: schema_for_output::<vault::AuditOutput>,
+        // It keeps the previous audit's coverage under `.system/` for marginal_gain.
+        read_only: false,
+        destructive: false,
+        idempotent: false,
     },
     ToolDef {
         name: "manual_ls",

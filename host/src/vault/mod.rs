@@ -2,6 +2,9 @@
 //! append-only `daily/` and the reserved `.system/`. Reads go straight to the
 //! files; every write asks the write-policy plugin first and is atomic.
 
+pub mod action;
+mod audit;
+pub mod coverage;
 mod read;
 mod search;
 mod write;
@@ -12,6 +15,8 @@ use crate::fs::Root;
 use crate::plugins::Plugins;
 
 pub use crate::scan::ScanOutput;
+pub use audit::AuditOutput;
+pub use coverage::CoverageOutput;
 pub use read::{LsOutput, ReadOutput};
 pub use search::SearchOutput;
 pub use write::{ReplaceOutput, WriteOutput};
@@ -21,4 +26,8 @@ pub struct Vault {
     pub plugins: Arc<Plugins>,
     /// The fixed character cap of reads and scans (`SCAN_MAX_CHARS`).
     pub max_chars: usize,
+    /// `COVERAGE_MIN_RATIO`: coverage that counts as enough.
+    pub coverage_min_ratio: f64,
+    /// `MARGINAL_GAIN_MIN`: below this, another pass adds too little.
+    pub marginal_gain_min: f64,
 }
