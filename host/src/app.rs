@@ -17,7 +17,7 @@ use crate::vault::Vault;
 
 pub struct App {
     pub config: Config,
-    pub vault: Option<Vault>,
+    pub vault: Option<Arc<Vault>>,
     pub manuals: Option<Arc<Manuals>>,
     pub plugins: Arc<Plugins>,
 }
@@ -83,13 +83,21 @@ impl App {
         for (name, root) in roots {
             match name {
                 "vault_root" => {
-                    vault = Some(Vault {
+                    let index =
+                        crate::vault::VaultIndex::open(&root, state.as_ref().map(|s| s.path()))
+                            .map_err(|e| StartError::Root {
+                                name: "VAULT_ROOT".into(),
+                                path: root.path().display().to_string(),
+                                message: e.message,
+                            })?;
+                    vault = Some(Arc::new(Vault {
+                        index,
                         root,
                         plugins: plugins.clone(),
                         max_chars,
                         coverage_min_ratio: config.coverage_min_ratio,
                         marginal_gain_min: config.marginal_gain_min,
-                    })
+                    }))
                 }
                 "manuals_root" => {
                     let m = Manuals::new(
@@ -141,6 +149,31 @@ impl App {
     /// Start indexing in the background: `initialize` never waits for it, and
     /// the first search waits only for what is left.
     pub fn index_in_background(&self) {
+        if let Some(v) = &self.vault {
+            let v = v.clone();
+            let spawned = std::thread::Builder::new()
+                .name("kura-vault-index".into())
+                .spawn(move || {
+                    let t = std::time::Instant::now();
+                    match v.index.refresh(&v.root) {
+                        Ok(Some(s)) => tracing::info!(
+                            added = s.added,
+                            updated = s.updated,
+                            deleted = s.deleted,
+                            unchanged = s.unchanged,
+                            ms = t.elapsed().as_millis() as u64,
+                            "vault index ready"
+                        ),
+                        Ok(None) => {}
+                        Err(e) => tracing::warn!("vault index: {}", e.message),
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!(
+                    "cannot index the vault in the background ({e}); the first search will"
+                );
+            }
+        }
         if let Some(m) = &self.manuals {
             let m = m.clone();
             let spawned = std::thread::Builder::new()
@@ -210,6 +243,7 @@ impl App {
             "vault_write" => out(vault().and_then(|v| v.write(a))),
             "vault_replace" => out(vault().and_then(|v| v.replace(a))),
             "vault_search" => out(vault().and_then(|v| v.search(a))),
+            "vault_find" => out(vault().and_then(|v| v.find(a))),
             "vault_coverage" => out(vault().and_then(|v| v.coverage(a))),
             "artifact_audit" => out(vault().and_then(|v| v.audit(a))),
             "manual_ls" => out(manuals().and_then(|m| m.ls(a))),

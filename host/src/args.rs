@@ -207,13 +207,19 @@ impl<'a> Args<'a> {
             let Value::Object(map) = item else {
                 return Err(Error::invalid_parameter(
                     &at,
-                    format!("`{at}` must be an object {{start_line, end_line}}, not {}", type_name(item)),
+                    format!(
+                        "`{at}` must be an object {{start_line, end_line}}, not {}",
+                        type_name(item)
+                    ),
                 ));
             };
             let line = |k: &str| -> Result<i64> {
                 let name = format!("{at}.{k}");
                 match map.get(k).filter(|v| !v.is_null()) {
-                    None => Err(Error::invalid_parameter(&name, format!("`{name}` is required"))),
+                    None => Err(Error::invalid_parameter(
+                        &name,
+                        format!("`{name}` is required"),
+                    )),
                     Some(v) => match as_integer(v) {
                         Some(n) if n >= 1 => Ok(n),
                         Some(n) => Err(Error::invalid_parameter(

@@ -192,7 +192,11 @@ async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
         .collect();
     // A vault-only server loads the write policy and the auditor.
     assert_eq!(cached.len(), 2, "{cached:?}");
-    assert!(cached.iter().all(|c| c.extension().is_some_and(|e| e == "cwasm")));
+    assert!(
+        cached
+            .iter()
+            .all(|c| c.extension().is_some_and(|e| e == "cwasm"))
+    );
     for c in &cached {
         std::fs::write(c, b"damaged").unwrap();
     }
@@ -202,7 +206,9 @@ async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
         .await;
     r.ok();
     assert!(
-        cached.iter().all(|c| std::fs::read(c).unwrap().len() > 1000),
+        cached
+            .iter()
+            .all(|c| std::fs::read(c).unwrap().len() > 1000),
         "the cache was rewritten"
     );
 }

@@ -83,7 +83,10 @@ async fn coverage_ratio_of_an_empty_file_is_one() {
     let (f, k) = kura(&[]).await;
     f.write("empty.md", "");
     let v = k
-        .call("vault_coverage", json!({"path": "empty.md", "cited_ranges": []}))
+        .call(
+            "vault_coverage",
+            json!({"path": "empty.md", "cited_ranges": []}),
+        )
         .await
         .ok()
         .clone();
@@ -125,15 +128,27 @@ async fn coverage_rejects_bad_ranges_with_invalid_parameter() {
     let (_f, k) = kura(&[]).await;
     for (cited, name) in [
         (json!([{"start_line": 5, "end_line": 4}]), "cited_ranges[0]"),
-        (json!([{"start_line": 1, "end_line": 48}]), "cited_ranges[0].end_line"),
-        (json!([{"start_line": 0, "end_line": 4}]), "cited_ranges[0].start_line"),
-        (json!([{"start_line": 1, "end_line": 2}, {"start_line": true, "end_line": 4}]), "cited_ranges[1].start_line"),
+        (
+            json!([{"start_line": 1, "end_line": 48}]),
+            "cited_ranges[0].end_line",
+        ),
+        (
+            json!([{"start_line": 0, "end_line": 4}]),
+            "cited_ranges[0].start_line",
+        ),
+        (
+            json!([{"start_line": 1, "end_line": 2}, {"start_line": true, "end_line": 4}]),
+            "cited_ranges[1].start_line",
+        ),
         (json!([{"start_line": 1}]), "cited_ranges[0].end_line"),
         (json!([[1, 2]]), "cited_ranges[0]"),
         (json!("1-2"), "cited_ranges"),
     ] {
         let r = k
-            .call("vault_coverage", json!({"path": SOURCE, "cited_ranges": cited}))
+            .call(
+                "vault_coverage",
+                json!({"path": SOURCE, "cited_ranges": cited}),
+            )
             .await;
         assert_eq!(r.code(), "invalid_parameter", "{cited}");
         assert_eq!(r.body["error"]["details"]["parameter"], name, "{cited}");
@@ -141,11 +156,17 @@ async fn coverage_rejects_bad_ranges_with_invalid_parameter() {
     let r = k.call("vault_coverage", json!({"path": SOURCE})).await;
     assert_eq!(r.code(), "invalid_parameter");
     let r = k
-        .call("vault_coverage", json!({"path": "../outside/canary.txt", "cited_ranges": []}))
+        .call(
+            "vault_coverage",
+            json!({"path": "../outside/canary.txt", "cited_ranges": []}),
+        )
         .await;
     assert_eq!(r.code(), "out_of_scope");
     let r = k
-        .call("vault_coverage", json!({"path": "nope.md", "cited_ranges": []}))
+        .call(
+            "vault_coverage",
+            json!({"path": "nope.md", "cited_ranges": []}),
+        )
         .await;
     assert_eq!(r.code(), "not_found");
 }
@@ -184,7 +205,11 @@ async fn audit_counts_each_finding_kind_exactly() {
         .iter()
         .map(|f| f["message"].as_str().unwrap())
         .collect();
-    assert!(msgs[0].contains("根拠なし要素") && msgs[2].contains("孤立分岐") && msgs[4].contains("片方向参照"));
+    assert!(
+        msgs[0].contains("根拠なし要素")
+            && msgs[2].contains("孤立分岐")
+            && msgs[4].contains("片方向参照")
+    );
     // Cited: L9, L18-L19, L37, L16, L40 (L120-L125 lies outside the source).
     assert_eq!(v["coverage_ratio"], 0.128);
     assert_eq!(v["uncovered_ranges_count"], 6);
@@ -216,7 +241,11 @@ async fn a_clean_artifact_has_zero_findings_and_stops() {
     let v = audit(&k, CLEAN, None).await;
     assert_eq!(v["findings"], json!([]), "{v:#}");
     assert_eq!(
-        (&v["rootless_nodes"], &v["orphan_branches"], &v["one_way_refs"]),
+        (
+            &v["rootless_nodes"],
+            &v["orphan_branches"],
+            &v["one_way_refs"]
+        ),
         (&json!(0), &json!(0), &json!(0))
     );
     assert_eq!(v["coverage_ratio"], 1.0);
@@ -257,12 +286,27 @@ async fn needs_forced_full_scan_follows_the_three_rules() {
     // Rule 1 only: coverage below COVERAGE_MIN_RATIO (gain is 0 the second time).
     audit(&k, CLEAN, Some(lines(1, 20))).await;
     let v = audit(&k, CLEAN, Some(lines(1, 20))).await;
-    assert_eq!((v["marginal_gain"].as_f64(), v["findings"].as_array().unwrap().len()), (Some(0.0), 0));
+    assert_eq!(
+        (
+            v["marginal_gain"].as_f64(),
+            v["findings"].as_array().unwrap().len()
+        ),
+        (Some(0.0), 0)
+    );
     assert_eq!(v["needs_forced_full_scan"], true);
-    assert_eq!(v["next_actions"][0]["params"], json!({"path": SOURCE, "start_line": 21}));
+    assert_eq!(
+        v["next_actions"][0]["params"],
+        json!({"path": SOURCE, "start_line": 21})
+    );
     // Rule 2 only: full coverage, but findings.
     let v = audit(&k, DRAFT, Some(lines(1, 47))).await;
-    assert_eq!((v["coverage_ratio"].as_f64(), v["uncovered_ranges_count"].as_u64()), (Some(1.0), Some(0)));
+    assert_eq!(
+        (
+            v["coverage_ratio"].as_f64(),
+            v["uncovered_ranges_count"].as_u64()
+        ),
+        (Some(1.0), Some(0))
+    );
     assert_eq!(v["needs_forced_full_scan"], true);
     assert_eq!(kinds(&v["next_actions"]), ["vault_scan", "artifact_audit"]);
     assert_eq!(v["next_actions"][0]["params"]["path"], DRAFT);
@@ -272,7 +316,10 @@ async fn needs_forced_full_scan_follows_the_three_rules() {
     assert!(v["marginal_gain"].as_f64().unwrap() >= 0.02);
     assert_eq!(v["uncovered_ranges_count"], 1);
     assert_eq!(v["needs_forced_full_scan"], true);
-    assert_eq!(v["next_actions"][0]["params"], json!({"path": SOURCE, "start_line": 45}));
+    assert_eq!(
+        v["next_actions"][0]["params"],
+        json!({"path": SOURCE, "start_line": 45})
+    );
     // None: the same again gains nothing; stop.
     let v = audit(&k, CLEAN, Some(lines(1, 44))).await;
     assert_eq!(v["needs_forced_full_scan"], false);
@@ -283,11 +330,17 @@ async fn needs_forced_full_scan_follows_the_three_rules() {
 async fn audit_refuses_bad_paths_and_ranges() {
     let (f, k) = kura(&[]).await;
     let r = k
-        .call("artifact_audit", json!({"artifact_path": "nope.md", "source_path": SOURCE}))
+        .call(
+            "artifact_audit",
+            json!({"artifact_path": "nope.md", "source_path": SOURCE}),
+        )
         .await;
     assert_eq!(r.code(), "not_found");
     let r = k
-        .call("artifact_audit", json!({"artifact_path": CLEAN, "source_path": "../outside/canary.txt"}))
+        .call(
+            "artifact_audit",
+            json!({"artifact_path": CLEAN, "source_path": "../outside/canary.txt"}),
+        )
         .await;
     assert_eq!(r.code(), "out_of_scope");
     let r = k
@@ -310,7 +363,11 @@ async fn the_auditor_is_swapped_by_one_line_of_config() {
     let (_f, k) = kura(&["--plugin", &wasm]).await;
     let v = audit(&k, DRAFT, None).await;
     assert_eq!(
-        (&v["rootless_nodes"], &v["orphan_branches"], &v["one_way_refs"]),
+        (
+            &v["rootless_nodes"],
+            &v["orphan_branches"],
+            &v["one_way_refs"]
+        ),
         (&json!(2), &json!(2), &json!(3))
     );
 }

@@ -300,9 +300,12 @@ pub fn audit(input: &Input) -> Report {
                 });
                 continue;
             };
-            let back = subtree(target)
-                .into_iter()
-                .any(|j| resolved[j].iter().flatten().any(|&k| is_ancestor_or_self(k, i)));
+            let back = subtree(target).into_iter().any(|j| {
+                resolved[j]
+                    .iter()
+                    .flatten()
+                    .any(|&k| is_ancestor_or_self(k, i))
+            });
             if !back {
                 findings.push(Finding {
                     kind: FindingKind::OneWayRef,
@@ -354,7 +357,10 @@ mod tests {
         let r = run(doc, 40);
         assert!(r.findings.is_empty(), "{:#?}", r.findings);
         assert_eq!(r.node_count, 10);
-        assert_eq!(r.cited, vec![(1, 1), (3, 5), (6, 9), (10, 12), (20, 20), (21, 21)]);
+        assert_eq!(
+            r.cited,
+            vec![(1, 1), (3, 5), (6, 9), (10, 12), (20, 20), (21, 21)]
+        );
     }
 
     #[test]
@@ -391,10 +397,22 @@ jump to [[#Facts]] L4
         // Rootless: "not cited", "nor this". Orphans: "## Empty", the ghost
         // subtree. One-way: #Nowhere, ^missing, #Facts (no link back).
         assert_eq!(kinds(&r), (2, 2, 3), "{:#?}", r.findings);
-        let ids: Vec<_> = r.findings.iter().map(|f| f.node_id.clone().unwrap()).collect();
+        let ids: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| f.node_id.clone().unwrap())
+            .collect();
         assert_eq!(
             ids,
-            vec!["heading@L4", "item@L8", "item@L9", "item@L10", "para@L14", "para@L14", "para@L16"]
+            vec![
+                "heading@L4",
+                "item@L8",
+                "item@L9",
+                "item@L10",
+                "para@L14",
+                "para@L14",
+                "para@L16"
+            ]
         );
         assert!(r.findings[0].message.contains("孤立分岐"));
     }

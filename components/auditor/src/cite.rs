@@ -30,9 +30,9 @@ fn number(s: &str, i: usize) -> Option<(u32, usize)> {
     if digits == 0 {
         return None;
     }
-    let v = s[i..i + digits]
-        .bytes()
-        .fold(0u64, |v, d| (v * 10 + u64::from(d - b'0')).min(u64::from(u32::MAX)));
+    let v = s[i..i + digits].bytes().fold(0u64, |v, d| {
+        (v * 10 + u64::from(d - b'0')).min(u64::from(u32::MAX))
+    });
     Some((v as u32, i + digits))
 }
 
@@ -86,7 +86,12 @@ fn range_list(s: &str, mut i: usize) -> (Vec<(u32, u32)>, usize) {
 
 /// Does the name written in a citation denote `source`?
 fn names_source(name: &str, source: &str) -> bool {
-    let trim = |p: &str| p.strip_suffix(".md").unwrap_or(p).trim_start_matches("./").to_owned();
+    let trim = |p: &str| {
+        p.strip_suffix(".md")
+            .unwrap_or(p)
+            .trim_start_matches("./")
+            .to_owned()
+    };
     let (name, source) = (trim(name), trim(source));
     source == name || source.ends_with(&format!("/{name}"))
 }
@@ -107,7 +112,11 @@ pub fn scan(text: &str, source: &str) -> Vec<Cite> {
                 if open == 1 && text[skip_spaces(text, end)..].starts_with(']') {
                     end = skip_spaces(text, end) + 1;
                 }
-                out.push(Cite { span: i..end, ranges, this_source: true });
+                out.push(Cite {
+                    span: i..end,
+                    ranges,
+                    this_source: true,
+                });
                 i = end;
                 continue;
             }
@@ -115,7 +124,11 @@ pub fn scan(text: &str, source: &str) -> Vec<Cite> {
         if at_word_start && rest.starts_with('L') {
             if let Some((r, end)) = range(text, i) {
                 if !text[end..].chars().next().is_some_and(is_word) {
-                    out.push(Cite { span: i..end, ranges: vec![r], this_source: true });
+                    out.push(Cite {
+                        span: i..end,
+                        ranges: vec![r],
+                        this_source: true,
+                    });
                     i = end;
                     continue;
                 }
@@ -168,14 +181,21 @@ mod tests {
     fn ranges(text: &str) -> Vec<(u32, u32, bool)> {
         scan(text, "notes/source.md")
             .into_iter()
-            .flat_map(|c| c.ranges.into_iter().map(move |(a, b)| (a, b, c.this_source)))
+            .flat_map(|c| {
+                c.ranges
+                    .into_iter()
+                    .map(move |(a, b)| (a, b, c.this_source))
+            })
             .collect()
     }
 
     #[test]
     fn line_forms() {
         assert_eq!(ranges("see L12"), vec![(12, 12, true)]);
-        assert_eq!(ranges("L12-L18 and L3–5, L7 ~ L9."), vec![(12, 18, true), (3, 5, true), (7, 9, true)]);
+        assert_eq!(
+            ranges("L12-L18 and L3–5, L7 ~ L9."),
+            vec![(12, 18, true), (3, 5, true), (7, 9, true)]
+        );
         assert_eq!(ranges("(L20-L10)"), vec![(10, 20, true)]);
     }
 
@@ -197,8 +217,14 @@ mod tests {
 
     #[test]
     fn source_lines_markers() {
-        assert_eq!(ranges("source_lines: 12-18, 30"), vec![(12, 18, true), (30, 30, true)]);
-        assert_eq!(ranges("Source_Lines: [L1-L4, 9-10]"), vec![(1, 4, true), (9, 10, true)]);
+        assert_eq!(
+            ranges("source_lines: 12-18, 30"),
+            vec![(12, 18, true), (30, 30, true)]
+        );
+        assert_eq!(
+            ranges("Source_Lines: [L1-L4, 9-10]"),
+            vec![(1, 4, true), (9, 10, true)]
+        );
         assert!(ranges("source_lines: none").is_empty());
     }
 

@@ -50,7 +50,10 @@ mod glue {
                 cited_ranges: report
                     .cited
                     .into_iter()
-                    .map(|(start_line, end_line)| LineRange { start_line, end_line })
+                    .map(|(start_line, end_line)| LineRange {
+                        start_line,
+                        end_line,
+                    })
                     .collect(),
                 node_count: report.node_count,
             }

@@ -104,7 +104,10 @@ fn list_marker(rest: &str) -> Option<(usize, &str)> {
 
 fn thematic_break(rest: &str) -> bool {
     let t: String = rest.chars().filter(|c| !c.is_whitespace()).collect();
-    t.len() >= 3 && ["-", "*", "_"].iter().any(|m| t.chars().all(|c| c.to_string() == *m))
+    t.len() >= 3
+        && ["-", "*", "_"]
+            .iter()
+            .any(|m| t.chars().all(|c| c.to_string() == *m))
 }
 
 fn fence(rest: &str) -> Option<(char, usize)> {
@@ -121,7 +124,11 @@ fn block_id(line: &str) -> (&str, Option<String>) {
     let t = line.trim_end();
     if let Some(at) = t.rfind(" ^") {
         let id = &t[at + 2..];
-        if !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        if !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
             return (&t[..at], Some(id.to_owned()));
         }
     }
@@ -160,7 +167,10 @@ impl Builder {
         while self.items.last().is_some_and(|&(_, content)| col < content) {
             self.items.pop();
         }
-        self.items.last().map(|&(n, _)| n).or(self.headings.last().copied())
+        self.items
+            .last()
+            .map(|&(n, _)| n)
+            .or(self.headings.last().copied())
     }
 
     fn heading(&mut self, level: u8, line: u32, title: &str) -> usize {
@@ -201,7 +211,11 @@ pub fn parse(text: &str) -> Tree {
         .split('\n')
         .map(|l| l.strip_suffix('\r').unwrap_or(l))
         .collect();
-    let count = if text.ends_with('\n') { lines.len() - 1 } else { lines.len() };
+    let count = if text.ends_with('\n') {
+        lines.len() - 1
+    } else {
+        lines.len()
+    };
     let mut n = 0;
     if count > 0 && lines[0].trim_end() == "---" {
         if let Some(end) = (1..count).find(|&i| matches!(lines[i].trim_end(), "---" | "...")) {
@@ -217,7 +231,9 @@ pub fn parse(text: &str) -> Tree {
         n += 1;
         if let Some((c, len, node)) = fenced {
             let (_, rest) = indent(line);
-            if fence(rest).is_some_and(|(fc, fl)| fc == c && fl >= len && rest.trim_start_matches(c).trim().is_empty()) {
+            if fence(rest).is_some_and(|(fc, fl)| {
+                fc == c && fl >= len && rest.trim_start_matches(c).trim().is_empty()
+            }) {
                 fenced = None;
             }
             b.append(node, line);
@@ -254,7 +270,10 @@ pub fn parse(text: &str) -> Tree {
             };
             if let (Some(level), Some(p), false) = (level, b.open, was_blank) {
                 let node = &b.tree.nodes[p];
-                if node.kind == Kind::Paragraph && node.parent == b.headings.last().copied() && b.items.is_empty() {
+                if node.kind == Kind::Paragraph
+                    && node.parent == b.headings.last().copied()
+                    && b.items.is_empty()
+                {
                     // Re-home the paragraph as a heading.
                     let (title, line) = (node.text.clone(), node.line);
                     if let Some(parent) = node.parent {
@@ -339,7 +358,11 @@ mod tests {
         assert_eq!(t.front_matter, "source_lines: 1-3");
         assert_eq!(
             shape(doc),
-            vec![("h1".into(), 4, None), ("code".into(), 6, Some(4)), ("para".into(), 10, Some(4))]
+            vec![
+                ("h1".into(), 4, None),
+                ("code".into(), 6, Some(4)),
+                ("para".into(), 10, Some(4))
+            ]
         );
         assert_eq!(t.nodes[0].text, "Title");
         assert_eq!(t.nodes[2].block_id.as_deref(), Some("blk"));
@@ -350,9 +373,15 @@ mod tests {
     fn indented_paragraph_after_a_blank_stays_in_its_item() {
         let doc = "- item\n\n  still the item's\nnot the item's\n";
         // "not the item's" continues the paragraph (lazy continuation).
-        assert_eq!(shape(doc), vec![("item".into(), 1, None), ("para".into(), 3, Some(1))]);
+        assert_eq!(
+            shape(doc),
+            vec![("item".into(), 1, None), ("para".into(), 3, Some(1))]
+        );
         let doc = "- item\n\nout of the list\n";
-        assert_eq!(shape(doc), vec![("item".into(), 1, None), ("para".into(), 3, None)]);
+        assert_eq!(
+            shape(doc),
+            vec![("item".into(), 1, None), ("para".into(), 3, None)]
+        );
     }
 
     #[test]

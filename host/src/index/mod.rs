@@ -106,6 +106,20 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
+/// A markdown text's sections (split at headings, fence-aware) as units.
+pub fn markdown_units(text: &str) -> Vec<Unit> {
+    let lines = crate::text::Lines::new(text);
+    crate::text::markdown::sections(text)
+        .into_iter()
+        .map(|s| Unit {
+            start_line: s.start_line as u64,
+            end_line: s.end_line as u64,
+            heading: s.path.join(" > "),
+            body: text[lines.start(s.start_line)..lines.end(s.end_line)].to_owned(),
+        })
+        .collect()
+}
+
 pub struct SectionIndex {
     reader: IndexReader,
     writer: Mutex<IndexWriter>,
@@ -197,44 +211,16 @@ impl SectionIndex {
         let mut seen = std::collections::HashSet::new();
         let mut changed = false;
         for (path, stat) in files {
-            stats.scanned += 1;
-            let key = path.to_string();
-            seen.insert(key.clone());
-            let known = manifest.files.get(&key);
-            if known.is_some_and(|k| k.size == stat.size && k.mtime_ns == stat.mtime_ns) {
-                stats.unchanged += 1;
-                continue;
-            }
-            let Ok(bytes) = root.read(path) else {
-                continue; // vanished or unreadable since the walk: next sync decides
-            };
-            let state = FileState {
-                size: stat.size,
-                mtime_ns: stat.mtime_ns,
-                hash: blake3::hash(&bytes).to_hex().to_string(),
-            };
-            let was_indexed = known.is_some();
-            if known.is_some_and(|k| k.hash == state.hash) {
-                // Touched but not changed: remember the new mtime only.
-                stats.unchanged += 1;
-                manifest.files.insert(key, state);
-                changed = true;
-                continue;
-            }
-            if was_indexed {
-                stats.updated += 1;
-                writer.delete_term(Term::from_field_text(self.fields.file, &key));
-            } else {
-                stats.added += 1;
-            }
-            let text = String::from_utf8_lossy(&bytes);
-            for unit in extract(path, &text) {
-                writer
-                    .add_document(self.doc(&key, &unit))
-                    .map_err(internal)?;
-            }
-            manifest.files.insert(key, state);
-            changed = true;
+            seen.insert(path.to_string());
+            changed |= self.apply(
+                &mut manifest,
+                &mut writer,
+                root,
+                path,
+                Some(stat),
+                &extract,
+                &mut stats,
+            )?;
         }
         let gone: Vec<String> = manifest
             .files
@@ -249,16 +235,118 @@ impl SectionIndex {
             changed = true;
         }
         if changed {
-            writer.commit().map_err(internal)?;
-            self.reader.reload().map_err(internal)?;
-            if let Some((sd, name)) = &self.store {
-                let json = serde_json::to_vec(&*manifest).map_err(internal)?;
-                if let Err(e) = sd.write(name, &json) {
-                    tracing::warn!("cannot save the index manifest: {e}");
-                }
-            }
+            self.commit(&manifest, &mut writer)?;
         }
         Ok(stats)
+    }
+
+    /// Bring just these files up to date (after a write through the server):
+    /// each is re-read if it changed, dropped if it is gone, or dropped when
+    /// `indexable` says it is not a file this index holds.
+    pub fn update_files(
+        &self,
+        root: &Root,
+        paths: &[RelPath],
+        indexable: impl Fn(&RelPath) -> bool,
+        extract: impl Fn(&RelPath, &str) -> Vec<Unit>,
+    ) -> Result<SyncStats> {
+        let mut stats = SyncStats::default();
+        let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut changed = false;
+        for path in paths {
+            let stat = if indexable(path) {
+                root.stat(path)?.filter(|s| !s.is_dir)
+            } else {
+                None
+            };
+            changed |= self.apply(
+                &mut manifest,
+                &mut writer,
+                root,
+                path,
+                stat.as_ref(),
+                &extract,
+                &mut stats,
+            )?;
+        }
+        if changed {
+            self.commit(&manifest, &mut writer)?;
+        }
+        Ok(stats)
+    }
+
+    /// Index one file as it is now (`stat` None: it is gone). Returns whether
+    /// the index or the manifest changed.
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &self,
+        manifest: &mut Manifest,
+        writer: &mut IndexWriter,
+        root: &Root,
+        path: &RelPath,
+        stat: Option<&FileStat>,
+        extract: &impl Fn(&RelPath, &str) -> Vec<Unit>,
+        stats: &mut SyncStats,
+    ) -> Result<bool> {
+        stats.scanned += 1;
+        let key = path.to_string();
+        let known = manifest.files.get(&key);
+        let Some(stat) = stat else {
+            if known.is_some() {
+                writer.delete_term(Term::from_field_text(self.fields.file, &key));
+                manifest.files.remove(&key);
+                stats.deleted += 1;
+                return Ok(true);
+            }
+            return Ok(false);
+        };
+        if known.is_some_and(|k| k.size == stat.size && k.mtime_ns == stat.mtime_ns) {
+            stats.unchanged += 1;
+            return Ok(false);
+        }
+        let Ok(bytes) = root.read(path) else {
+            return Ok(false); // vanished or unreadable since the walk: next sync decides
+        };
+        let state = FileState {
+            size: stat.size,
+            mtime_ns: stat.mtime_ns,
+            hash: blake3::hash(&bytes).to_hex().to_string(),
+        };
+        let was_indexed = known.is_some();
+        if known.is_some_and(|k| k.hash == state.hash) {
+            // Touched but not changed: remember the new mtime only.
+            stats.unchanged += 1;
+            manifest.files.insert(key, state);
+            return Ok(true);
+        }
+        if was_indexed {
+            stats.updated += 1;
+            writer.delete_term(Term::from_field_text(self.fields.file, &key));
+        } else {
+            stats.added += 1;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        for unit in extract(path, &text) {
+            writer
+                .add_document(self.doc(&key, &unit))
+                .map_err(internal)?;
+        }
+        manifest.files.insert(key, state);
+        Ok(true)
+    }
+
+    /// Make the changes visible to searches and save the manifest.
+    fn commit(&self, manifest: &Manifest, writer: &mut IndexWriter) -> Result<()> {
+        writer.commit().map_err(internal)?;
+        self.reader.reload().map_err(internal)?;
+        if let Some((sd, name)) = &self.store {
+            let json = serde_json::to_vec(manifest).map_err(internal)?;
+            if let Err(e) = sd.write(name, &json) {
+                tracing::warn!("cannot save the index manifest: {e}");
+            }
+        }
+        Ok(())
     }
 
     fn doc(&self, file: &str, unit: &Unit) -> TantivyDocument {

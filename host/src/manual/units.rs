@@ -7,27 +7,14 @@ use serde_json::Value;
 use super::FileType;
 use crate::fs::RelPath;
 use crate::index::Unit;
-use crate::text::{Lines, markdown};
+use crate::text::Lines;
 
 pub fn extract(path: &RelPath, text: &str) -> Vec<Unit> {
     match FileType::of(path) {
-        Some(FileType::Md) => markdown_units(text),
+        Some(FileType::Md) => crate::index::markdown_units(text),
         Some(FileType::Json) => vec![json_unit(path, text)],
         None => vec![],
     }
-}
-
-fn markdown_units(text: &str) -> Vec<Unit> {
-    let lines = Lines::new(text);
-    markdown::sections(text)
-        .into_iter()
-        .map(|s| Unit {
-            start_line: s.start_line as u64,
-            end_line: s.end_line as u64,
-            heading: s.path.join(" > "),
-            body: text[lines.start(s.start_line)..lines.end(s.end_line)].to_owned(),
-        })
-        .collect()
 }
 
 fn json_unit(path: &RelPath, text: &str) -> Unit {

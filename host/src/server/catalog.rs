@@ -209,6 +209,42 @@ pub static TOOLS: &[ToolDef] = &[
         idempotent: true,
     },
     ToolDef {
+        name: "vault_find",
+        domain: "vault",
+        description: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
+                      and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
+                      `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
+                      `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
+                      vault_scan, vault_coverage, ... or stop). `cutoff_reason` appears only when the budget cut the search.",
+        input: || {
+            let int_like = |d: &str| json!({ "type": ["integer", "number", "string", "null"], "description": d });
+            object(
+                json!({
+                    "query": { "type": "string", "minLength": 1, "description": "What to look for, in plain words" },
+                    "scope": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "relative_dir": { "type": ["string", "null"], "description": "Only notes under this folder" },
+                            "glob": { "type": ["string", "null"], "description": "Only notes whose vault-relative path matches, e.g. `projects/**/*.md`" },
+                        },
+                    },
+                    "budget": {
+                        "type": ["object", "null"],
+                        "properties": {
+                            "max_candidates": int_like("At most this many candidate sections, integer >= 1 (default 200, hard cap 1000)"),
+                            "time_ms": int_like("Stop reading candidates after this many milliseconds, integer >= 1 (default 60000)"),
+                        },
+                    },
+                }),
+                &["query"],
+            )
+        },
+        output: schema_for_output::<vault::FindOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
         name: "vault_coverage",
         domain: "vault",
         description: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch,                       coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against                       COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",

@@ -101,7 +101,8 @@ impl Vault {
                     .collect(),
                 audits: before.audits + 1,
             };
-            let bytes = serde_json::to_vec_pretty(&h).map_err(|e| Error::internal(e.to_string()))?;
+            let bytes =
+                serde_json::to_vec_pretty(&h).map_err(|e| Error::internal(e.to_string()))?;
             Ok(Some((bytes, new_lines)))
         })?;
         Ok(new_lines.unwrap_or(0))
@@ -151,7 +152,11 @@ impl Vault {
         let forced = below_min || has_findings || still_gaining;
         let mut next_actions = Vec::new();
         if forced {
-            if let Some(gap) = coverage.uncovered.first().filter(|_| below_min || still_gaining) {
+            if let Some(gap) = coverage
+                .uncovered
+                .first()
+                .filter(|_| below_min || still_gaining)
+            {
                 // Uncovered ranges first (001 §3).
                 next_actions.push(NextAction::new(
                     Step::VaultScan,

@@ -113,12 +113,20 @@ pub fn cited_ranges(args: &Args, key: &str, total: u64) -> Result<Option<Vec<(u6
             let name = format!("{}[{i}].end_line", args.name(key));
             return Err(Error::invalid_parameter(
                 &name,
-                format!("`{name}` is {end} but the file has {total} line{}", if total == 1 { "" } else { "s" }),
+                format!(
+                    "`{name}` is {end} but the file has {total} line{}",
+                    if total == 1 { "" } else { "s" }
+                ),
             )
             .with("total_lines", total));
         }
     }
-    Ok(Some(ranges.into_iter().map(|(a, b)| (a as u64, b as u64)).collect()))
+    Ok(Some(
+        ranges
+            .into_iter()
+            .map(|(a, b)| (a as u64, b as u64))
+            .collect(),
+    ))
 }
 
 /// Rounded for output: ratios are read by people and compared by agents.

@@ -5,6 +5,8 @@
 pub mod action;
 mod audit;
 pub mod coverage;
+mod find;
+pub mod index;
 mod read;
 mod search;
 mod write;
@@ -17,6 +19,8 @@ use crate::plugins::Plugins;
 pub use crate::scan::ScanOutput;
 pub use audit::AuditOutput;
 pub use coverage::CoverageOutput;
+pub use find::FindOutput;
+pub use index::VaultIndex;
 pub use read::{LsOutput, ReadOutput};
 pub use search::SearchOutput;
 pub use write::{ReplaceOutput, WriteOutput};
@@ -24,6 +28,8 @@ pub use write::{ReplaceOutput, WriteOutput};
 pub struct Vault {
     pub root: Root,
     pub plugins: Arc<Plugins>,
+    /// vault_find's index of the notes.
+    pub index: VaultIndex,
     /// The fixed character cap of reads and scans (`SCAN_MAX_CHARS`).
     pub max_chars: usize,
     /// `COVERAGE_MIN_RATIO`: coverage that counts as enough.

@@ -87,6 +87,16 @@ fn snippet(line: &str, at: usize) -> String {
     )
 }
 
+/// A glob on vault-relative paths; a bad pattern is `invalid_parameter`.
+pub(super) fn glob_matcher(pattern: &str, name: &str) -> Result<globset::GlobMatcher> {
+    Ok(GlobBuilder::new(pattern)
+        .build()
+        .map_err(|e| {
+            Error::invalid_parameter(name, format!("`{name}` is not a valid pattern: {e}"))
+        })?
+        .compile_matcher())
+}
+
 impl Vault {
     pub fn search(&self, args: Args) -> Result<SearchOutput> {
         let query = args.req_nonempty("query")?;
@@ -101,17 +111,7 @@ impl Vault {
             ));
         }
         let glob = match args.str("glob")? {
-            Some(g) => Some(
-                GlobBuilder::new(g)
-                    .build()
-                    .map_err(|e| {
-                        Error::invalid_parameter(
-                            "glob",
-                            format!("`glob` is not a valid pattern: {e}"),
-                        )
-                    })?
-                    .compile_matcher(),
-            ),
+            Some(g) => Some(glob_matcher(g, "glob")?),
             None => None,
         };
         let dir = RelPath::parse(args.str("relative_dir")?.unwrap_or(""), true)?;

@@ -51,6 +51,7 @@ impl Vault {
             }
             Ok(Some((content.as_bytes().to_vec(), ())))
         })?;
+        self.index.written(&self.root, &path);
         tracing::info!(tool = "vault_create", path = %path, written_bytes = content.len(), "write");
         Ok(WriteOutput {
             written_path: path.to_string(),
@@ -83,6 +84,7 @@ impl Vault {
             };
             Ok(Some((bytes, ())))
         })?;
+        self.index.written(&self.root, &path);
         tracing::info!(tool = "vault_write", path = %path, mode, written_bytes = content.len(), "write");
         Ok(WriteOutput {
             written_path: path.to_string(),
@@ -122,6 +124,9 @@ impl Vault {
             Ok(Some((text.replacen(find, replace, n).into_bytes(), n)))
         })?;
         let n = done.unwrap_or(0);
+        if n > 0 {
+            self.index.written(&self.root, &path);
+        }
         tracing::info!(tool = "vault_replace", path = %path, replacements = n, "write");
         Ok(ReplaceOutput {
             written_path: path.to_string(),

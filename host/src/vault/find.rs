@@ -1,0 +1,568 @@
+//! vault_find (001): find where in the vault a question is answered, and say
+//! what to do next. No hit list: the answer is `summary` plus `next_actions`.
+//!
+//! Candidates are the vault index's sections by BM25 (heading ×2, body),
+//! within `scope` (a folder and/or a glob on the vault-relative path), at most
+//! `budget.max_candidates` of them. Each is read back from its file and
+//! given two signals:
+//! - Stage 0, `normalized`: the whole query, NFKC-normalised, lower-cased,
+//!   diacritics folded and spaces collapsed, occurs in the section as is.
+//! - Stage 1, `loose`: at least half of the query's content words (its
+//!   units: a Latin word, or a CJK run as its bigrams) occur anywhere in the
+//!   section, in any order (a Latin word of 4+ letters also as a word prefix:
+//!   `backup` finds `backups`).
+//!
+//! Stage 0 is tried first: when any candidate matches it, Stage 1 is not
+//! needed (`max_stage_applied: 0`); otherwise the loose candidates are taken
+//! (`max_stage_applied: 1`). When a scoped search integrates nothing, the
+//! search is repeated over the whole vault (`scope_expanded`). Stage 1.5
+//! always runs over what was kept (the integrated candidates): ranks them
+//! (BM25 share of the best ×0.5 + query-word coverage ×0.3 + normalized
+//! ×0.2), measures bias and gaps, scores sufficiency, decides the status and
+//! the next actions. The README's Decisions section gives every formula.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use globset::GlobMatcher;
+use kura_text::Folded;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::json;
+
+use super::Vault;
+use super::action::{NextAction, Step};
+use super::coverage::round3;
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::fs::RelPath;
+use crate::text::Lines;
+
+/// `budget.max_candidates` above this is applied as this (`hard_limit`).
+pub const HARD_MAX_CANDIDATES: u64 = 1000;
+/// Sufficiency from which the search counts as done (`ready`).
+const READY: f64 = 0.7;
+/// How many of the best integrated candidates the union coverage and the
+/// gap count look at.
+const TOP: usize = 5;
+/// Bias: at least this many integrated candidates, this share in one file.
+const BIAS_MIN: usize = 3;
+const BIAS_HIGH: f64 = 0.8;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrationStatus {
+    /// Enough was found: read the best evidence and stop searching.
+    Ready,
+    /// Something was found, but not enough, or it is spread or concentrated.
+    NeedsFollowup,
+    /// Nothing to integrate.
+    Blocked,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Cutoff {
+    /// `budget.time_ms` ran out while candidates were being read.
+    TimeBudget,
+    /// More sections matched than `budget.max_candidates`.
+    CandidateCap,
+    /// More sections matched than the hard cap (1000), which a larger
+    /// `max_candidates` was lowered to.
+    HardLimit,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SignalCoverage {
+    /// Share of the integrated candidates with the Stage 0 signal.
+    pub normalized: f64,
+    /// Share of the integrated candidates with the Stage 1 signal.
+    pub loose: f64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindSummary {
+    /// Files read to check candidates.
+    pub scanned_files: u64,
+    /// Sections (index nodes) checked.
+    pub scanned_nodes: u64,
+    /// Sections the index returned in scope (after the candidate cap).
+    pub candidates: u64,
+    /// How many entries `warnings` has.
+    pub warnings: u64,
+    /// 0: the normalised match sufficed; 1: the loose match ran.
+    pub max_stage_applied: u64,
+    pub scope_expanded: bool,
+    /// Candidates kept by Stage 1.5.
+    pub integrated_candidates: u64,
+    pub signal_coverage: SignalCoverage,
+    /// Share of the integrated candidates in the file that has the most.
+    pub file_bias_ratio: f64,
+    /// Unmatched stretches between two matched sections of one file, in the
+    /// files of the best integrated candidates.
+    pub gap_ranges_count: u64,
+    pub sufficiency_score: f64,
+    pub integration_status: IntegrationStatus,
+    /// Present only when a budget cut the search short.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cutoff_reason: Option<Cutoff>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindBudget {
+    pub max_candidates: u64,
+    pub time_ms: u64,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindScope {
+    pub relative_dir: Option<String>,
+    pub glob: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindApplied {
+    pub budget: FindBudget,
+    pub scope: FindScope,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FindOutput {
+    pub trace_id: String,
+    pub summary: FindSummary,
+    pub next_actions: Vec<NextAction>,
+    /// What went wrong on the way (unreadable files, a widened scope, ...).
+    pub warnings: Vec<String>,
+    pub applied: FindApplied,
+}
+
+/// One candidate section and its signals.
+#[derive(Clone, Debug)]
+struct Cand {
+    file: String,
+    start: u64,
+    end: u64,
+    bm25: f32,
+    normalized: bool,
+    loose: bool,
+    /// Per query unit: found in the section.
+    units: Vec<bool>,
+    /// Share of the query's units found.
+    coverage: f64,
+    /// Stage 1.5's ranking score.
+    rank: f64,
+}
+
+/// What one pass over the index found.
+#[derive(Default)]
+struct Pass {
+    cands: Vec<Cand>,
+    files: u64,
+    nodes: u64,
+    cutoff: Option<Cutoff>,
+    /// Characters of each file read (for "large file" next actions).
+    sizes: HashMap<String, usize>,
+}
+
+/// The query as Stage 0 compares it, and its units for Stage 1.
+struct Query<'a> {
+    text: &'a str,
+    phrase: String,
+    units: Vec<Vec<String>>,
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn unit_found(folded: &Folded, unit: &[String]) -> bool {
+    let found = unit
+        .iter()
+        .filter(|t| {
+            folded.has_term(t)
+                || (t.chars().count() >= 4
+                    && !t.chars().any(kura_text::tokenize::is_cjk)
+                    && folded.has_word_prefix(t))
+        })
+        .count();
+    found * 2 >= unit.len()
+}
+
+struct Scope {
+    dir: RelPath,
+    glob: Option<GlobMatcher>,
+}
+
+impl Scope {
+    fn is_whole_vault(&self) -> bool {
+        self.dir.is_root() && self.glob.is_none()
+    }
+
+    fn contains(&self, file: &str) -> bool {
+        let in_dir = self.dir.is_root() || {
+            let d = self.dir.to_string();
+            file.len() > d.len() && file.starts_with(&d) && file.as_bytes()[d.len()] == b'/'
+        };
+        in_dir && self.glob.as_ref().is_none_or(|g| g.is_match(file))
+    }
+}
+
+impl Vault {
+    fn pass(
+        &self,
+        q: &Query,
+        scope: &Scope,
+        cap: u64,
+        cap_reason: Cutoff,
+        deadline: Instant,
+        warnings: &mut Vec<String>,
+    ) -> Result<Pass> {
+        let mut pass = Pass::default();
+        let whole = scope.is_whole_vault();
+        // A filtered search looks further down the ranking so that the cap
+        // can still be reached inside the scope.
+        let fetch = if whole { cap + 1 } else { (cap + 1).max(2000) };
+        let mut hits = self.index.index.search(
+            q.text,
+            cap as usize + 1,
+            fetch as usize,
+            None,
+            |file, _| scope.contains(file),
+        )?;
+        if hits.len() as u64 > cap {
+            hits.truncate(cap as usize);
+            pass.cutoff = Some(cap_reason);
+        }
+        let mut texts: HashMap<String, Option<String>> = HashMap::new();
+        for h in hits {
+            if Instant::now() >= deadline {
+                pass.cutoff = Some(Cutoff::TimeBudget);
+                break;
+            }
+            let text = texts.entry(h.file.clone()).or_insert_with(|| {
+                pass.files += 1;
+                let rel = RelPath::parse(&h.file, false).ok()?;
+                match self.root.read_text(&rel) {
+                    Ok(t) => {
+                        pass.sizes.insert(h.file.clone(), t.chars().count());
+                        Some(t)
+                    }
+                    Err(e) => {
+                        warnings.push(format!("`{}` could not be read: {}", h.file, e.message));
+                        None
+                    }
+                }
+            });
+            let Some(text) = text else { continue };
+            let lines = Lines::new(text);
+            let total = lines.count() as u64;
+            if total == 0 || h.start_line > total {
+                continue; // changed since it was indexed; the next refresh fixes it
+            }
+            let end = h.end_line.min(total);
+            pass.nodes += 1;
+            let section = &text[lines.start(h.start_line as usize)..lines.end(end as usize)];
+            let folded = Folded::new(section);
+            let normalized = !q.phrase.is_empty() && collapse(folded.as_str()).contains(&q.phrase);
+            let units: Vec<bool> = q.units.iter().map(|u| unit_found(&folded, u)).collect();
+            let found = units.iter().filter(|&&b| b).count();
+            let coverage = if q.units.is_empty() {
+                f64::from(u8::from(normalized))
+            } else {
+                found as f64 / q.units.len() as f64
+            };
+            pass.cands.push(Cand {
+                file: h.file,
+                start: h.start_line,
+                end,
+                bm25: h.score,
+                normalized,
+                loose: !q.units.is_empty() && found * 2 >= q.units.len(),
+                units,
+                coverage,
+                rank: 0.0,
+            });
+        }
+        Ok(pass)
+    }
+
+    pub fn find(&self, args: Args) -> Result<FindOutput> {
+        let started = Instant::now();
+        let query = args.req_nonempty("query")?;
+        let phrase = collapse(Folded::new(query).as_str());
+        if phrase.is_empty() {
+            return Err(Error::invalid_parameter(
+                "query",
+                "`query` has nothing but spaces",
+            ));
+        }
+        let scope_args = args.obj("scope")?;
+        let dir_arg = match &scope_args {
+            Some(s) => s.str("relative_dir")?,
+            None => None,
+        };
+        let glob_arg = match &scope_args {
+            Some(s) => s.str("glob")?,
+            None => None,
+        };
+        let dir = RelPath::parse(dir_arg.unwrap_or(""), true)?;
+        if !dir.is_root() {
+            match self.root.stat(&dir)? {
+                Some(s) if s.is_dir => {}
+                Some(_) => {
+                    return Err(Error::invalid_parameter(
+                        "scope.relative_dir",
+                        format!("`{dir}` is a file, not a folder"),
+                    ));
+                }
+                None => {
+                    return Err(Error::new(
+                        Code::NotFound,
+                        format!("no folder `{dir}` in the vault"),
+                    )
+                    .with("relative_dir", dir.to_string()));
+                }
+            }
+        }
+        let glob = match glob_arg {
+            Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
+            None => None,
+        };
+        let budget = args.obj("budget")?;
+        let budget_int = |key: &str, default: i64| -> Result<u64> {
+            Ok(match &budget {
+                Some(b) => b.int_lenient(key, 1)?.unwrap_or(default),
+                None => default,
+            } as u64)
+        };
+        let max_candidates = budget_int("max_candidates", 200)?;
+        let time_ms = budget_int("time_ms", 60_000)?;
+        let (cap, cap_reason) = if max_candidates > HARD_MAX_CANDIDATES {
+            (HARD_MAX_CANDIDATES, Cutoff::HardLimit)
+        } else {
+            (max_candidates, Cutoff::CandidateCap)
+        };
+        let deadline = started + Duration::from_millis(time_ms);
+        self.index.refresh(&self.root)?;
+        let q = Query {
+            text: query,
+            phrase,
+            units: kura_text::tokenize::content_units(query),
+        };
+        let mut warnings = Vec::new();
+        let scope = Scope { dir, glob };
+        let mut pass = self.pass(&q, &scope, cap, cap_reason, deadline, &mut warnings)?;
+        let mut scope_expanded = false;
+        let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose);
+        if !scope.is_whole_vault() && !kept(&pass) && pass.cutoff != Some(Cutoff::TimeBudget) {
+            let whole = Scope {
+                dir: RelPath::root(),
+                glob: None,
+            };
+            let wide = self.pass(&q, &whole, cap, cap_reason, deadline, &mut warnings)?;
+            scope_expanded = true;
+            warnings.push("nothing matched in the scope; the whole vault was searched".into());
+            let (files, nodes) = (pass.files + wide.files, pass.nodes + wide.nodes);
+            pass = wide;
+            pass.files = files;
+            pass.nodes = nodes;
+        }
+        let out = self.integrate(&q, pass, scope_expanded, !scope.is_whole_vault(), warnings);
+        let trace_id = format!(
+            "vf-{}",
+            &blake3::hash(format!("{query}\0{:?}\0{}", started, std::process::id()).as_bytes())
+                .to_hex()[..16]
+        );
+        let s = &out.0;
+        tracing::info!(
+            tool = "vault_find",
+            trace_id,
+            candidates = s.candidates,
+            integrated_candidates = s.integrated_candidates,
+            file_bias_ratio = s.file_bias_ratio,
+            gap_ranges_count = s.gap_ranges_count,
+            sufficiency_score = s.sufficiency_score,
+            integration_status = ?s.integration_status,
+            next_actions = ?out.1.iter().map(|a| a.kind).collect::<Vec<_>>(),
+            ms = started.elapsed().as_millis() as u64,
+            "find"
+        );
+        Ok(FindOutput {
+            trace_id,
+            summary: out.0,
+            next_actions: out.1,
+            warnings: out.2,
+            applied: FindApplied {
+                budget: FindBudget {
+                    max_candidates: cap,
+                    time_ms,
+                },
+                scope: FindScope {
+                    relative_dir: dir_arg.map(str::to_owned),
+                    glob: glob_arg.map(str::to_owned),
+                },
+            },
+        })
+    }
+
+    /// Stage 1.5: keep, rank, measure, decide.
+    fn integrate(
+        &self,
+        q: &Query,
+        pass: Pass,
+        scope_expanded: bool,
+        scoped: bool,
+        warnings: Vec<String>,
+    ) -> (FindSummary, Vec<NextAction>, Vec<String>) {
+        let candidates = pass.cands.len() as u64;
+        let stage0 = pass.cands.iter().any(|c| c.normalized);
+        let mut kept: Vec<Cand> = pass
+            .cands
+            .iter()
+            .filter(|c| if stage0 { c.normalized } else { c.loose })
+            .cloned()
+            .collect();
+        let top_bm25 = kept
+            .iter()
+            .map(|c| c.bm25)
+            .fold(0.0f32, f32::max)
+            .max(f32::EPSILON);
+        for c in &mut kept {
+            c.rank = 0.5 * f64::from(c.bm25 / top_bm25)
+                + 0.3 * c.coverage
+                + 0.2 * f64::from(u8::from(c.normalized));
+        }
+        kept.sort_by(|a, b| b.rank.total_cmp(&a.rank));
+        let n = kept.len();
+        let share = |f: &dyn Fn(&Cand) -> bool| {
+            if n == 0 {
+                0.0
+            } else {
+                kept.iter().filter(|c| f(c)).count() as f64 / n as f64
+            }
+        };
+        let mut per_file: HashMap<&str, Vec<(u64, u64)>> = HashMap::new();
+        for c in &kept {
+            per_file.entry(&c.file).or_default().push((c.start, c.end));
+        }
+        let bias = per_file
+            .values()
+            .map(Vec::len)
+            .max()
+            .map_or(0.0, |m| m as f64 / n.max(1) as f64);
+        let gaps_in = |file: &str| -> u64 {
+            let mut rs = per_file.get(file).cloned().unwrap_or_default();
+            rs.sort_unstable();
+            rs.windows(2).filter(|w| w[1].0 > w[0].1 + 1).count() as u64
+        };
+        let mut top_files: Vec<&str> = Vec::new();
+        for c in kept.iter().take(TOP) {
+            if !top_files.contains(&c.file.as_str()) {
+                top_files.push(&c.file);
+            }
+        }
+        let gaps: u64 = top_files.iter().map(|f| gaps_in(f)).sum();
+        let best_cov = kept.iter().map(|c| c.coverage).fold(0.0, f64::max);
+        let union_cov = if q.units.is_empty() {
+            best_cov
+        } else {
+            let found = (0..q.units.len())
+                .filter(|&u| kept.iter().take(TOP).any(|c| c.units[u]))
+                .count();
+            found as f64 / q.units.len() as f64
+        };
+        let sufficiency = if n == 0 {
+            0.0
+        } else {
+            0.5 * best_cov + 0.2 * union_cov + 0.3 * f64::from(u8::from(stage0))
+        };
+        let biased = n >= BIAS_MIN && bias >= BIAS_HIGH;
+        let best = kept.first();
+        let best_gaps = best.map_or(0, |b| gaps_in(&b.file));
+        let status = if n == 0 {
+            IntegrationStatus::Blocked
+        } else if sufficiency >= READY && best_gaps == 0 && !biased {
+            IntegrationStatus::Ready
+        } else {
+            IntegrationStatus::NeedsFollowup
+        };
+        let mut actions = Vec::new();
+        let read = |c: &Cand, conf: f64| {
+            NextAction::new(
+                Step::VaultRead,
+                conf,
+                json!({ "path": c.file, "range": { "start_line": c.start, "end_line": c.end } }),
+            )
+        };
+        match (status, best) {
+            (IntegrationStatus::Ready, Some(b)) => {
+                actions.push(read(b, sufficiency));
+                actions.push(NextAction::stop(sufficiency));
+            }
+            (IntegrationStatus::NeedsFollowup, Some(b)) => {
+                actions.push(read(b, sufficiency.max(0.3)));
+                let large = pass.sizes.get(&b.file).is_some_and(|&c| c > self.max_chars);
+                if best_gaps > 0 || biased || large {
+                    // The answer spans the file: read it through, from the top.
+                    actions.push(NextAction::new(
+                        Step::VaultScan,
+                        0.7,
+                        json!({ "path": b.file }),
+                    ));
+                }
+                if let Some(rs) = per_file.get(b.file.as_str()).filter(|r| r.len() >= 2) {
+                    let mut rs = rs.clone();
+                    rs.sort_unstable();
+                    let cited: Vec<_> = rs
+                        .iter()
+                        .map(|&(s, e)| json!({ "start_line": s, "end_line": e }))
+                        .collect();
+                    actions.push(NextAction::new(
+                        Step::VaultCoverage,
+                        0.5,
+                        json!({ "path": b.file, "cited_ranges": cited }),
+                    ));
+                }
+                if union_cov < 1.0 && scoped && !scope_expanded {
+                    // Some words were found nowhere in the scope: try the whole vault.
+                    actions.push(NextAction::new(
+                        Step::VaultFind,
+                        0.4,
+                        json!({ "query": q.text }),
+                    ));
+                }
+            }
+            _ => {
+                // Nothing integrated: a literal line search catches what the
+                // word index cannot (symbols, partial words).
+                actions.push(NextAction::new(
+                    Step::VaultSearch,
+                    0.3,
+                    json!({ "query": q.text, "mode": "plain" }),
+                ));
+                if let Some(c) = pass.cands.first() {
+                    actions.push(read(c, 0.2));
+                }
+            }
+        }
+        let summary = FindSummary {
+            scanned_files: pass.files,
+            scanned_nodes: pass.nodes,
+            candidates,
+            warnings: warnings.len() as u64,
+            max_stage_applied: if stage0 { 0 } else { 1 },
+            scope_expanded,
+            integrated_candidates: n as u64,
+            signal_coverage: SignalCoverage {
+                normalized: round3(share(&|c| c.normalized)),
+                loose: round3(share(&|c| c.loose)),
+            },
+            file_bias_ratio: round3(bias),
+            gap_ranges_count: gaps,
+            sufficiency_score: round3(sufficiency),
+            integration_status: status,
+            cutoff_reason: pass.cutoff,
+        };
+        (summary, actions, warnings)
+    }
+}
