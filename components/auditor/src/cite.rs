@@ -121,38 +121,38 @@ pub fn scan(text: &str, source: &str) -> Vec<Cite> {
                 continue;
             }
         }
-        if at_word_start && rest.starts_with('L') {
-            if let Some((r, end)) = range(text, i) {
-                if !text[end..].chars().next().is_some_and(is_word) {
-                    out.push(Cite {
-                        span: i..end,
-                        ranges: vec![r],
-                        this_source: true,
-                    });
-                    i = end;
-                    continue;
-                }
-            }
+        if at_word_start
+            && rest.starts_with('L')
+            && let Some((r, end)) = range(text, i)
+            && !text[end..].chars().next().is_some_and(is_word)
+        {
+            out.push(Cite {
+                span: i..end,
+                ranges: vec![r],
+                this_source: true,
+            });
+            i = end;
+            continue;
         }
-        if rest.starts_with('(') {
-            if let Some(colon) = rest.find(':') {
-                let name = &rest[1..colon];
-                // A file name: a path-like word, or the source's own name.
-                let plausible = !name.is_empty()
-                    && !name.contains(|c: char| c.is_whitespace() || "()[]".contains(c))
-                    && (name.contains(['.', '/']) || names_source(name, source));
-                if plausible {
-                    let (ranges, end) = range_list(text, i + colon + 1);
-                    let close = skip_spaces(text, end);
-                    if !ranges.is_empty() && text[close..].starts_with(')') {
-                        out.push(Cite {
-                            span: i..close + 1,
-                            ranges,
-                            this_source: names_source(name, source),
-                        });
-                        i = close + 1;
-                        continue;
-                    }
+        if rest.starts_with('(')
+            && let Some(colon) = rest.find(':')
+        {
+            let name = &rest[1..colon];
+            // A file name: a path-like word, or the source's own name.
+            let plausible = !name.is_empty()
+                && !name.contains(|c: char| c.is_whitespace() || "()[]".contains(c))
+                && (name.contains(['.', '/']) || names_source(name, source));
+            if plausible {
+                let (ranges, end) = range_list(text, i + colon + 1);
+                let close = skip_spaces(text, end);
+                if !ranges.is_empty() && text[close..].starts_with(')') {
+                    out.push(Cite {
+                        span: i..close + 1,
+                        ranges,
+                        this_source: names_source(name, source),
+                    });
+                    i = close + 1;
+                    continue;
                 }
             }
         }

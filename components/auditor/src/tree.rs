@@ -217,11 +217,12 @@ pub fn parse(text: &str) -> Tree {
         lines.len()
     };
     let mut n = 0;
-    if count > 0 && lines[0].trim_end() == "---" {
-        if let Some(end) = (1..count).find(|&i| matches!(lines[i].trim_end(), "---" | "...")) {
-            b.tree.front_matter = lines[1..end].join("\n");
-            n = end + 1;
-        }
+    if count > 0
+        && lines[0].trim_end() == "---"
+        && let Some(end) = (1..count).find(|&i| matches!(lines[i].trim_end(), "---" | "..."))
+    {
+        b.tree.front_matter = lines[1..end].join("\n");
+        n = end + 1;
     }
     let mut fenced: Option<(char, usize, usize)> = None;
     let mut prev_blank = true;
