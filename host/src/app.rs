@@ -212,6 +212,7 @@ impl App {
         match domain {
             "vault" => self.vault.is_some(),
             "manual" => self.manuals.is_some(),
+            "bridge" => self.vault.is_some() && self.manuals.is_some(),
             _ => false,
         }
     }
@@ -252,6 +253,13 @@ impl App {
             "manual_scan" => out(manuals().and_then(|m| m.scan(a))),
             "manual_find" => out(manuals().and_then(|m| m.find(a))),
             "manual_hits" => out(manuals().and_then(|m| m.hits(a))),
+            "bridge_copy_section" => {
+                out(manuals()
+                    .and_then(|m| vault().and_then(|v| crate::bridge::copy_section(m, v, a))))
+            }
+            "bridge_copy_file" => {
+                out(manuals().and_then(|m| vault().and_then(|v| crate::bridge::copy_file(m, v, a))))
+            }
             _ => return None,
         };
         Some(result)

@@ -3,12 +3,13 @@
 //!
 //! The host owns the transport ([`server`]), the filesystem ([`fs`], the only
 //! module that touches files) and the plugin runtime ([`plugins`]). Domain
-//! modules ([`vault`], [`manual`]) hold each tool's logic and return typed results or an
+//! modules ([`vault`], [`manual`], [`bridge`]) hold each tool's logic and return typed results or an
 //! [`error::Error`] carrying a SPEC code; [`server`] maps both to MCP results.
 
 pub mod app;
 pub mod args;
 pub mod bench;
+pub mod bridge;
 pub mod client;
 pub mod config;
 pub mod demo;

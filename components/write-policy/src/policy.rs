@@ -73,7 +73,6 @@ pub fn is_daily_name(name: &str) -> bool {
 
 /// Decide one write. `path` is vault-relative and already validated by the host.
 pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
-    let _ = exists; // existence preconditions are the host's; a custom policy may use them.
     match top_segment(path) {
         ".system" => deny(
             Code::Forbidden,
@@ -90,6 +89,13 @@ pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
                 );
             }
             match kind {
+                // The first write of a day is vault_create's (000/001).
+                Kind::Append | Kind::CopyAppend if !exists => deny(
+                    Code::Conflict,
+                    format!(
+                        "`{path}` does not exist yet; a daily note is created with vault_create"
+                    ),
+                ),
                 Kind::Create | Kind::Append | Kind::CopyAppend => Ok(()),
                 Kind::Replace => deny(
                     Code::Forbidden,
@@ -163,6 +169,16 @@ mod tests {
             assert_eq!(
                 check(kind, "daily/2026-01-01.md", true).unwrap_err().code,
                 Code::Forbidden
+            );
+        }
+    }
+
+    #[test]
+    fn daily_first_write_is_a_create() {
+        for kind in [Kind::Append, Kind::CopyAppend] {
+            assert_eq!(
+                check(kind, "daily/2026-01-02.md", false).unwrap_err().code,
+                Code::Conflict
             );
         }
     }

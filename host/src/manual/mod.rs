@@ -25,7 +25,7 @@ use crate::plugins::Plugins;
 pub use browse::{LsOutput, TocOutput};
 pub use find::{FindOutput, FindSettings};
 pub use hits::HitsOutput;
-pub use read::{ManualScanOutput, ReadOutput};
+pub use read::{ManualScanOutput, ReadOutput, RefRead};
 
 /// How many (manual, file, section) reads a session remembers for 004's
 /// repeated-section fallback; the oldest half is forgotten past this.

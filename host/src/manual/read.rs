@@ -39,6 +39,15 @@ pub struct ReadOutput {
     pub applied: ReadApplied,
 }
 
+/// How [`Manuals::read_ref`] reads.
+pub struct RefRead {
+    /// The argument holding the reference (`ref`, or the bridge's `from_ref`).
+    pub key: &'static str,
+    pub max_chars: usize,
+    /// Count the read as the session's (004's repeated-section fallback).
+    pub session: bool,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ManualScanOutput {
     pub manual_id: String,
@@ -68,7 +77,21 @@ fn shift(text: &str, b: usize, n: usize, forward: bool) -> usize {
 
 impl Manuals {
     pub fn read(&self, args: Args) -> Result<ReadOutput> {
-        let r = args.obj("ref")?.ok_or_else(|| args.missing("ref"))?;
+        self.read_ref(
+            args,
+            &RefRead {
+                key: "ref",
+                max_chars: self.max_chars,
+                session: true,
+            },
+        )
+    }
+
+    /// manual_read's reading of `args[how.key]`, shared with the bridge tools
+    /// (which read under their own `max_chars`, and do not count as the
+    /// session's reads).
+    pub fn read_ref(&self, args: Args, how: &RefRead) -> Result<ReadOutput> {
+        let r = args.obj(how.key)?.ok_or_else(|| args.missing(how.key))?;
         let (manual, full, ty) = self.file(&r, "manual_id")?;
         let start = r.int("start_line", 1)?;
         let scope = args.choice("scope", &["snippet", "section", "sections", "file"])?;
@@ -119,7 +142,16 @@ impl Manuals {
                     .unwrap_or(0);
                 let Some(sec) = sections.get(idx) else {
                     // A file with no text at all.
-                    return Ok(self.window(&content, &lines, 1, 0, 0, 0, scope, "read", None));
+                    return Ok(self.window(
+                        &content,
+                        &lines,
+                        (1, 0),
+                        (0, 0),
+                        scope,
+                        "read",
+                        None,
+                        how.max_chars,
+                    ));
                 };
                 let mut end = sec.end_line;
                 if scope == "sections" {
@@ -131,7 +163,7 @@ impl Manuals {
                     }
                 }
                 let key = (manual.to_string(), path_in_manual.clone(), sec.start_line);
-                if scope == "section" && self.seen_before(key) && end < total {
+                if how.session && scope == "section" && self.seen_before(key) && end < total {
                     // 004: the same section asked for again means "go on": scan
                     // the file from the line after it.
                     let s = scan::scan(
@@ -140,7 +172,7 @@ impl Manuals {
                             line: end as i64 + 1,
                             from_cursor: false,
                         },
-                        self.max_chars,
+                        how.max_chars,
                     )?;
                     return Ok(ReadOutput {
                         truncated: !s.eof,
@@ -155,7 +187,7 @@ impl Manuals {
                         applied: ReadApplied {
                             scope: scope.into(),
                             max_sections: None,
-                            max_chars: self.max_chars as u64,
+                            max_chars: how.max_chars as u64,
                             mode: "scan_fallback".into(),
                         },
                         text: s.text,
@@ -168,13 +200,12 @@ impl Manuals {
         Ok(self.window(
             &content,
             &lines,
-            from,
-            to,
-            before as usize,
-            after as usize,
+            (from, to),
+            (before as usize, after as usize),
             scope,
             mode,
             max_sections,
+            how.max_chars,
         ))
     }
 
@@ -183,13 +214,12 @@ impl Manuals {
         &self,
         content: &str,
         lines: &Lines,
-        from: usize,
-        to: usize,
-        before: usize,
-        after: usize,
+        (from, to): (usize, usize),
+        (before, after): (usize, usize),
         scope: &str,
         mode: &str,
         max_sections: Option<u64>,
+        max_chars: usize,
     ) -> ReadOutput {
         let total = lines.count();
         let (mut s, mut e) = if total == 0 {
@@ -200,9 +230,9 @@ impl Manuals {
         s = shift(content, s, before, false);
         e = shift(content, e, after, true);
         let cap = if scope == "snippet" {
-            (SNIPPET_CHARS + before + after).min(self.max_chars)
+            (SNIPPET_CHARS + before + after).min(max_chars)
         } else {
-            self.max_chars
+            max_chars
         };
         let w = scan::window(content, lines, s, e, cap);
         ReadOutput {
@@ -220,7 +250,7 @@ impl Manuals {
             applied: ReadApplied {
                 scope: scope.into(),
                 max_sections,
-                max_chars: self.max_chars as u64,
+                max_chars: max_chars as u64,
                 mode: mode.into(),
             },
             text: w.text,

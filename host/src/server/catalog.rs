@@ -8,7 +8,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::{manual, vault};
+use crate::{bridge, manual, vault};
 
 pub struct ToolDef {
     pub name: &'static str,
@@ -55,6 +55,17 @@ fn cited_ranges(description: &str) -> Value {
                 "end_line": { "type": "integer", "minimum": 1 },
             },
             "required": ["start_line", "end_line"],
+        },
+    })
+}
+
+fn copy_limits() -> Value {
+    json!({
+        "type": ["object", "null"],
+        "properties": {
+            "max_sections": int("Sections per call (one, the MVP of 003)", 1),
+            "max_chars": int("Characters copied at most (default SCAN_MAX_CHARS, at most 200000)", 1),
+            "allow_file": { "type": ["boolean", "null"], "description": "Ask for a whole .md file (needs ALLOW_FILE_SCOPE)" },
         },
     })
 }
@@ -435,5 +446,61 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+    },
+    ToolDef {
+        name: "bridge_copy_section",
+        domain: "bridge",
+        description: "Copy one section of a manual into a vault note inside the server (the text is not returned). \
+                      `from_ref` is manual_read's `ref` ({manual_id, path, start_line}); the text copied is exactly what \
+                      manual_read returns for it (a .md section; a .json file whole). The destination follows the vault \
+                      write policy (.system/ forbidden, daily/ append-only); `overwrite` creates a missing note.",
+        input: || {
+            object(
+                json!({
+                    "from_ref": {
+                        "type": "object",
+                        "description": "The section: manual_read's ref",
+                        "properties": {
+                            "manual_id": { "type": "string" },
+                            "path": { "type": "string", "description": "File inside the manual" },
+                            "start_line": int("A line of the section (default 1)", 1),
+                            "scope": { "type": ["string", "null"], "enum": ["section", "file", null] },
+                        },
+                        "required": ["manual_id", "path"],
+                    },
+                    "to_path": path("Destination note, relative to the vault root"),
+                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                    "limits": copy_limits(),
+                }),
+                &["from_ref", "to_path", "mode"],
+            )
+        },
+        output: schema_for_output::<bridge::CopySectionOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "bridge_copy_file",
+        domain: "bridge",
+        description: "Copy a whole manual file into a vault note inside the server (the text is not returned). A .json file \
+                      always; a .md file only when the server allows file scope (ALLOW_FILE_SCOPE=true) and \
+                      limits.allow_file=true. The destination follows the vault write policy.",
+        input: || {
+            object(
+                json!({
+                    "from_path": path("File inside the manual"),
+                    "manual_id": { "type": "string" },
+                    "to_path": path("Destination note, relative to the vault root"),
+                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                    "limits": copy_limits(),
+                }),
+                &["from_path", "manual_id", "to_path", "mode"],
+            )
+        },
+        output: schema_for_output::<bridge::CopyFileOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: false,
     },
 ];

@@ -1,0 +1,277 @@
+//! The bridge (seed 003): copy from a manual into the vault inside the
+//! server, so the text never passes through the model. The source is read
+//! exactly as manual_read reads it (same guards, same text for the same
+//! reference); the destination is written like vault_write (the write-policy
+//! plugin decides, the write is atomic, the vault index sees it before the
+//! call returns). Only metadata comes back.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::args::Args;
+use crate::error::{Code, Error, Result};
+use crate::fs::RelPath;
+use crate::manual::{Manuals, ReadOutput, RefRead};
+use crate::plugins::{WriteKind, WriteRequest};
+use crate::vault::Vault;
+
+/// `limits.max_chars` above this is lowered to it.
+pub const HARD_MAX_CHARS: u64 = 200_000;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CopyApplied {
+    /// `overwrite` or `append`.
+    pub mode: String,
+    /// Always 1: one section per call (003's MVP).
+    pub max_sections: u64,
+    /// Characters copied at most (default SCAN_MAX_CHARS, as manual_read).
+    pub max_chars: u64,
+    pub allow_file: bool,
+    /// The unit copied: `section` (.md) or `file`.
+    pub scope: String,
+    /// Source lines copied.
+    pub source_start_line: u64,
+    pub source_end_line: u64,
+    /// The destination did not exist and was created.
+    pub created: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CopySectionOutput {
+    pub written_path: String,
+    /// Bytes added to (append) or written as (overwrite) the destination.
+    pub written_bytes: u64,
+    pub written_sections: u64,
+    /// The copy was cut at `max_chars`.
+    pub truncated: bool,
+    pub applied: CopyApplied,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct CopyFileOutput {
+    pub written_path: String,
+    pub written_bytes: u64,
+    pub truncated: bool,
+    pub applied: CopyApplied,
+}
+
+struct Limits {
+    max_chars: u64,
+    allow_file: bool,
+}
+
+fn limits(args: &Args) -> Result<Limits> {
+    let Some(l) = args.obj("limits")? else {
+        return Ok(Limits {
+            max_chars: 0,
+            allow_file: false,
+        });
+    };
+    // max_sections: validated; one section per call whatever it says.
+    l.int("max_sections", 1)?;
+    Ok(Limits {
+        max_chars: l
+            .int("max_chars", 1)?
+            .map_or(0, |n| (n as u64).min(HARD_MAX_CHARS)),
+        allow_file: l.bool("allow_file")?.unwrap_or(false),
+    })
+}
+
+/// An error about an argument of the synthetic manual_read call, renamed to
+/// the bridge's own argument.
+fn rename(mut e: Error, from: &str, to: &str) -> Error {
+    if e.details.get("parameter").and_then(Value::as_str) == Some(from) {
+        e.details["parameter"] = json!(to);
+        e.message = e.message.replace(&format!("`{from}`"), &format!("`{to}`"));
+    }
+    e
+}
+
+struct Copied {
+    path: RelPath,
+    bytes: u64,
+    created: bool,
+}
+
+impl Vault {
+    /// Write `text` to `path` for a bridge tool, under the write policy.
+    fn copy_in(&self, tool: &str, path: &RelPath, text: &str, append: bool) -> Result<Copied> {
+        let kind = if append {
+            WriteKind::CopyAppend
+        } else {
+            WriteKind::CopyOverwrite
+        };
+        let done = self.root.update(path, |current| {
+            self.plugins.check_write(&WriteRequest {
+                tool,
+                kind,
+                path: &path.to_string(),
+                exists: current.is_some(),
+            })?;
+            let mut bytes = Vec::new();
+            let mut added = text.len() as u64;
+            if let (true, Some(cur)) = (append, current) {
+                bytes.extend_from_slice(cur);
+                // The copy starts on a line of its own.
+                if !cur.is_empty() && !cur.ends_with(b"\n") {
+                    bytes.push(b'\n');
+                    added += 1;
+                }
+            }
+            bytes.extend_from_slice(text.as_bytes());
+            Ok(Some((bytes, (added, current.is_none()))))
+        })?;
+        let (bytes, created) = done.unwrap_or((0, false));
+        self.index.written(&self.root, path);
+        Ok(Copied {
+            path: path.clone(),
+            bytes,
+            created,
+        })
+    }
+}
+
+fn mode(args: &Args) -> Result<&'static str> {
+    args.choice("mode", &["overwrite", "append"])?
+        .ok_or_else(|| args.missing("mode"))
+}
+
+fn applied(
+    mode: &str,
+    l: &Limits,
+    max_chars: usize,
+    read: &ReadOutput,
+    created: bool,
+) -> CopyApplied {
+    CopyApplied {
+        mode: mode.into(),
+        max_sections: 1,
+        max_chars: max_chars as u64,
+        allow_file: l.allow_file,
+        scope: read.applied.scope.clone(),
+        source_start_line: read.applied_range.start_line,
+        source_end_line: read.applied_range.end_line,
+        created,
+    }
+}
+
+/// `truncated` of a copy: cut by the character cap (a section ending before
+/// the end of its file is not truncated).
+fn cut(read: &ReadOutput) -> bool {
+    read.truncated_reason == "max_chars"
+}
+
+pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopySectionOutput> {
+    let from = args
+        .obj("from_ref")?
+        .ok_or_else(|| args.missing("from_ref"))?;
+    let to = RelPath::parse(args.req_str("to_path")?, false)?;
+    let mode = mode(&args)?;
+    let l = limits(&args)?;
+    let max_chars = if l.max_chars == 0 {
+        manuals.max_chars
+    } else {
+        l.max_chars as usize
+    };
+    // The unit: a section of a .md file (a whole .md file only under the
+    // file-scope rules), the whole of a .json file.
+    let is_json = from
+        .str("path")?
+        .is_some_and(|p| p.to_ascii_lowercase().ends_with(".json"));
+    let scope = match from.choice("scope", &["section", "file", "snippet", "sections"])? {
+        Some(s @ ("snippet" | "sections")) => {
+            return Err(Error::new(
+                Code::InvalidScope,
+                format!("the bridge copies a section (.md) or a file (.json), not `{s}`"),
+            )
+            .with("scope", s));
+        }
+        Some(s) => s,
+        None if is_json => "file",
+        None => "section",
+    };
+    let mut call = Map::new();
+    call.insert(
+        "from_ref".into(),
+        args.get("from_ref").cloned().unwrap_or(Value::Null),
+    );
+    call.insert("scope".into(), json!(scope));
+    call.insert("allow_file".into(), json!(l.allow_file));
+    let read = manuals.read_ref(
+        Args::new(Some(&call)),
+        &RefRead {
+            key: "from_ref",
+            max_chars,
+            session: false,
+        },
+    )?;
+    let copied = vault.copy_in("bridge_copy_section", &to, &read.text, mode == "append")?;
+    tracing::info!(
+        tool = "bridge_copy_section",
+        written_path = %copied.path,
+        mode,
+        written_bytes = copied.bytes,
+        written_sections = 1,
+        truncated = cut(&read),
+        "copy"
+    );
+    Ok(CopySectionOutput {
+        written_path: copied.path.to_string(),
+        written_bytes: copied.bytes,
+        written_sections: 1,
+        truncated: cut(&read),
+        applied: applied(mode, &l, max_chars, &read, copied.created),
+    })
+}
+
+pub fn copy_file(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopyFileOutput> {
+    let from_path = args.req_str("from_path")?;
+    let manual_id = args.req_str("manual_id")?;
+    let to = RelPath::parse(args.req_str("to_path")?, false)?;
+    let mode = mode(&args)?;
+    let l = limits(&args)?;
+    let max_chars = if l.max_chars == 0 {
+        manuals.max_chars
+    } else {
+        l.max_chars as usize
+    };
+    let mut call = Map::new();
+    call.insert(
+        "from_ref".into(),
+        json!({ "manual_id": manual_id, "path": from_path }),
+    );
+    call.insert("scope".into(), json!("file"));
+    call.insert("allow_file".into(), json!(l.allow_file));
+    let read = manuals
+        .read_ref(
+            Args::new(Some(&call)),
+            &RefRead {
+                key: "from_ref",
+                max_chars,
+                session: false,
+            },
+        )
+        .map_err(|e| {
+            rename(
+                rename(e, "from_ref.path", "from_path"),
+                "from_ref.manual_id",
+                "manual_id",
+            )
+        })?;
+    let copied = vault.copy_in("bridge_copy_file", &to, &read.text, mode == "append")?;
+    tracing::info!(
+        tool = "bridge_copy_file",
+        written_path = %copied.path,
+        mode,
+        written_bytes = copied.bytes,
+        truncated = cut(&read),
+        "copy"
+    );
+    Ok(CopyFileOutput {
+        written_path: copied.path.to_string(),
+        written_bytes: copied.bytes,
+        truncated: cut(&read),
+        applied: applied(mode, &l, max_chars, &read, copied.created),
+    })
+}
