@@ -1,4 +1,4 @@
-//! `kura-bench`: manual search at scale.
+//! `kura-bench`: manual search and vault discovery at scale.
 //!
 //! `kura-bench gen` writes a scaled corpus (10,000 files / ~100 MB by
 //! default) from the bundled manuals; `kura-bench run` measures on it: the
@@ -6,12 +6,14 @@
 //! over stdio against the real `kura` binary with reranker and claim graph on
 //! (p50/p95/p99, hit@5 on the gold set), the server's peak RSS, and the same
 //! gold queries on an SQLite FTS5 trigram index of the same sections, as
-//! ratios.
+//! ratios. `kura-bench vault` measures vault_find and artifact_audit on a
+//! generated vault (see `vault.rs`).
 
 #![allow(clippy::disallowed_methods)] // a bench tool: reads its corpus, not the server
 
 mod corpus;
 mod fts;
+mod vault;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -42,6 +44,25 @@ enum Command {
         out: PathBuf,
         #[command(flatten)]
         size: Size,
+    },
+    /// vault_find and artifact_audit over stdio on a generated vault.
+    Vault {
+        /// Where the original manuals are (the notes are made of their sections).
+        #[arg(long, default_value = "fixtures/corpora")]
+        source: PathBuf,
+        #[arg(long, default_value_t = 5_000)]
+        notes: u64,
+        #[arg(long, default_value_t = 10)]
+        megabytes: u64,
+        /// Queries: the gold set's text.
+        #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
+        gold: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        #[arg(long)]
+        kura: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Measure (generating a corpus in a temporary folder unless --corpus is given).
     Run {
@@ -371,6 +392,23 @@ fn print(r: &Value) {
     );
 }
 
+/// The kura binary: as given, or next to this one.
+fn kura_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    let kura_bin = match given {
+        Some(k) => k,
+        None => std::env::current_exe()?
+            .parent()
+            .map(|d| d.join("kura"))
+            .ok_or_else(|| anyhow::anyhow!("no kura binary beside kura-bench"))?,
+    };
+    anyhow::ensure!(
+        kura_bin.is_file(),
+        "{} not found: build it first (cargo build --release -p kura)",
+        kura_bin.display()
+    );
+    Ok(kura_bin)
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
@@ -383,6 +421,24 @@ async fn main() -> anyhow::Result<()> {
                 out.display()
             );
         }
+        Command::Vault {
+            source,
+            notes,
+            megabytes,
+            gold,
+            rounds,
+            kura,
+            json,
+        } => {
+            let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
+            let kura_bin = kura_binary(kura)?;
+            let r = vault::run(&source, notes, megabytes, &gold, rounds, &kura_bin).await?;
+            if json {
+                println!("{r}");
+            } else {
+                vault::print(&r);
+            }
+        }
         Command::Run {
             corpus,
             size,
@@ -392,18 +448,7 @@ async fn main() -> anyhow::Result<()> {
             json,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
-            let kura_bin = match kura {
-                Some(k) => k,
-                None => std::env::current_exe()?
-                    .parent()
-                    .map(|d| d.join("kura"))
-                    .ok_or_else(|| anyhow::anyhow!("no kura binary beside kura-bench"))?,
-            };
-            anyhow::ensure!(
-                kura_bin.is_file(),
-                "{} not found: build it first (cargo build --release -p kura)",
-                kura_bin.display()
-            );
+            let kura_bin = kura_binary(kura)?;
             let tmp;
             let corpus = match corpus {
                 Some(c) => c,

@@ -23,14 +23,30 @@ pub fn normalize(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for line in s.split_inclusive('\n') {
         if line.is_ascii() {
-            out.extend(line.chars().map(|c| c.to_ascii_lowercase()));
+            let at = out.len();
+            out.push_str(line);
+            out[at..].make_ascii_lowercase();
         } else if unicode_normalization::is_nfkc_quick(line.chars()) == IsNormalized::Yes {
-            out.extend(line.chars().flat_map(char::to_lowercase));
+            lower_into(&mut out, line.chars());
         } else {
-            out.extend(line.nfkc().flat_map(char::to_lowercase));
+            lower_into(&mut out, line.nfkc());
         }
     }
     out
+}
+
+/// Lower-case `chars` onto `out`; ASCII and CJK (which has no case) without
+/// the Unicode case tables.
+fn lower_into(out: &mut String, chars: impl Iterator<Item = char>) {
+    for c in chars {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if tokenize::is_cjk(c) {
+            out.push(c);
+        } else {
+            out.extend(c.to_lowercase());
+        }
+    }
 }
 
 /// [`normalize`], then diacritics folded and every run of characters that are
@@ -44,7 +60,7 @@ pub fn plain(s: &str) -> String {
             // Per character, so that kana keep their voicing marks.
             out.push(c);
         } else if c.is_alphanumeric() {
-            out.extend(c.to_string().nfd().filter(|m| !is_combining_mark(*m)));
+            out.extend(std::iter::once(c).nfd().filter(|m| !is_combining_mark(*m)));
         } else if !out.ends_with(' ') {
             out.push(' ');
         }
@@ -78,7 +94,7 @@ impl Folded {
             if c.is_ascii() || tokenize::is_cjk(c) || !c.is_alphanumeric() {
                 text.push(c);
             } else {
-                text.extend(c.to_string().nfd().filter(|m| !is_combining_mark(*m)));
+                text.extend(std::iter::once(c).nfd().filter(|m| !is_combining_mark(*m)));
             }
         }
         Folded { text }

@@ -19,7 +19,7 @@ use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::Language;
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::{Error, Result};
 use crate::fs::{FileStat, RelPath, Root, StateDir};
@@ -36,6 +36,15 @@ pub struct Unit {
     /// Heading titles, outermost first, joined with " > ".
     pub heading: String,
     pub body: String,
+}
+
+/// A term to look for in the hits of [`SectionIndex::search_marked`].
+#[derive(Clone, Debug)]
+pub struct Probe {
+    /// A term as the analyzer makes them.
+    pub term: String,
+    /// Also any body word that starts with `term`.
+    pub prefix: bool,
 }
 
 /// One search hit.
@@ -431,6 +440,92 @@ impl SectionIndex {
         scope: Option<&str>,
         filter: impl Fn(&str, u64) -> bool,
     ) -> Result<Vec<Hit>> {
+        let searcher = self.reader.searcher();
+        let found = self.search_in(&searcher, query, limit, fetch, scope, filter)?;
+        Ok(found.into_iter().map(|(h, _)| h).collect())
+    }
+
+    /// [`SectionIndex::search`], and for each hit which of `probes` occur in
+    /// its body, from the postings (no text is read): a probe is a term, or
+    /// with `prefix` any word of the body starting with it.
+    pub fn search_marked(
+        &self,
+        query: &str,
+        limit: usize,
+        fetch: usize,
+        filter: impl Fn(&str, u64) -> bool,
+        probes: &[Probe],
+    ) -> Result<Vec<(Hit, Vec<bool>)>> {
+        const MAX_EXPANSIONS: usize = 64;
+        let searcher = self.reader.searcher();
+        let found = self.search_in(&searcher, query, limit, fetch, None, filter)?;
+        let mut marks = vec![vec![false; probes.len()]; found.len()];
+        // Candidates by segment, in doc order (postings are read forward).
+        let mut by_segment: BTreeMap<u32, Vec<(u32, usize)>> = BTreeMap::new();
+        for (i, (_, addr)) in found.iter().enumerate() {
+            by_segment
+                .entry(addr.segment_ord)
+                .or_default()
+                .push((addr.doc_id, i));
+        }
+        for (seg, docs) in &mut by_segment {
+            docs.sort_unstable();
+            let reader = searcher.segment_reader(*seg);
+            let inv = reader.inverted_index(self.fields.body).map_err(internal)?;
+            for (p, probe) in probes.iter().enumerate() {
+                let mut terms = vec![probe.term.clone()];
+                if probe.prefix {
+                    let mut upper = probe.term.clone().into_bytes();
+                    if let Some(last) = upper.last_mut() {
+                        *last = last.saturating_add(1);
+                    }
+                    let mut stream = inv
+                        .terms()
+                        .range()
+                        .ge(probe.term.as_bytes())
+                        .lt(&upper)
+                        .into_stream()
+                        .map_err(internal)?;
+                    while stream.advance() && terms.len() < MAX_EXPANSIONS {
+                        if let Ok(t) = std::str::from_utf8(stream.key())
+                            && t != probe.term
+                        {
+                            terms.push(t.to_owned());
+                        }
+                    }
+                }
+                for t in terms {
+                    let term = Term::from_field_text(self.fields.body, &t);
+                    let Some(mut postings) = inv
+                        .read_postings(&term, IndexRecordOption::Basic)
+                        .map_err(internal)?
+                    else {
+                        continue;
+                    };
+                    for &(doc, i) in docs.iter() {
+                        if !marks[i][p] && postings.seek(doc) == doc {
+                            marks[i][p] = true;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(found
+            .into_iter()
+            .zip(marks)
+            .map(|((h, _), m)| (h, m))
+            .collect())
+    }
+
+    fn search_in(
+        &self,
+        searcher: &tantivy::Searcher,
+        query: &str,
+        limit: usize,
+        fetch: usize,
+        scope: Option<&str>,
+        filter: impl Fn(&str, u64) -> bool,
+    ) -> Result<Vec<(Hit, tantivy::DocAddress)>> {
         const HEADING_BOOST: f32 = 2.0;
         const STEM_BOOST: f32 = 0.5;
         let f = &self.fields;
@@ -446,11 +541,10 @@ impl SectionIndex {
             clauses.push(term_q(f.body, &t, 1.0));
             clauses.push(term_q(f.heading, &t, HEADING_BOOST));
         }
-        let searcher = self.reader.searcher();
         let tv = std::time::Instant::now();
         for t in crate::text::tokenize::query_terms(query) {
             if t.chars().count() >= 4 && !t.chars().any(crate::text::tokenize::is_cjk) {
-                for v in self.variants(&searcher, &t) {
+                for v in self.variants(searcher, &t) {
                     clauses.push(term_q(f.body, &v, STEM_BOOST));
                 }
             }
@@ -495,17 +589,20 @@ impl SectionIndex {
             if !filter(&file, start_line) {
                 continue;
             }
-            out.push(Hit {
-                start_line,
-                end_line: doc
-                    .get_first(f.end_line)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or(1),
-                heading: text(f.heading),
-                body: String::new(),
-                file,
-                score,
-            });
+            out.push((
+                Hit {
+                    start_line,
+                    end_line: doc
+                        .get_first(f.end_line)
+                        .and_then(|v| v.as_u64())
+                        .unwrap_or(1),
+                    heading: text(f.heading),
+                    body: String::new(),
+                    file,
+                    score,
+                },
+                addr,
+            ));
             if out.len() >= limit {
                 break;
             }

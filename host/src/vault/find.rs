@@ -36,6 +36,7 @@ use super::coverage::round3;
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
+use crate::index::Probe;
 use crate::text::Lines;
 
 /// `budget.max_candidates` above this is applied as this (`hard_limit`).
@@ -160,8 +161,8 @@ struct Pass {
     files: u64,
     nodes: u64,
     cutoff: Option<Cutoff>,
-    /// Characters of each file read (for "large file" next actions).
-    sizes: HashMap<String, usize>,
+    /// The files read, by path (None: unreadable).
+    texts: HashMap<String, Option<String>>,
 }
 
 /// The query as Stage 0 compares it, and its units for Stage 1.
@@ -175,17 +176,20 @@ fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn unit_found(folded: &Folded, unit: &[String]) -> bool {
-    let found = unit
-        .iter()
-        .filter(|t| {
-            folded.has_term(t)
-                || (t.chars().count() >= 4
-                    && !t.chars().any(kura_text::tokenize::is_cjk)
-                    && folded.has_word_prefix(t))
-        })
-        .count();
-    found * 2 >= unit.len()
+/// Whether `phrase` (spaces collapsed) occurs in `text` with any run of
+/// white space where it has a space.
+fn phrase_in(text: &str, phrase: &str) -> bool {
+    let mut words = phrase.split(' ');
+    let Some(first) = words.next().filter(|w| !w.is_empty()) else {
+        return false;
+    };
+    if !text.contains(first) {
+        return false;
+    }
+    if phrase.len() == first.len() {
+        return true;
+    }
+    collapse(text).contains(phrase)
 }
 
 struct Scope {
@@ -222,50 +226,51 @@ impl Vault {
         // A filtered search looks further down the ranking so that the cap
         // can still be reached inside the scope.
         let fetch = if whole { cap + 1 } else { (cap + 1).max(2000) };
-        let mut hits = self.index.index.search(
+        let t = Instant::now();
+        // Stage 1's words are probed in the postings; a Latin word of 4+
+        // letters also as a prefix.
+        let mut probes = Vec::new();
+        let mut unit_probes: Vec<std::ops::Range<usize>> = Vec::new();
+        for u in &q.units {
+            let from = probes.len();
+            for t in u {
+                probes.push(Probe {
+                    term: t.clone(),
+                    prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
+                });
+            }
+            unit_probes.push(from..probes.len());
+        }
+        let mut hits = self.index.index.search_marked(
             q.text,
             cap as usize + 1,
             fetch as usize,
-            None,
             |file, _| scope.contains(file),
+            &probes,
         )?;
         if hits.len() as u64 > cap {
             hits.truncate(cap as usize);
             pass.cutoff = Some(cap_reason);
         }
-        let mut texts: HashMap<String, Option<String>> = HashMap::new();
-        for h in hits {
+        let t_search = t.elapsed();
+        for (h, marks) in hits {
             if Instant::now() >= deadline {
                 pass.cutoff = Some(Cutoff::TimeBudget);
                 break;
             }
-            let text = texts.entry(h.file.clone()).or_insert_with(|| {
-                pass.files += 1;
-                let rel = RelPath::parse(&h.file, false).ok()?;
-                match self.root.read_text(&rel) {
-                    Ok(t) => {
-                        pass.sizes.insert(h.file.clone(), t.chars().count());
-                        Some(t)
-                    }
-                    Err(e) => {
-                        warnings.push(format!("`{}` could not be read: {}", h.file, e.message));
-                        None
-                    }
-                }
-            });
-            let Some(text) = text else { continue };
-            let lines = Lines::new(text);
-            let total = lines.count() as u64;
-            if total == 0 || h.start_line > total {
-                continue; // changed since it was indexed; the next refresh fixes it
-            }
-            let end = h.end_line.min(total);
             pass.nodes += 1;
-            let section = &text[lines.start(h.start_line as usize)..lines.end(end as usize)];
-            let folded = Folded::new(section);
-            let normalized = !q.phrase.is_empty() && collapse(folded.as_str()).contains(&q.phrase);
-            let units: Vec<bool> = q.units.iter().map(|u| unit_found(&folded, u)).collect();
+            // A unit is found when at least half of its terms are (a CJK
+            // run's bigrams; a word is one term).
+            let units: Vec<bool> = unit_probes
+                .iter()
+                .map(|r| marks[r.clone()].iter().filter(|&&m| m).count() * 2 >= r.len())
+                .collect();
             let found = units.iter().filter(|&&b| b).count();
+            // Stage 0 needs the text, and only where every word is present.
+            let normalized = found == q.units.len()
+                && self
+                    .section_text(&mut pass, &h.file, h.start_line, h.end_line, warnings)
+                    .is_some_and(|section| phrase_in(Folded::new(&section).as_str(), &q.phrase));
             let coverage = if q.units.is_empty() {
                 f64::from(u8::from(normalized))
             } else {
@@ -274,7 +279,7 @@ impl Vault {
             pass.cands.push(Cand {
                 file: h.file,
                 start: h.start_line,
-                end,
+                end: h.end_line,
                 bm25: h.score,
                 normalized,
                 loose: !q.units.is_empty() && found * 2 >= q.units.len(),
@@ -283,7 +288,45 @@ impl Vault {
                 rank: 0.0,
             });
         }
+        tracing::debug!(
+            target: "kura::timing",
+            "vault_find pass: search+probes {:.2}ms, {} files read, {} sections in all {:.2}ms",
+            t_search.as_secs_f64() * 1e3,
+            pass.files,
+            pass.nodes,
+            t.elapsed().as_secs_f64() * 1e3
+        );
         Ok(pass)
+    }
+
+    /// Lines `start..=end` of an indexed file, read once per call.
+    fn section_text(
+        &self,
+        pass: &mut Pass,
+        file: &str,
+        start: u64,
+        end: u64,
+        warnings: &mut Vec<String>,
+    ) -> Option<String> {
+        let text = pass.texts.entry(file.to_owned()).or_insert_with(|| {
+            pass.files += 1;
+            // A file the index listed: read through the root's sandbox
+            // without the per-segment link pre-check (see `read_indexed`).
+            let text = RelPath::parse(file, false)
+                .ok()
+                .and_then(|rel| self.root.read_indexed(&rel));
+            if text.is_none() {
+                warnings.push(format!("`{file}` could not be read as text; skipped"));
+            }
+            text
+        });
+        let text = text.as_deref()?;
+        let lines = Lines::new(text);
+        let total = lines.count() as u64;
+        if total == 0 || start > total {
+            return None; // changed since it was indexed; the next refresh fixes it
+        }
+        Some(text[lines.start(start as usize)..lines.end(end.min(total) as usize)].to_owned())
     }
 
     pub fn find(&self, args: Args) -> Result<FindOutput> {
@@ -405,6 +448,14 @@ impl Vault {
         })
     }
 
+    /// More than one scan's worth of characters.
+    fn is_large(&self, file: &str) -> bool {
+        RelPath::parse(file, false)
+            .ok()
+            .and_then(|rel| self.root.read_indexed(&rel))
+            .is_some_and(|t| t.chars().count() > self.max_chars)
+    }
+
     /// Stage 1.5: keep, rank, measure, decide.
     fn integrate(
         &self,
@@ -501,7 +552,7 @@ impl Vault {
             }
             (IntegrationStatus::NeedsFollowup, Some(b)) => {
                 actions.push(read(b, sufficiency.max(0.3)));
-                let large = pass.sizes.get(&b.file).is_some_and(|&c| c > self.max_chars);
+                let large = self.is_large(&b.file);
                 if best_gaps > 0 || biased || large {
                     // The answer spans the file: read it through, from the top.
                     actions.push(NextAction::new(
