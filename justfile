@@ -24,6 +24,11 @@ bench-manual:
     cargo build --release -p kura -p kura-bench
     target/release/kura-bench run --rounds 8
 
+# vault_find and artifact_audit at scale: a generated 5,000-note vault
+bench-vault:
+    cargo build --release -p kura -p kura-bench
+    target/release/kura-bench vault --rounds 5
+
 # retrieval quality on the gold set, with A/B switches
 eval:
     cargo run --release -p kura -- eval

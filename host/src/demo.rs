@@ -231,6 +231,64 @@ pub async fn run() -> anyhow::Result<()> {
         )
         .await?;
     }
+    // Vault discovery and audit (001 §3), and the bridge (003).
+    step(
+        &session,
+        &mut n,
+        "Find where the vault answers a question: a summary and next actions, no hit list",
+        "vault_find",
+        json!({"query": "how often to back up notes"}),
+    )
+    .await?;
+    step(
+        &session,
+        &mut n,
+        "How much of the source two read ranges cover",
+        "vault_coverage",
+        json!({"path": "research/backup-guide.md", "cited_ranges": [
+            {"start_line": 1, "end_line": 15}, {"start_line": 14, "end_line": 24}
+        ]}),
+    )
+    .await?;
+    step_view(
+        &session,
+        &mut n,
+        "Audit a draft written from that source (it has known defects; shown: counts, findings, next actions)",
+        "artifact_audit",
+        json!({"artifact_path": "research/backup-draft.md", "source_path": "research/backup-guide.md"}),
+        |v| {
+            json!({
+                "rootless_nodes": v["rootless_nodes"],
+                "orphan_branches": v["orphan_branches"],
+                "one_way_refs": v["one_way_refs"],
+                "coverage_ratio": v["coverage_ratio"],
+                "needs_forced_full_scan": v["needs_forced_full_scan"],
+                "findings": v["findings"],
+                "next_actions": v["next_actions"],
+            })
+        },
+    )
+    .await?;
+    step(
+        &session,
+        &mut n,
+        "Audit the finished summary: no findings, everything covered, stop",
+        "artifact_audit",
+        json!({"artifact_path": "research/backup-summary.md", "source_path": "research/backup-guide.md"}),
+    )
+    .await?;
+    step(
+        &session,
+        &mut n,
+        "Copy a manual section into the vault inside the server (only metadata comes back)",
+        "bridge_copy_section",
+        json!({
+            "from_ref": {"manual_id": "vue-docs-ja", "path": "guide/essentials/computed.md", "start_line": 141},
+            "to_path": "notes/computed-vs-methods.md",
+            "mode": "overwrite"
+        }),
+    )
+    .await?;
     session.close().await?;
     println!("done. `kura serve --demo` serves the same data to any MCP client.");
     Ok(())

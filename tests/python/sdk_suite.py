@@ -40,7 +40,10 @@ async def checks(call, list_tools, handshake):
     async def tools_listed():
         tools = await list_tools()
         names = [t.name for t in field(tools, "tools")]
-        assert names == ["vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace", "vault_search"], names
+        assert names == [
+            "vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace",
+            "vault_search", "vault_find", "vault_coverage", "artifact_audit",
+        ], names
         for t in field(tools, "tools"):
             schema = field(t, "outputSchema", "output_schema")
             assert schema and schema["type"] == "object", t.name
@@ -87,8 +90,22 @@ async def checks(call, list_tools, handshake):
             assert sc["error"]["code"] == code, sc
             assert field(r, "content")[0].text.startswith(code)
 
+    async def find_and_audit():
+        # The SDK validates structuredContent against each tool's outputSchema.
+        r = await call("vault_find", {"query": "encrypted archive", "budget": {"max_candidates": "50"}})
+        assert not field(r, "isError", "is_error"), r
+        sc = field(r, "structuredContent", "structured_content")
+        assert "cutoff_reason" not in sc["summary"], sc
+        assert sc["next_actions"][0]["type"] == "vault_read", sc
+        r = await call("artifact_audit", {"artifact_path": "research/backup-draft.md", "source_path": "research/backup-guide.md"})
+        sc = field(r, "structuredContent", "structured_content")
+        assert (sc["rootless_nodes"], sc["orphan_branches"], sc["one_way_refs"]) == (2, 2, 3), sc
+        r = await call("vault_coverage", {"path": "research/backup-guide.md", "cited_ranges": [{"start_line": 1, "end_line": 47}]})
+        assert field(r, "structuredContent", "structured_content")["coverage_ratio"] == 1.0
+
     for name, fn in [
         ("tools_listed_with_schemas_and_annotations", tools_listed),
+        ("find_coverage_audit_validate_against_output_schemas", find_and_audit),
         ("read_result_validates_against_output_schema", read_validates),
         ("scan_resumes_without_loss", scan_round_trip),
         ("create_write_replace_search", write_cycle),

@@ -64,7 +64,7 @@ fn run_suite(python: &Path, expect_handshake: &str) {
         out.status.success(),
         "Python SDK suite failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("5 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
     assert!(stdout.contains(expect_handshake), "{stdout}");
 }
 

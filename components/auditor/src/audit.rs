@@ -52,7 +52,8 @@ pub struct Input<'a> {
 }
 
 enum Target {
-    Heading(String),
+    /// (anchor, as written)
+    Heading(String, String),
     Block(String),
 }
 
@@ -68,7 +69,7 @@ fn links(text: &str) -> Vec<Target> {
         if let Some(id) = inner.strip_prefix("#^").or_else(|| inner.strip_prefix('^')) {
             out.push(Target::Block(id.trim().to_owned()));
         } else if let Some(h) = inner.strip_prefix('#') {
-            out.push(Target::Heading(anchor(h)));
+            out.push(Target::Heading(anchor(h), h.trim().to_owned()));
         }
         rest = &after[close + 2..];
     }
@@ -243,7 +244,7 @@ pub fn audit(input: &Input) -> Report {
     }
     let resolve = |t: &Target| -> Option<usize> {
         match t {
-            Target::Heading(h) => headings.get(h).copied(),
+            Target::Heading(h, _) => headings.get(h).copied(),
             Target::Block(b) => blocks.get(b).copied(),
         }
     };
@@ -283,7 +284,7 @@ pub fn audit(input: &Input) -> Report {
     for i in 0..n {
         for (t, target) in node_links[i].iter().zip(&resolved[i]) {
             let name = match t {
-                Target::Heading(h) => format!("[[#{h}]]"),
+                Target::Heading(_, written) => format!("[[#{written}]]"),
                 Target::Block(b) => format!("[[^{b}]]"),
             };
             let node = &nodes[i];
@@ -450,6 +451,29 @@ jump to [[#Facts]] L4
         let r = run("---\nsource_lines: 1-9\n---\nclaim\n", 9);
         assert_eq!(r.cited, vec![(1, 9)]);
         assert_eq!(kinds(&r), (1, 0, 0));
+    }
+
+    /// The demo vault's fixtures, which the end-to-end tests audit through wasm.
+    #[test]
+    fn the_fixture_artifacts_have_their_known_findings() {
+        const GUIDE: &str = include_str!("../../../fixtures/demo/vault/research/backup-guide.md");
+        let lines = GUIDE.lines().count() as u32;
+        let audit_of = |artifact| {
+            audit(&Input {
+                artifact,
+                source_path: "research/backup-guide.md",
+                source_lines: lines,
+                cited: None,
+            })
+        };
+        let draft = audit_of(include_str!(
+            "../../../fixtures/demo/vault/research/backup-draft.md"
+        ));
+        assert_eq!(kinds(&draft), (2, 2, 3), "{:#?}", draft.findings);
+        let clean = audit_of(include_str!(
+            "../../../fixtures/demo/vault/research/backup-summary.md"
+        ));
+        assert!(clean.findings.is_empty(), "{:#?}", clean.findings);
     }
 
     #[test]
