@@ -84,12 +84,7 @@ impl App {
             match name {
                 "vault_root" => {
                     let index =
-                        crate::vault::VaultIndex::open(&root, state.as_ref().map(|s| s.path()))
-                            .map_err(|e| StartError::Root {
-                                name: "VAULT_ROOT".into(),
-                                path: root.path().display().to_string(),
-                                message: e.message,
-                            })?;
+                        crate::vault::VaultIndex::new(&root, state.as_ref().map(|s| s.path()));
                     vault = Some(Arc::new(Vault {
                         index,
                         root,

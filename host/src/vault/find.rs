@@ -241,7 +241,7 @@ impl Vault {
             }
             unit_probes.push(from..probes.len());
         }
-        let mut hits = self.index.index.search_marked(
+        let mut hits = self.index.index()?.search_marked(
             q.text,
             cap as usize + 1,
             fetch as usize,
