@@ -49,6 +49,33 @@ fn open_root(name: &'static str, path: &Path) -> Result<Root, StartError> {
     })
 }
 
+/// Run an index's first sync on a thread of its own, logging the outcome.
+fn spawn_sync(
+    what: &'static str,
+    sync: impl FnOnce() -> Result<Option<crate::index::SyncStats>> + Send + 'static,
+) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("kura-{what}-index"))
+        .spawn(move || {
+            let t = std::time::Instant::now();
+            match sync() {
+                Ok(Some(s)) => tracing::info!(
+                    added = s.added,
+                    updated = s.updated,
+                    deleted = s.deleted,
+                    unchanged = s.unchanged,
+                    ms = t.elapsed().as_millis() as u64,
+                    "{what} index ready"
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("{what} index: {}", e.message),
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot index the {what}s in the background ({e}); the first search will");
+    }
+}
+
 impl App {
     /// Open the roots, check them, load the plugins.
     pub fn start(config: Config) -> Result<App, StartError> {
@@ -146,51 +173,11 @@ impl App {
     pub fn index_in_background(&self) {
         if let Some(v) = &self.vault {
             let v = v.clone();
-            let spawned = std::thread::Builder::new()
-                .name("kura-vault-index".into())
-                .spawn(move || {
-                    let t = std::time::Instant::now();
-                    match v.index.refresh(&v.root) {
-                        Ok(Some(s)) => tracing::info!(
-                            added = s.added,
-                            updated = s.updated,
-                            deleted = s.deleted,
-                            unchanged = s.unchanged,
-                            ms = t.elapsed().as_millis() as u64,
-                            "vault index ready"
-                        ),
-                        Ok(None) => {}
-                        Err(e) => tracing::warn!("vault index: {}", e.message),
-                    }
-                });
-            if let Err(e) = spawned {
-                tracing::warn!(
-                    "cannot index the vault in the background ({e}); the first search will"
-                );
-            }
+            spawn_sync("vault", move || v.index.refresh(&v.root));
         }
         if let Some(m) = &self.manuals {
             let m = m.clone();
-            let spawned = std::thread::Builder::new()
-                .name("kura-index".into())
-                .spawn(move || {
-                    let t = std::time::Instant::now();
-                    match m.refresh_stats() {
-                        Ok((_, Some(s))) => tracing::info!(
-                            added = s.added,
-                            updated = s.updated,
-                            deleted = s.deleted,
-                            unchanged = s.unchanged,
-                            ms = t.elapsed().as_millis() as u64,
-                            "manual index ready"
-                        ),
-                        Ok(_) => {}
-                        Err(e) => tracing::warn!("manual index: {}", e.message),
-                    }
-                });
-            if let Err(e) = spawned {
-                tracing::warn!("cannot index in the background ({e}); the first search will");
-            }
+            spawn_sync("manual", move || Ok(m.refresh_stats()?.1));
         }
     }
 

@@ -162,18 +162,73 @@ fn cut(read: &ReadOutput) -> bool {
     read.truncated_reason == "max_chars"
 }
 
-pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopySectionOutput> {
-    let from = args
-        .obj("from_ref")?
-        .ok_or_else(|| args.missing("from_ref"))?;
+/// What a copy did.
+struct Done {
+    read: ReadOutput,
+    copied: Copied,
+    applied: CopyApplied,
+}
+
+/// Read `from_ref` as manual_read would (under `scope`) and write it to
+/// `to_path`; `rename` maps the synthetic call's argument names back to the
+/// tool's own in errors.
+fn copy(
+    tool: &str,
+    manuals: &Manuals,
+    vault: &Vault,
+    args: &Args,
+    from_ref: Value,
+    scope: &str,
+    rename_as: &[(&str, &str)],
+) -> Result<Done> {
     let to = RelPath::parse(args.req_str("to_path")?, false)?;
-    let mode = mode(&args)?;
-    let l = limits(&args)?;
+    let mode = mode(args)?;
+    let l = limits(args)?;
     let max_chars = if l.max_chars == 0 {
         manuals.max_chars
     } else {
         l.max_chars as usize
     };
+    let mut call = Map::new();
+    call.insert("from_ref".into(), from_ref);
+    call.insert("scope".into(), json!(scope));
+    call.insert("allow_file".into(), json!(l.allow_file));
+    let read = manuals
+        .read_ref(
+            Args::new(Some(&call)),
+            &RefRead {
+                key: "from_ref",
+                max_chars,
+                session: false,
+            },
+        )
+        .map_err(|e| {
+            rename_as
+                .iter()
+                .fold(e, |e, (from, to)| rename(e, from, to))
+        })?;
+    let copied = vault.copy_in(tool, &to, &read.text, mode == "append")?;
+    tracing::info!(
+        tool,
+        written_path = %copied.path,
+        mode,
+        written_bytes = copied.bytes,
+        written_sections = 1,
+        truncated = cut(&read),
+        "copy"
+    );
+    let applied = applied(mode, &l, max_chars, &read, copied.created);
+    Ok(Done {
+        read,
+        copied,
+        applied,
+    })
+}
+
+pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopySectionOutput> {
+    let from = args
+        .obj("from_ref")?
+        .ok_or_else(|| args.missing("from_ref"))?;
     // The unit: a section of a .md file (a whole .md file only under the
     // file-scope rules), the whole of a .json file.
     let is_json = from
@@ -191,87 +246,46 @@ pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<Copy
         None if is_json => "file",
         None => "section",
     };
-    let mut call = Map::new();
-    call.insert(
-        "from_ref".into(),
-        args.get("from_ref").cloned().unwrap_or(Value::Null),
-    );
-    call.insert("scope".into(), json!(scope));
-    call.insert("allow_file".into(), json!(l.allow_file));
-    let read = manuals.read_ref(
-        Args::new(Some(&call)),
-        &RefRead {
-            key: "from_ref",
-            max_chars,
-            session: false,
-        },
+    let from_ref = args.get("from_ref").cloned().unwrap_or(Value::Null);
+    let d = copy(
+        "bridge_copy_section",
+        manuals,
+        vault,
+        &args,
+        from_ref,
+        scope,
+        &[],
     )?;
-    let copied = vault.copy_in("bridge_copy_section", &to, &read.text, mode == "append")?;
-    tracing::info!(
-        tool = "bridge_copy_section",
-        written_path = %copied.path,
-        mode,
-        written_bytes = copied.bytes,
-        written_sections = 1,
-        truncated = cut(&read),
-        "copy"
-    );
     Ok(CopySectionOutput {
-        written_path: copied.path.to_string(),
-        written_bytes: copied.bytes,
+        written_path: d.copied.path.to_string(),
+        written_bytes: d.copied.bytes,
         written_sections: 1,
-        truncated: cut(&read),
-        applied: applied(mode, &l, max_chars, &read, copied.created),
+        truncated: cut(&d.read),
+        applied: d.applied,
     })
 }
 
 pub fn copy_file(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopyFileOutput> {
     let from_path = args.req_str("from_path")?;
     let manual_id = args.req_str("manual_id")?;
-    let to = RelPath::parse(args.req_str("to_path")?, false)?;
-    let mode = mode(&args)?;
-    let l = limits(&args)?;
-    let max_chars = if l.max_chars == 0 {
-        manuals.max_chars
-    } else {
-        l.max_chars as usize
-    };
-    let mut call = Map::new();
-    call.insert(
-        "from_ref".into(),
-        json!({ "manual_id": manual_id, "path": from_path }),
-    );
-    call.insert("scope".into(), json!("file"));
-    call.insert("allow_file".into(), json!(l.allow_file));
-    let read = manuals
-        .read_ref(
-            Args::new(Some(&call)),
-            &RefRead {
-                key: "from_ref",
-                max_chars,
-                session: false,
-            },
-        )
-        .map_err(|e| {
-            rename(
-                rename(e, "from_ref.path", "from_path"),
-                "from_ref.manual_id",
-                "manual_id",
-            )
-        })?;
-    let copied = vault.copy_in("bridge_copy_file", &to, &read.text, mode == "append")?;
-    tracing::info!(
-        tool = "bridge_copy_file",
-        written_path = %copied.path,
-        mode,
-        written_bytes = copied.bytes,
-        truncated = cut(&read),
-        "copy"
-    );
+    let from_ref = json!({ "manual_id": manual_id, "path": from_path });
+    let renames = [
+        ("from_ref.path", "from_path"),
+        ("from_ref.manual_id", "manual_id"),
+    ];
+    let d = copy(
+        "bridge_copy_file",
+        manuals,
+        vault,
+        &args,
+        from_ref,
+        "file",
+        &renames,
+    )?;
     Ok(CopyFileOutput {
-        written_path: copied.path.to_string(),
-        written_bytes: copied.bytes,
-        truncated: cut(&read),
-        applied: applied(mode, &l, max_chars, &read, copied.created),
+        written_path: d.copied.path.to_string(),
+        written_bytes: d.copied.bytes,
+        truncated: cut(&d.read),
+        applied: d.applied,
     })
 }
