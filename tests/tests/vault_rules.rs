@@ -541,7 +541,7 @@ async fn vault_ls_defaults_to_the_vault_root() {
         .iter()
         .map(|i| i["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, [".system", "daily", "notes", "projects"]);
+    assert_eq!(names, [".system", "daily", "notes", "projects", "research"]);
 }
 
 #[tokio::test]
