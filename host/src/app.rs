@@ -14,11 +14,13 @@ use crate::fs::{Root, StateDir};
 use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
 use crate::vault::Vault;
+use crate::vibe::Vibe;
 
 pub struct App {
     pub config: Config,
     pub vault: Option<Arc<Vault>>,
     pub manuals: Option<Arc<Manuals>>,
+    pub vibe: Option<Arc<Vibe>>,
     pub plugins: Arc<Plugins>,
 }
 
@@ -106,12 +108,12 @@ impl App {
         })?);
         let mut vault = None;
         let mut manuals = None;
+        let mut vibe = None;
         let max_chars = config.scan_max_chars as usize;
         for (name, root) in roots {
             match name {
                 "vault_root" => {
-                    let index =
-                        crate::vault::VaultIndex::new(&root, state.as_ref().map(|s| s.path()));
+                    let index = crate::vault::index::open(&root, state.as_ref().map(|s| s.path()));
                     vault = Some(Arc::new(Vault {
                         index,
                         root,
@@ -157,13 +159,16 @@ impl App {
                     })?;
                     manuals = Some(Arc::new(m))
                 }
-                _ => {} // vibe: issue 5
+                _ => {
+                    vibe = Some(Arc::new(Vibe::new(root, state.as_ref().map(|s| s.path()))));
+                }
             }
         }
         Ok(App {
             config,
             vault,
             manuals,
+            vibe,
             plugins,
         })
     }
@@ -178,6 +183,10 @@ impl App {
         if let Some(m) = &self.manuals {
             let m = m.clone();
             spawn_sync("manual", move || Ok(m.refresh_stats()?.1));
+        }
+        if let Some(v) = &self.vibe {
+            let v = v.clone();
+            spawn_sync("vibe", move || v.index.refresh(&v.root));
         }
     }
 
@@ -195,12 +204,23 @@ impl App {
             "vault" => self.vault.is_some(),
             "manual" => self.manuals.is_some(),
             "bridge" => self.vault.is_some() && self.manuals.is_some(),
+            "vibe" => self.vibe.is_some(),
             _ => false,
         }
     }
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
     pub fn call(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<Result<Value>> {
+        self.call_with(tool, args, None)
+    }
+
+    /// [`App::call`], with a sink for progress reports (reindex).
+    pub fn call_with(
+        &self,
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+        progress: Option<crate::vibe::Progress>,
+    ) -> Option<Result<Value>> {
         if !self.tool_names().contains(&tool) {
             return None;
         }
@@ -242,6 +262,10 @@ impl App {
             "bridge_copy_file" => {
                 out(manuals().and_then(|m| vault().and_then(|v| crate::bridge::copy_file(m, v, a))))
             }
+            t if crate::vibe::TOOLS.contains(&t) => match &self.vibe {
+                Some(v) => v.call(t, a, progress),
+                None => Err(Error::internal("VIBE_ROOT is not configured")),
+            },
             _ => return None,
         };
         Some(result)

@@ -171,6 +171,34 @@ impl<'a> Args<'a> {
         Ok(line)
     }
 
+    /// An array of strings.
+    pub fn str_list(&self, key: &str) -> Result<Option<Vec<&'a str>>> {
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = v else {
+            return Err(self.wrong(key, "an array of strings", v));
+        };
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                item.as_str()
+                    .ok_or_else(|| self.wrong(&format!("{key}[{i}]"), "a string", item))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// A JSON object, as it is.
+    pub fn map(&self, key: &str) -> Result<Option<&'a Map<String, Value>>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Object(m)) => Ok(Some(m)),
+            Some(v) => Err(self.wrong(key, "an object", v)),
+        }
+    }
+
     /// One of a fixed set of strings.
     pub fn choice(&self, key: &str, allowed: &[&'static str]) -> Result<Option<&'static str>> {
         let Some(s) = self.str(key)? else {

@@ -1,5 +1,6 @@
 //! One error type with the codes of SPEC.md ("Errors"), and the one place it
-//! becomes an MCP tool result.
+//! becomes an MCP tool result. The vibe tools answer in seed 002's own
+//! envelope (`success: false`, upper-case codes): [`Code::Vibe`].
 
 use serde_json::{Value, json};
 
@@ -16,6 +17,45 @@ pub enum Code {
     Internal,
     PluginFailed,
     Timeout,
+    /// A vibe tool's error (seed 002, "Error Handling").
+    Vibe(VibeCode),
+}
+
+/// The codes of seed 002, plus three it implies: `INVALID_PATH` (its
+/// `validate_path` refuses a path outside `VIBE_ROOT`), `INVALID_PARAMETER`
+/// (an argument none of its codes fits: missing, or of the wrong type) and
+/// `CONFLICT` (update_doc's `expected_hash` no longer matches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VibeCode {
+    ProjectNotFound,
+    FileNotFound,
+    FileExists,
+    InvalidFolder,
+    InvalidStatus,
+    InvalidQuery,
+    IndexError,
+    FilesystemError,
+    InvalidPath,
+    InvalidParameter,
+    Conflict,
+}
+
+impl VibeCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VibeCode::ProjectNotFound => "PROJECT_NOT_FOUND",
+            VibeCode::FileNotFound => "FILE_NOT_FOUND",
+            VibeCode::FileExists => "FILE_EXISTS",
+            VibeCode::InvalidFolder => "INVALID_FOLDER",
+            VibeCode::InvalidStatus => "INVALID_STATUS",
+            VibeCode::InvalidQuery => "INVALID_QUERY",
+            VibeCode::IndexError => "INDEX_ERROR",
+            VibeCode::FilesystemError => "FILESYSTEM_ERROR",
+            VibeCode::InvalidPath => "INVALID_PATH",
+            VibeCode::InvalidParameter => "INVALID_PARAMETER",
+            VibeCode::Conflict => "CONFLICT",
+        }
+    }
 }
 
 impl Code {
@@ -31,6 +71,7 @@ impl Code {
             Code::Internal => "internal",
             Code::PluginFailed => "plugin_failed",
             Code::Timeout => "timeout",
+            Code::Vibe(v) => v.as_str(),
         }
     }
 }
@@ -70,8 +111,22 @@ impl Error {
         Error::new(Code::Internal, message)
     }
 
+    pub fn vibe(code: VibeCode, message: impl Into<String>) -> Self {
+        Error::new(Code::Vibe(code), message)
+    }
+
     /// The `structuredContent` of an error result.
     pub fn to_json(&self) -> Value {
+        if let Code::Vibe(_) = self.code {
+            return json!({
+                "success": false,
+                "error": {
+                    "code": self.code.as_str(),
+                    "message": self.message,
+                    "details": self.details,
+                }
+            });
+        }
         json!({
             "error": {
                 "code": self.code.as_str(),

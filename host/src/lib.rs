@@ -3,7 +3,7 @@
 //!
 //! The host owns the transport ([`server`]), the filesystem ([`fs`], the only
 //! module that touches files) and the plugin runtime ([`plugins`]). Domain
-//! modules ([`vault`], [`manual`], [`bridge`]) hold each tool's logic and return typed results or an
+//! modules ([`vault`], [`manual`], [`bridge`], [`vibe`]) hold each tool's logic and return typed results or an
 //! [`error::Error`] carrying a SPEC code; [`server`] maps both to MCP results.
 
 pub mod app;
@@ -23,3 +23,4 @@ pub mod scan;
 pub mod server;
 pub mod text;
 pub mod vault;
+pub mod vibe;

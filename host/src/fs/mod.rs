@@ -382,6 +382,60 @@ impl Root {
     }
 }
 
+impl Root {
+    /// Create a new file in `folder` (created if missing) under the
+    /// folder's locks (in-process and advisory): `pick` sees the names the
+    /// folder holds and returns the new file's name, content and a value; a
+    /// name already taken is a `conflict`. Concurrent callers never see the
+    /// same listing, so a name derived from it (a next number) is unique.
+    pub fn create_in<T>(
+        &self,
+        folder: &RelPath,
+        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
+    ) -> Result<(RelPath, T)> {
+        self.check_links(folder, false)?;
+        let lock = self.file_lock(folder);
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = if folder.is_root() {
+            self.dir.try_clone().map_err(|e| io_error(e, folder))?
+        } else {
+            match self.dir.open_dir(folder.as_fs_path()) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.dir
+                        .create_dir_all(folder.as_fs_path())
+                        .map_err(|e| io_error(e, folder))?;
+                    self.check_links(folder, false)?;
+                    self.dir
+                        .open_dir(folder.as_fs_path())
+                        .map_err(|e| io_error(e, folder))?
+                }
+                Err(e) => return Err(io_error(e, folder)),
+            }
+        };
+        let lockfile = open_dir_fd(&dir).map_err(|e| io_error(e, folder))?;
+        lockfile.lock().map_err(|e| io_error(e, folder))?;
+        let mut names = Vec::new();
+        for entry in dir.entries().map_err(|e| io_error(e, folder))? {
+            let entry = entry.map_err(|e| io_error(e, folder))?;
+            if let Ok(name) = entry.file_name().into_string() {
+                names.push(name);
+            }
+        }
+        names.sort();
+        let (name, bytes, out) = pick(&names)?;
+        let path = folder.join(&name);
+        if names.contains(&name) {
+            return Err(
+                Error::new(Code::Conflict, format!("`{path}` already exists"))
+                    .with("path", path.to_string()),
+            );
+        }
+        replace_atomically(&dir, &name, &bytes).map_err(|e| io_error(e, &path))?;
+        Ok((path, out))
+    }
+}
+
 /// A readable descriptor of the folder itself (cap-std's own handle may be
 /// `O_PATH`, which can be neither locked nor synced).
 fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {

@@ -7,6 +7,9 @@
 //! terms, never from a query parser, so user text is always just text.
 
 mod analyzer;
+mod live;
+
+pub use live::LiveIndex;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,7 +29,7 @@ use crate::fs::{FileStat, RelPath, Root, StateDir};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,6 +39,42 @@ pub struct Unit {
     /// Heading titles, outermost first, joined with " > ".
     pub heading: String,
     pub body: String,
+}
+
+/// What the domain extracts from one file: its units, the tags every unit
+/// carries (exact terms a search may require, e.g. `folder:tasks`), and any
+/// metadata the domain wants kept with the file in the manifest.
+#[derive(Clone, Debug, Default)]
+pub struct Extracted {
+    pub units: Vec<Unit>,
+    pub tags: Vec<String>,
+    pub meta: Option<serde_json::Value>,
+}
+
+impl From<Vec<Unit>> for Extracted {
+    fn from(units: Vec<Unit>) -> Self {
+        Extracted {
+            units,
+            ..Extracted::default()
+        }
+    }
+}
+
+/// A file the index holds, as the manifest knows it.
+#[derive(Clone, Copy, Debug)]
+pub struct FileInfo<'a> {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub meta: Option<&'a serde_json::Value>,
+}
+
+/// Which units a search looks at.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Filter<'a> {
+    /// Only files under this first folder.
+    pub scope: Option<&'a str>,
+    /// Only units carrying every one of these tags.
+    pub tags: &'a [&'a str],
 }
 
 /// A term to look for in the hits of [`SectionIndex::search_marked`].
@@ -74,6 +113,8 @@ struct FileState {
     size: u64,
     mtime_ns: i128,
     hash: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    meta: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -90,6 +131,8 @@ struct Fields {
     end_line: Field,
     heading: Field,
     body: Field,
+    /// The file's [`Extracted::tags`], for filters.
+    tag: Field,
 }
 
 fn schema() -> (Schema, Fields) {
@@ -111,6 +154,7 @@ fn schema() -> (Schema, Fields) {
         // Not stored: the text is in the file (see `Hit::body`), and a small
         // document store keeps loading 200 candidates cheap.
         body: b.add_text_field("body", text(analyzer::PLAIN, false)),
+        tag: b.add_text_field("tag", STRING),
     };
     (b.build(), fields)
 }
@@ -127,6 +171,51 @@ pub fn markdown_units(text: &str) -> Vec<Unit> {
             body: text[lines.start(s.start_line)..lines.end(s.end_line)].to_owned(),
         })
         .collect()
+}
+
+/// How [`SectionIndex::sync_with`] runs.
+#[derive(Default)]
+pub struct SyncOptions<'a> {
+    /// The files given are those under this folder: index entries elsewhere
+    /// are left alone (not taken for deleted).
+    pub under: Option<&'a str>,
+    /// Re-read and re-index every file, whatever its size, mtime and hash.
+    pub full: bool,
+    /// Called after each file with (files done, files in all).
+    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+}
+
+/// One sync's locks and running totals.
+struct Batch<'a> {
+    manifest: std::sync::MutexGuard<'a, Manifest>,
+    writer: std::sync::MutexGuard<'a, IndexWriter>,
+    stats: SyncStats,
+    changed: bool,
+    full: bool,
+}
+
+/// The manifest's view of the indexed files (see [`SectionIndex::files`]).
+pub struct Files<'a>(std::sync::MutexGuard<'a, Manifest>);
+
+impl Files<'_> {
+    pub fn get(&self, key: &str) -> Option<FileInfo<'_>> {
+        self.0.files.get(key).map(FileState::info)
+    }
+
+    /// Every file, in path order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, FileInfo<'_>)> {
+        self.0.files.iter().map(|(k, v)| (k.as_str(), v.info()))
+    }
+}
+
+impl FileState {
+    fn info(&self) -> FileInfo<'_> {
+        FileInfo {
+            size: self.size,
+            mtime_ns: self.mtime_ns,
+            meta: self.meta.as_ref(),
+        }
+    }
 }
 
 pub struct SectionIndex {
@@ -208,141 +297,167 @@ impl SectionIndex {
 
     /// Bring the index up to date with `files` (every indexable file of the
     /// root, with its stat). `extract` splits a file's text into units.
-    pub fn sync(
+    pub fn sync<E: Into<Extracted>>(
         &self,
         root: &Root,
         files: &[(RelPath, FileStat)],
-        extract: impl Fn(&RelPath, &str) -> Vec<Unit>,
+        extract: impl Fn(&RelPath, &str) -> E,
     ) -> Result<SyncStats> {
-        let mut stats = SyncStats::default();
-        let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        self.sync_with(root, files, extract, &SyncOptions::default())
+    }
+
+    /// [`SectionIndex::sync`] with options: a part of the root only, a full
+    /// rebuild, progress reports.
+    pub fn sync_with<E: Into<Extracted>>(
+        &self,
+        root: &Root,
+        files: &[(RelPath, FileStat)],
+        extract: impl Fn(&RelPath, &str) -> E,
+        options: &SyncOptions,
+    ) -> Result<SyncStats> {
+        let mut batch = self.batch();
+        batch.full = options.full;
         let mut seen = std::collections::HashSet::new();
-        let mut changed = false;
-        for (path, stat) in files {
+        let total = files.len() as u64;
+        for (done, (path, stat)) in files.iter().enumerate() {
             seen.insert(path.to_string());
-            changed |= self.apply(
-                &mut manifest,
-                &mut writer,
-                root,
-                path,
-                Some(stat),
-                &extract,
-                &mut stats,
-            )?;
+            self.apply(&mut batch, root, path, Some(stat), &extract)?;
+            if let Some(progress) = options.progress {
+                progress(done as u64 + 1, total);
+            }
         }
-        let gone: Vec<String> = manifest
+        let under = options.under.map(|u| format!("{u}/"));
+        let gone: Vec<String> = batch
+            .manifest
             .files
             .keys()
             .filter(|k| !seen.contains(*k))
+            .filter(|k| under.as_ref().is_none_or(|u| k.starts_with(u.as_str())))
             .cloned()
             .collect();
         for key in gone {
-            writer.delete_term(Term::from_field_text(self.fields.file, &key));
-            manifest.files.remove(&key);
-            stats.deleted += 1;
-            changed = true;
+            batch
+                .writer
+                .delete_term(Term::from_field_text(self.fields.file, &key));
+            batch.manifest.files.remove(&key);
+            batch.stats.deleted += 1;
+            batch.changed = true;
         }
-        if changed {
-            self.commit(&manifest, &mut writer)?;
-        }
-        Ok(stats)
+        self.finish(batch)
     }
 
     /// Bring just these files up to date (after a write through the server):
     /// each is re-read if it changed, dropped if it is gone, or dropped when
     /// `indexable` says it is not a file this index holds.
-    pub fn update_files(
+    pub fn update_files<E: Into<Extracted>>(
         &self,
         root: &Root,
         paths: &[RelPath],
         indexable: impl Fn(&RelPath) -> bool,
-        extract: impl Fn(&RelPath, &str) -> Vec<Unit>,
+        extract: impl Fn(&RelPath, &str) -> E,
     ) -> Result<SyncStats> {
-        let mut stats = SyncStats::default();
-        let mut manifest = self.manifest.lock().unwrap_or_else(|e| e.into_inner());
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let mut changed = false;
+        let mut batch = self.batch();
         for path in paths {
             let stat = if indexable(path) {
                 root.stat(path)?.filter(|s| !s.is_dir)
             } else {
                 None
             };
-            changed |= self.apply(
-                &mut manifest,
-                &mut writer,
-                root,
-                path,
-                stat.as_ref(),
-                &extract,
-                &mut stats,
-            )?;
+            self.apply(&mut batch, root, path, stat.as_ref(), &extract)?;
         }
-        if changed {
-            self.commit(&manifest, &mut writer)?;
-        }
-        Ok(stats)
+        self.finish(batch)
     }
 
-    /// Index one file as it is now (`stat` None: it is gone). Returns whether
-    /// the index or the manifest changed.
-    #[allow(clippy::too_many_arguments)]
-    fn apply(
+    fn batch(&self) -> Batch<'_> {
+        Batch {
+            manifest: self.manifest.lock().unwrap_or_else(|e| e.into_inner()),
+            writer: self.writer.lock().unwrap_or_else(|e| e.into_inner()),
+            stats: SyncStats::default(),
+            changed: false,
+            full: false,
+        }
+    }
+
+    fn finish(&self, mut batch: Batch) -> Result<SyncStats> {
+        if batch.changed {
+            self.commit(&batch.manifest, &mut batch.writer)?;
+        }
+        Ok(batch.stats)
+    }
+
+    /// Index one file as it is now (`stat` None: it is gone).
+    fn apply<E: Into<Extracted>>(
         &self,
-        manifest: &mut Manifest,
-        writer: &mut IndexWriter,
+        batch: &mut Batch,
         root: &Root,
         path: &RelPath,
         stat: Option<&FileStat>,
-        extract: &impl Fn(&RelPath, &str) -> Vec<Unit>,
-        stats: &mut SyncStats,
-    ) -> Result<bool> {
-        stats.scanned += 1;
+        extract: &impl Fn(&RelPath, &str) -> E,
+    ) -> Result<()> {
+        batch.stats.scanned += 1;
         let key = path.to_string();
-        let known = manifest.files.get(&key);
+        let known = batch.manifest.files.get(&key);
         let Some(stat) = stat else {
             if known.is_some() {
-                writer.delete_term(Term::from_field_text(self.fields.file, &key));
-                manifest.files.remove(&key);
-                stats.deleted += 1;
-                return Ok(true);
+                batch
+                    .writer
+                    .delete_term(Term::from_field_text(self.fields.file, &key));
+                batch.manifest.files.remove(&key);
+                batch.stats.deleted += 1;
+                batch.changed = true;
             }
-            return Ok(false);
+            return Ok(());
         };
-        if known.is_some_and(|k| k.size == stat.size && k.mtime_ns == stat.mtime_ns) {
-            stats.unchanged += 1;
-            return Ok(false);
+        let fresh =
+            |k: &FileState| !batch.full && k.size == stat.size && k.mtime_ns == stat.mtime_ns;
+        if known.is_some_and(fresh) {
+            batch.stats.unchanged += 1;
+            return Ok(());
         }
         let Ok(bytes) = root.read(path) else {
-            return Ok(false); // vanished or unreadable since the walk: next sync decides
+            return Ok(()); // vanished or unreadable since the walk: next sync decides
         };
-        let state = FileState {
+        let mut state = FileState {
             size: stat.size,
             mtime_ns: stat.mtime_ns,
             hash: blake3::hash(&bytes).to_hex().to_string(),
+            meta: None,
         };
         let was_indexed = known.is_some();
-        if known.is_some_and(|k| k.hash == state.hash) {
+        if let Some(k) = known.filter(|k| !batch.full && k.hash == state.hash) {
             // Touched but not changed: remember the new mtime only.
-            stats.unchanged += 1;
-            manifest.files.insert(key, state);
-            return Ok(true);
+            state.meta = k.meta.clone();
+            batch.stats.unchanged += 1;
+            batch.manifest.files.insert(key, state);
+            batch.changed = true;
+            return Ok(());
         }
         if was_indexed {
-            stats.updated += 1;
-            writer.delete_term(Term::from_field_text(self.fields.file, &key));
+            batch.stats.updated += 1;
+            batch
+                .writer
+                .delete_term(Term::from_field_text(self.fields.file, &key));
         } else {
-            stats.added += 1;
+            batch.stats.added += 1;
         }
         let text = String::from_utf8_lossy(&bytes);
-        for unit in extract(path, &text) {
-            writer
-                .add_document(self.doc(&key, &unit))
+        let extracted: Extracted = extract(path, &text).into();
+        for unit in &extracted.units {
+            batch
+                .writer
+                .add_document(self.doc(&key, unit, &extracted.tags))
                 .map_err(internal)?;
         }
-        manifest.files.insert(key, state);
-        Ok(true)
+        state.meta = extracted.meta;
+        batch.manifest.files.insert(key, state);
+        batch.changed = true;
+        Ok(())
+    }
+
+    /// The files the index holds, with their manifest entries. Holds the
+    /// manifest's lock: drop it before syncing.
+    pub fn files(&self) -> Files<'_> {
+        Files(self.manifest.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Make the changes visible to searches and save the manifest.
@@ -358,7 +473,7 @@ impl SectionIndex {
         Ok(())
     }
 
-    fn doc(&self, file: &str, unit: &Unit) -> TantivyDocument {
+    fn doc(&self, file: &str, unit: &Unit, tags: &[String]) -> TantivyDocument {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
         d.add_text(f.file, file);
@@ -367,6 +482,9 @@ impl SectionIndex {
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
         d.add_text(f.body, &unit.body);
+        for t in tags {
+            d.add_text(f.tag, t);
+        }
         d
     }
 
@@ -441,7 +559,8 @@ impl SectionIndex {
         filter: impl Fn(&str, u64) -> bool,
     ) -> Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
-        let found = self.search_in(&searcher, query, limit, fetch, scope, filter)?;
+        let only = Filter { scope, tags: &[] };
+        let (found, _) = self.search_in(&searcher, query, limit, fetch, only, false, filter)?;
         Ok(found.into_iter().map(|(h, _)| h).collect())
     }
 
@@ -456,9 +575,26 @@ impl SectionIndex {
         filter: impl Fn(&str, u64) -> bool,
         probes: &[Probe],
     ) -> Result<Vec<(Hit, Vec<bool>)>> {
+        let only = Filter::default();
+        Ok(self
+            .search_marked_in(query, limit, fetch, only, filter, probes)?
+            .0)
+    }
+
+    /// [`SectionIndex::search_marked`] restricted by `only`, with the
+    /// number of units that match the query within it (before `keep`).
+    pub fn search_marked_in(
+        &self,
+        query: &str,
+        limit: usize,
+        fetch: usize,
+        only: Filter,
+        keep: impl Fn(&str, u64) -> bool,
+        probes: &[Probe],
+    ) -> Result<(Vec<(Hit, Vec<bool>)>, usize)> {
         const MAX_EXPANSIONS: usize = 64;
         let searcher = self.reader.searcher();
-        let found = self.search_in(&searcher, query, limit, fetch, None, filter)?;
+        let (found, count) = self.search_in(&searcher, query, limit, fetch, only, true, keep)?;
         let mut marks = vec![vec![false; probes.len()]; found.len()];
         // Candidates by segment, in doc order (postings are read forward).
         let mut by_segment: BTreeMap<u32, Vec<(u32, usize)>> = BTreeMap::new();
@@ -503,29 +639,39 @@ impl SectionIndex {
                         continue;
                     };
                     for &(doc, i) in docs.iter() {
-                        if !marks[i][p] && postings.seek(doc) == doc {
+                        // `seek` only moves forward: a posting already past
+                        // `doc` answers without it.
+                        let at = if postings.doc() >= doc {
+                            postings.doc()
+                        } else {
+                            postings.seek(doc)
+                        };
+                        if at == doc {
                             marks[i][p] = true;
                         }
                     }
                 }
             }
         }
-        Ok(found
+        let marked = found
             .into_iter()
             .zip(marks)
             .map(|((h, _), m)| (h, m))
-            .collect())
+            .collect();
+        Ok((marked, count))
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn search_in(
         &self,
         searcher: &tantivy::Searcher,
         query: &str,
         limit: usize,
         fetch: usize,
-        scope: Option<&str>,
+        only: Filter,
+        count: bool,
         filter: impl Fn(&str, u64) -> bool,
-    ) -> Result<Vec<(Hit, tantivy::DocAddress)>> {
+    ) -> Result<(Vec<(Hit, tantivy::DocAddress)>, usize)> {
         const HEADING_BOOST: f32 = 2.0;
         const STEM_BOOST: f32 = 0.5;
         let f = &self.fields;
@@ -550,27 +696,34 @@ impl SectionIndex {
             }
         }
         if clauses.is_empty() {
-            return Ok(vec![]);
+            return Ok((vec![], 0));
         }
-        let mut q: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
-        if let Some(scope) = scope {
-            let only = TermQuery::new(
-                Term::from_field_text(f.scope, scope),
+        let q: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        // Scope and tags filter; they add nothing to the score.
+        let exact = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
+            let t = TermQuery::new(
+                Term::from_field_text(field, value),
                 IndexRecordOption::Basic,
             );
-            // The scope filters; it adds nothing to the score.
-            q = Box::new(BooleanQuery::new(vec![
-                (Occur::Must, q),
-                (Occur::Must, Box::new(BoostQuery::new(Box::new(only), 0.0))),
-            ]));
-        }
+            (Occur::Must, Box::new(BoostQuery::new(Box::new(t), 0.0)))
+        };
+        let mut must = vec![(Occur::Must, q)];
+        must.extend(only.scope.map(|s| exact(f.scope, s)));
+        must.extend(only.tags.iter().map(|t| exact(f.tag, t)));
+        let q: Box<dyn Query> = if must.len() == 1 {
+            must.pop().expect("one clause").1
+        } else {
+            Box::new(BooleanQuery::new(must))
+        };
         let t0 = std::time::Instant::now();
-        let top = searcher
-            .search(
-                &q,
-                &TopDocs::with_limit(fetch.max(limit).max(1)).order_by_score(),
-            )
-            .map_err(internal)?;
+        let top_docs = TopDocs::with_limit(fetch.max(limit).max(1)).order_by_score();
+        let (top, matched) = if count {
+            searcher
+                .search(&q, &(top_docs, tantivy::collector::Count))
+                .map_err(internal)?
+        } else {
+            (searcher.search(&q, &top_docs).map_err(internal)?, 0)
+        };
         let t1 = std::time::Instant::now();
         let mut out = Vec::new();
         for (score, addr) in top {
@@ -615,7 +768,7 @@ impl SectionIndex {
             t1.elapsed().as_secs_f64() * 1e3,
             (t0 - tv).as_secs_f64() * 1e3
         );
-        Ok(out)
+        Ok((out, matched))
     }
 }
 

@@ -8,7 +8,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
-use crate::{bridge, manual, vault};
+use crate::{bridge, manual, vault, vibe};
 
 pub struct ToolDef {
     pub name: &'static str,
@@ -57,6 +57,30 @@ fn cited_ranges(description: &str) -> Value {
             "required": ["start_line", "end_line"],
         },
     })
+}
+
+fn text(description: &str) -> Value {
+    json!({ "type": "string", "description": description })
+}
+
+fn opt_text(description: &str) -> Value {
+    json!({ "type": ["string", "null"], "description": description })
+}
+
+fn project() -> Value {
+    text("Project name: a folder directly under VIBE_ROOT")
+}
+
+fn folder(description: &str) -> Value {
+    json!({ "type": "string", "enum": vibe::FOLDERS, "description": description })
+}
+
+fn status(description: &str) -> Value {
+    json!({ "type": ["string", "null"], "enum": [vibe::STATUSES[0], vibe::STATUSES[1], vibe::STATUSES[2], vibe::STATUSES[3], null], "description": description })
+}
+
+fn strings(description: &str) -> Value {
+    json!({ "type": "array", "items": { "type": "string" }, "description": description })
 }
 
 fn copy_limits() -> Value {
@@ -502,5 +526,247 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: false,
+    },
+    ToolDef {
+        name: "search",
+        domain: "vibe",
+        description: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
+                      sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
+                      headings such as Current Status / Next Steps / Blockers / Decisions, recency). Any text is safe \
+                      to search: quotes, `-`, `:`, parentheses are just text. Snippets mark matches in **bold**.",
+        input: || {
+            object(
+                json!({
+                    "query": text("Text to search for"),
+                    "project": opt_text("Only this project"),
+                    "folder": { "type": ["string", "null"], "enum": [vibe::FOLDERS[0], vibe::FOLDERS[1], vibe::FOLDERS[2], vibe::FOLDERS[3], vibe::FOLDERS[4], vibe::FOLDERS[5], vibe::FOLDERS[6], vibe::FOLDERS[7], null], "description": "Only this folder" },
+                    "limit": { "type": ["integer", "null"], "minimum": 1, "maximum": 100, "description": "Results at most (default 20, at most 100)" },
+                }),
+                &["query"],
+            )
+        },
+        output: schema_for_output::<vibe::SearchOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "read_doc",
+        domain: "vibe",
+        description: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
+                      and its SHA-256 `hash` (update_doc's expected_hash).",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "folder": folder("Folder holding the file"),
+                    "filename": text("File name, e.g. 004-definir-interfaz-mcp.md"),
+                }),
+                &["project", "folder", "filename"],
+            )
+        },
+        output: schema_for_output::<vibe::DocOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "list_tasks",
+        domain: "vibe",
+        description: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
+                      and objective; include_content adds each task's full text.",
+        input: || {
+            object(
+                json!({
+                    "project": opt_text("Only this project (default: all)"),
+                    "status": status("Only tasks with this status"),
+                    "include_content": { "type": ["boolean", "null"], "description": "Include each task's full text (default false)" },
+                }),
+                &[],
+            )
+        },
+        output: schema_for_output::<vibe::ListTasksOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "get_plan",
+        domain: "vibe",
+        description: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
+                      and the task counts of its Current Status. A missing plan is `exists: false`, not an error.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "filename": opt_text("Plan file in plans/ (default execution-plan.md)"),
+                }),
+                &["project"],
+            )
+        },
+        output: schema_for_output::<vibe::PlanOutput>,
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "create_doc",
+        domain: "vibe",
+        description: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
+                      `frontmatter` is written as YAML front matter. Indexed before it returns.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "folder": folder("Folder to create the file in"),
+                    "filename": text("File name"),
+                    "content": text("File content"),
+                    "frontmatter": { "type": ["object", "null"], "description": "YAML front matter fields" },
+                }),
+                &["project", "folder", "filename", "content"],
+            )
+        },
+        output: schema_for_output::<vibe::CreateDocOutput>,
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "update_doc",
+        domain: "vibe",
+        description: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
+                      is merged into the existing front matter (null removes a key). Pass `expected_hash` (read_doc's \
+                      hash) to refuse the write with CONFLICT if the file changed since. Returns both hashes.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "folder": folder("Folder holding the file"),
+                    "filename": text("File name"),
+                    "content": text("The new full content"),
+                    "frontmatter": { "type": ["object", "null"], "description": "Front matter fields to merge" },
+                    "expected_hash": opt_text("SHA-256 (hex) the file must still have"),
+                }),
+                &["project", "folder", "filename", "content"],
+            )
+        },
+        output: schema_for_output::<vibe::UpdateDocOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "create_task",
+        domain: "vibe",
+        description: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
+                      Criteria, Notes) as tasks/NNN-slug.md, with the next free number (allocated under the project's \
+                      lock) and a kebab-case slug of the title; front matter only when there are tags.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "title": text("Task title"),
+                    "objective": text("Objective (one paragraph)"),
+                    "steps": strings("Steps, in order"),
+                    "acceptance_criteria": strings("Acceptance criteria"),
+                    "context": { "type": ["object", "null"], "description": "e.g. related_files, dependencies (arrays)" },
+                    "notes": opt_text("Additional notes"),
+                    "status": status("Initial status (default pending)"),
+                    "tags": { "type": ["array", "null"], "items": { "type": "string" }, "description": "Tags for the front matter" },
+                }),
+                &[
+                    "project",
+                    "title",
+                    "objective",
+                    "steps",
+                    "acceptance_criteria",
+                ],
+            )
+        },
+        output: schema_for_output::<vibe::CreateTaskOutput>,
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "update_task_status",
+        domain: "vibe",
+        description: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
+                      front matter `status` the same. `task` is a number (\"004\") or a filename.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "task": text("Task number (\"004\") or filename (\"004-definir-interfaz-mcp.md\")"),
+                    "status": { "type": "string", "enum": vibe::STATUSES, "description": "New status" },
+                }),
+                &["project", "task", "status"],
+            )
+        },
+        output: schema_for_output::<vibe::UpdateStatusOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "create_plan",
+        domain: "vibe",
+        description: "Create or overwrite an execution plan in plans/ (default execution-plan.md); `action` says which.",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "filename": opt_text("Plan file name (default execution-plan.md)"),
+                    "content": text("The full plan"),
+                }),
+                &["project", "content"],
+            )
+        },
+        output: schema_for_output::<vibe::CreatePlanOutput>,
+        read_only: false,
+        destructive: true,
+        idempotent: true,
+    },
+    ToolDef {
+        name: "log_session",
+        domain: "vibe",
+        description: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
+                      append=true adds to the day's note after a `---` separator; without it an existing note is \
+                      FILE_EXISTS (nothing is overwritten).",
+        input: || {
+            object(
+                json!({
+                    "project": project(),
+                    "content": text("The note (markdown)"),
+                    "suffix": opt_text("Suffix for the file name, e.g. debugging-auth"),
+                    "append": { "type": ["boolean", "null"], "description": "Append to the day's note (default false)" },
+                }),
+                &["project", "content"],
+            )
+        },
+        output: schema_for_output::<vibe::LogSessionOutput>,
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+    },
+    ToolDef {
+        name: "reindex",
+        domain: "vibe",
+        description: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
+                      changed are re-read, or all with full=true; one project or all. Sends MCP progress notifications \
+                      when the request carries a progress token.",
+        input: || {
+            object(
+                json!({
+                    "project": opt_text("Only this project (default: all)"),
+                    "full": { "type": ["boolean", "null"], "description": "Rebuild every file (default false)" },
+                }),
+                &[],
+            )
+        },
+        output: schema_for_output::<vibe::ReindexOutput>,
+        read_only: false,
+        destructive: false,
+        idempotent: true,
     },
 ];

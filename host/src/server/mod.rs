@@ -5,12 +5,15 @@
 //! sentence.
 
 pub mod catalog;
+mod vibe;
 
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
     ToolAnnotations,
 };
 use rmcp::service::RequestContext;
@@ -59,9 +62,28 @@ impl KuraServer {
         name: String,
         args: Option<rmcp::model::JsonObject>,
     ) -> Option<CallToolResult> {
+        self.run_with(name, args, None).await
+    }
+
+    /// [`KuraServer::run`], sending `(done, total)` reports to `progress`.
+    pub async fn run_with(
+        &self,
+        name: String,
+        args: Option<rmcp::model::JsonObject>,
+        progress: Option<tokio::sync::mpsc::UnboundedSender<(u64, u64)>>,
+    ) -> Option<CallToolResult> {
         let app = self.app.clone();
         let tool = name.clone();
-        let joined = tokio::task::spawn_blocking(move || app.call(&tool, args.as_ref())).await;
+        let joined = tokio::task::spawn_blocking(move || {
+            let sink = progress.map(|tx| {
+                move |done: u64, total: u64| {
+                    let _ = tx.send((done, total));
+                }
+            });
+            let sink = sink.as_ref().map(|f| f as &(dyn Fn(u64, u64) + Sync));
+            app.call_with(&tool, args.as_ref(), sink)
+        })
+        .await;
         let outcome = match joined {
             Ok(None) => return None,
             Ok(Some(r)) => r,
@@ -84,12 +106,103 @@ impl KuraServer {
 
 impl ServerHandler for KuraServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = if self.app.vibe.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "kura gives evidence-tracking access to a markdown vault (vault_*). Paths are relative to the \
-                 vault root; reads are capped at 12000 characters and resume with vault_scan's cursor.",
+                "kura gives evidence-tracking access to manuals (manual_*), a markdown vault (vault_*) and vibe \
+                 project workspaces (search, read_doc, list_tasks, create_task, log_session, ...; resources \
+                 vibe://projects). Paths are relative to their root; reads are capped at 12000 characters and \
+                 resume with a scan cursor.",
             )
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let app = self.app.clone();
+        let list = tokio::task::spawn_blocking(move || {
+            app.vibe
+                .as_ref()
+                .map(|v| vibe::resources(v))
+                .unwrap_or_default()
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(list))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        let list = if self.app.vibe.is_some() {
+            vibe::templates()
+        } else {
+            vec![]
+        };
+        Ok(ListResourceTemplatesResult::with_all_items(list))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let app = self.app.clone();
+        let uri = request.uri;
+        tokio::task::spawn_blocking(move || match &app.vibe {
+            Some(v) => vibe::read(v, &uri),
+            None => Err(McpError::resource_not_found(
+                format!("no such resource: {uri}"),
+                None,
+            )),
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?
+        .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let list = if self.app.vibe.is_some() {
+            vibe::prompts()
+        } else {
+            vec![]
+        };
+        Ok(ListPromptsResult::with_all_items(list))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let app = self.app.clone();
+        tokio::task::spawn_blocking(move || match &app.vibe {
+            Some(v) => vibe::prompt(v, &request.name, request.arguments.as_ref()),
+            None => Err(McpError::invalid_params(
+                format!("no such prompt: {}", request.name),
+                None,
+            )),
+        })
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?
+        .map(Into::into)
     }
 
     async fn list_tools(
@@ -103,10 +216,44 @@ impl ServerHandler for KuraServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        match self.run(name.clone(), request.arguments).await {
+        let token = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.get_progress_token())
+            .or_else(|| context.meta.get_progress_token());
+        // Progress reports go out in order, each at most once per percent,
+        // and all of them before the result.
+        let (progress, forwarder) = match token {
+            Some(token) => {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
+                let peer = context.peer.clone();
+                let forwarder = tokio::spawn(async move {
+                    let mut last = None;
+                    while let Some((done, total)) = rx.recv().await {
+                        let step = (done * 100).checked_div(total).unwrap_or(100);
+                        if last == Some(step) && done != total {
+                            continue;
+                        }
+                        last = Some(step);
+                        let p = ProgressNotificationParam::new(token.clone(), done as f64)
+                            .with_total(total as f64);
+                        let _ = peer.notify_progress(p).await;
+                    }
+                });
+                (Some(tx), Some(forwarder))
+            }
+            None => (None, None),
+        };
+        let outcome = self
+            .run_with(name.clone(), request.arguments, progress)
+            .await;
+        if let Some(f) = forwarder {
+            let _ = f.await;
+        }
+        match outcome {
             Some(r) => Ok(r.into()),
             None => Err(McpError::invalid_params(
                 format!("unknown tool: {name}"),

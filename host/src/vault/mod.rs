@@ -20,7 +20,6 @@ pub use crate::scan::ScanOutput;
 pub use audit::AuditOutput;
 pub use coverage::CoverageOutput;
 pub use find::FindOutput;
-pub use index::VaultIndex;
 pub use read::{LsOutput, ReadOutput};
 pub use search::SearchOutput;
 pub use write::{ReplaceOutput, WriteOutput};
@@ -29,7 +28,7 @@ pub struct Vault {
     pub root: Root,
     pub plugins: Arc<Plugins>,
     /// vault_find's index of the notes.
-    pub index: VaultIndex,
+    pub index: crate::index::LiveIndex,
     /// The fixed character cap of reads and scans (`SCAN_MAX_CHARS`).
     pub max_chars: usize,
     /// `COVERAGE_MIN_RATIO`: coverage that counts as enough.

@@ -1,0 +1,145 @@
+//! A [`SectionIndex`] kept up to date with a writable root: opened on first
+//! use (or by the start-up background sync, so `initialize` never waits for
+//! tantivy), re-checked before a search only when the file watcher saw a
+//! change (always, where no watcher could be set up), and told about each
+//! write through the server so the next search sees it.
+
+use std::sync::{Mutex, OnceLock};
+
+use super::{Extracted, SectionIndex, SyncOptions, SyncStats};
+use crate::error::Result;
+use crate::fs::{RelPath, Root, Watch};
+
+pub struct LiveIndex {
+    /// What the index is of ("vault", "vibe"), for logs.
+    what: &'static str,
+    name: String,
+    state_dir: Option<std::path::PathBuf>,
+    root_path: std::path::PathBuf,
+    indexable: fn(&RelPath) -> bool,
+    extract: fn(&RelPath, &str) -> Extracted,
+    inner: OnceLock<Result<Inner>>,
+}
+
+struct Inner {
+    index: SectionIndex,
+    watch: Watch,
+    /// Whether the first full sync has run; held during a sync.
+    synced: Mutex<bool>,
+}
+
+impl LiveIndex {
+    /// An index of the files of `root` that `indexable` accepts, split by
+    /// `extract`; kept under the state folder by a name derived from the root.
+    pub fn new(
+        what: &'static str,
+        root: &Root,
+        state_dir: Option<&std::path::Path>,
+        indexable: fn(&RelPath) -> bool,
+        extract: fn(&RelPath, &str) -> Extracted,
+    ) -> LiveIndex {
+        LiveIndex {
+            what,
+            name: format!(
+                "{what}-{}",
+                &blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex()[..16]
+            ),
+            state_dir: state_dir.map(ToOwned::to_owned),
+            root_path: root.path().to_owned(),
+            indexable,
+            extract,
+            inner: OnceLock::new(),
+        }
+    }
+
+    fn inner(&self) -> Result<&Inner> {
+        self.inner
+            .get_or_init(|| {
+                let index = match SectionIndex::open(self.state_dir.as_deref(), &self.name) {
+                    Ok(i) => i,
+                    Err(e) => {
+                        tracing::warn!("{} index kept in memory: {}", self.what, e.message);
+                        SectionIndex::open(None, &self.name)?
+                    }
+                };
+                Ok(Inner {
+                    index,
+                    watch: Watch::start(&self.root_path),
+                    synced: Mutex::new(false),
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The index, opened if it was not yet.
+    pub fn index(&self) -> Result<&SectionIndex> {
+        Ok(&self.inner()?.index)
+    }
+
+    /// Re-check the files if anything may have changed (the first call
+    /// indexes everything); `None` when there was nothing to check.
+    pub fn refresh(&self, root: &Root) -> Result<Option<SyncStats>> {
+        let inner = self.inner()?;
+        let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
+        if *synced && !inner.watch.take_changed() {
+            return Ok(None);
+        }
+        let stats = self.sync_locked(inner, root, &SyncOptions::default())?;
+        *synced = true;
+        Ok(Some(stats))
+    }
+
+    /// Re-check every file now, whatever the watcher says.
+    pub fn recheck(&self, root: &Root) -> Result<SyncStats> {
+        self.sync(root, &SyncOptions::default())
+    }
+
+    /// Re-check now with options: one folder only, a full rebuild, progress.
+    pub fn sync(&self, root: &Root, options: &SyncOptions) -> Result<SyncStats> {
+        let inner = self.inner()?;
+        let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
+        let whole = options.under.is_none();
+        if whole {
+            inner.watch.take_changed();
+        }
+        let stats = self.sync_locked(inner, root, options)?;
+        *synced |= whole;
+        Ok(stats)
+    }
+
+    fn sync_locked(&self, inner: &Inner, root: &Root, options: &SyncOptions) -> Result<SyncStats> {
+        let start = match options.under {
+            Some(u) => RelPath::parse(u, false)?,
+            None => RelPath::root(),
+        };
+        let files: Vec<_> = root
+            .walk_files(&start)?
+            .into_iter()
+            .filter(|(p, _)| (self.indexable)(p))
+            .collect();
+        inner.index.sync_with(root, &files, self.extract, options)
+    }
+
+    /// Index one file as it is now, right after the server wrote it;
+    /// whether that worked.
+    pub fn written(&self, root: &Root, path: &RelPath) -> bool {
+        let done = self.inner().and_then(|i| {
+            i.index.update_files(
+                root,
+                std::slice::from_ref(path),
+                self.indexable,
+                self.extract,
+            )
+        });
+        if let Err(e) = &done {
+            // The watcher has seen the write too: the next search re-checks.
+            tracing::warn!(
+                "{} index: {} (re-checked before the next search)",
+                self.what,
+                e.message
+            );
+        }
+        done.is_ok()
+    }
+}

@@ -1,0 +1,160 @@
+//! The MCP face of the vibe domain beyond its tools: the `vibe://projects…`
+//! resources (a resource per project, two templates) and the two prompts of
+//! seed 002. A resource or prompt that names no project is a JSON-RPC error
+//! (`-32002` resource not found, or invalid params), with 002's error in
+//! `data`.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role,
+};
+
+use crate::error::{Code, Error, VibeCode};
+use crate::vibe::{PROMPTS, Vibe};
+
+const JSON: &str = "application/json";
+
+pub fn resources(vibe: &Vibe) -> Vec<Resource> {
+    let mut out = vec![
+        Resource::new("vibe://projects", "projects")
+            .with_title("vibe projects")
+            .with_description(
+                "Every project under VIBE_ROOT with its stats and file counts per folder",
+            )
+            .with_mime_type(JSON),
+    ];
+    match vibe.projects() {
+        Ok(names) => out.extend(names.into_iter().map(|n| {
+            Resource::new(format!("vibe://projects/{}", encode(&n)), n.clone())
+                .with_description(format!("Project {n}: its folders and files"))
+                .with_mime_type(JSON)
+        })),
+        Err(e) => tracing::warn!("cannot list the vibe projects: {}", e.message),
+    }
+    out
+}
+
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new("vibe://projects/{name}", "project")
+            .with_description("One project: its folders and files (tasks with their status)")
+            .with_mime_type(JSON),
+        ResourceTemplate::new("vibe://projects/{name}/{folder}/{file}", "document")
+            .with_description("One document of a project: metadata and content")
+            .with_mime_type(JSON),
+    ]
+}
+
+fn encode(s: &str) -> String {
+    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
+        .to_string()
+        .replace("%2D", "-")
+        .replace("%2E", ".")
+        .replace("%5F", "_")
+}
+
+fn to_mcp(e: Error) -> McpError {
+    let data = Some(e.to_json());
+    match e.code {
+        Code::Vibe(VibeCode::ProjectNotFound | VibeCode::FileNotFound) => {
+            McpError::resource_not_found(e.message, data)
+        }
+        Code::Vibe(
+            VibeCode::InvalidFolder
+            | VibeCode::InvalidPath
+            | VibeCode::InvalidParameter
+            | VibeCode::InvalidStatus
+            | VibeCode::InvalidQuery,
+        ) => McpError::invalid_params(e.message, data),
+        _ => McpError::internal_error(e.message, data),
+    }
+}
+
+/// Read one `vibe://projects…` resource.
+pub fn read(vibe: &Vibe, uri: &str) -> Result<ReadResourceResult, McpError> {
+    let not_found = || McpError::resource_not_found(format!("no such resource: {uri}"), None);
+    let rest = uri.strip_prefix("vibe://projects").ok_or_else(not_found)?;
+    let parts: Vec<String> = match rest.strip_prefix('/') {
+        None if rest.is_empty() => vec![],
+        None => return Err(not_found()),
+        Some(r) => r
+            .trim_end_matches('/')
+            .split('/')
+            .map(|p| {
+                percent_encoding::percent_decode_str(p)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .collect(),
+    };
+    let value = match parts.as_slice() {
+        [] => vibe.projects_resource().and_then(json),
+        [name] => vibe.project_resource(name).and_then(json),
+        [name, folder, file] => vibe.file_resource(name, folder, file).and_then(json),
+        _ => return Err(not_found()),
+    }
+    .map_err(|e| to_mcp(crate::vibe::as_vibe(e)))?;
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(value, uri).with_mime_type(JSON),
+    ]))
+}
+
+fn json<T: serde::Serialize>(v: T) -> crate::error::Result<String> {
+    serde_json::to_string_pretty(&v).map_err(|e| Error::internal(e.to_string()))
+}
+
+pub fn prompts() -> Vec<Prompt> {
+    PROMPTS
+        .iter()
+        .map(|p| {
+            let args = p
+                .arguments
+                .iter()
+                .map(|(name, description, required)| {
+                    PromptArgument::new(*name)
+                        .with_description(*description)
+                        .with_required(*required)
+                })
+                .collect();
+            Prompt::new(p.name, Some(p.description), Some(args))
+        })
+        .collect()
+}
+
+pub fn prompt(
+    vibe: &Vibe,
+    name: &str,
+    args: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<GetPromptResult, McpError> {
+    let arg = |key: &str| args.and_then(|a| a.get(key)).and_then(|v| v.as_str());
+    let project = arg("project").ok_or_else(|| {
+        McpError::invalid_params(format!("{name} needs the argument `project`"), None)
+    })?;
+    let text = match name {
+        "project_briefing" => vibe.project_briefing(project),
+        "session_start" => vibe.session_start(project, arg("focus")),
+        _ => {
+            return Err(McpError::invalid_params(
+                format!("no such prompt: {name}"),
+                None,
+            ));
+        }
+    }
+    .map_err(|e| match to_mcp(crate::vibe::as_vibe(e)) {
+        // A prompt's missing project is a bad argument, not a missing resource.
+        m if m.code == rmcp::model::ErrorCode::RESOURCE_NOT_FOUND => {
+            McpError::invalid_params(m.message, m.data)
+        }
+        m => m,
+    })?;
+    let description = PROMPTS
+        .iter()
+        .find(|p| p.name == name)
+        .map(|p| p.description)
+        .unwrap_or_default();
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(description),
+    )
+}

@@ -1,0 +1,468 @@
+//! search (002): BM25 over the chunks (tantivy), times documented boosts,
+//! best first; snippets with the matched words in `**bold**`.
+//!
+//! The score of a chunk is `bm25 × coverage² × type × status × heading ×
+//! recency`:
+//! - coverage: the share of the query's words (CJK: bigrams) the chunk
+//!   holds, read from the postings; a chunk with every word outranks one
+//!   with half of them unless its BM25 is four times lower;
+//! - type, by folder: plans 1.25, tasks 1.2, reports 1.1, sessions 1.0,
+//!   references 1.0, changelog 0.95, scratch 0.8, assets 0.7;
+//! - task status: in-progress 1.25, blocked 1.15, pending 1.1, done 0.9
+//!   (other documents 1.0);
+//! - heading: ×1.3 for a chunk under a priority heading (Current Status,
+//!   Next Steps, Blockers, Decisions, or their Spanish names);
+//! - recency: `1 + 0.3·e^(−age/30)` with the document's age in days (its
+//!   front matter `updated`, else its modification date): 1.3 today, 1.11
+//!   after a month, ~1.0 after three.
+//!
+//! tantivy ranks by BM25; the other factors (at most ×2.8) re-rank the best
+//! `max(5·limit, 50)` chunks, so a chunk whose BM25 is below that cut cannot
+//! be lifted into the results by its boosts alone.
+
+use std::collections::{HashMap, HashSet};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::doc::DocMeta;
+use super::{Vibe, doc_type};
+use crate::args::Args;
+use crate::error::{Error, Result, VibeCode};
+use crate::fs::RelPath;
+use crate::index::{Filter, Probe};
+use crate::text::Lines;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchOutput {
+    pub query: String,
+    /// Chunks matching the query within the filters (before `limit`).
+    pub total_matches: u64,
+    pub results: Vec<SearchResult>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub project: String,
+    pub folder: String,
+    pub filename: String,
+    /// `{project}/{folder}/{filename}`.
+    pub path: String,
+    /// The chunk's heading as written (`## Objective`); empty before the
+    /// first heading.
+    pub heading: String,
+    /// A fragment of the chunk with the matched words in `**bold**`.
+    pub snippet: String,
+    /// BM25 × boosts.
+    pub score: f64,
+    /// Lines of the chunk in the file (1-based, inclusive).
+    pub start_line: u64,
+    pub end_line: u64,
+    pub metadata: SearchMeta,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchMeta {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub status: Option<String>,
+    pub updated: String,
+}
+
+/// The boost tables (for the README and the tests).
+pub struct Boosts {
+    pub folder: [(&'static str, f64); 8],
+    pub status: [(&'static str, f64); 4],
+    pub priority_headings: [&'static str; 10],
+    pub heading: f64,
+    pub recency_max: f64,
+    pub recency_days: f64,
+}
+
+pub const BOOSTS: Boosts = Boosts {
+    folder: [
+        ("plans", 1.25),
+        ("tasks", 1.2),
+        ("reports", 1.1),
+        ("sessions", 1.0),
+        ("references", 1.0),
+        ("changelog", 0.95),
+        ("scratch", 0.8),
+        ("assets", 0.7),
+    ],
+    status: [
+        ("in-progress", 1.25),
+        ("blocked", 1.15),
+        ("pending", 1.1),
+        ("done", 0.9),
+    ],
+    priority_headings: [
+        "current status",
+        "next steps",
+        "blockers",
+        "decisions",
+        "estado actual",
+        "próximos pasos",
+        "proximos pasos",
+        "siguientes pasos",
+        "bloqueos",
+        "decisiones",
+    ],
+    heading: 1.3,
+    recency_max: 0.3,
+    recency_days: 30.0,
+};
+
+const DEFAULT_LIMIT: i64 = 20;
+const MAX_LIMIT: i64 = 100;
+const MAX_QUERY_CHARS: usize = 1000;
+
+fn table(t: &[(&str, f64)], key: &str) -> f64 {
+    t.iter().find(|(k, _)| *k == key).map_or(1.0, |(_, v)| *v)
+}
+
+/// Whether a chunk heading (`## Next Steps`) is one of the priority headings.
+pub fn is_priority(heading: &str) -> bool {
+    let title = heading.trim_start_matches('#').trim().to_lowercase();
+    BOOSTS.priority_headings.iter().any(|p| {
+        title == *p || title.starts_with(&format!("{p} ")) || title.starts_with(&format!("{p}:"))
+    })
+}
+
+/// The multiplier for a chunk: type × status × heading × recency.
+pub fn boost(folder: &str, status: Option<&str>, heading: &str, age_days: Option<f64>) -> f64 {
+    let mut b = table(&BOOSTS.folder, folder);
+    if let Some(s) = status {
+        b *= table(&BOOSTS.status, s);
+    }
+    if is_priority(heading) {
+        b *= BOOSTS.heading;
+    }
+    if let Some(age) = age_days {
+        b *= 1.0 + BOOSTS.recency_max * (-age.max(0.0) / BOOSTS.recency_days).exp();
+    }
+    b
+}
+
+fn age_days(date: &str, today: chrono::NaiveDate) -> Option<f64> {
+    let d = chrono::NaiveDate::parse_from_str(date.get(..10)?, "%Y-%m-%d").ok()?;
+    Some((today - d).num_days() as f64)
+}
+
+impl Vibe {
+    pub fn search(&self, a: Args) -> Result<SearchOutput> {
+        let query = a.req_str("query")?;
+        if query.trim().is_empty() {
+            return Err(Error::vibe(VibeCode::InvalidQuery, "the query is empty"));
+        }
+        if query.chars().count() > MAX_QUERY_CHARS {
+            return Err(Error::vibe(
+                VibeCode::InvalidQuery,
+                format!("the query is longer than {MAX_QUERY_CHARS} characters"),
+            ));
+        }
+        let project = match a.str("project")? {
+            Some(p) => {
+                self.project("project", p)?;
+                Some(p)
+            }
+            None => None,
+        };
+        let folder = Self::folder(&a, "folder")?;
+        let limit = a.int("limit", 1)?.unwrap_or(DEFAULT_LIMIT);
+        if limit > MAX_LIMIT {
+            return Err(Error::vibe(
+                VibeCode::InvalidQuery,
+                format!("`limit` is at most {MAX_LIMIT}, got {limit}"),
+            )
+            .with("parameter", "limit"));
+        }
+        let limit = limit as usize;
+        let index = self.fresh()?;
+        let tag = folder.map(|f| format!("folder:{f}"));
+        let tags: Vec<&str> = tag.iter().map(String::as_str).collect();
+        let fetch = (limit * 5).max(50);
+        let only = Filter {
+            scope: project,
+            tags: &tags,
+        };
+        let terms: Vec<String> = kura_text::tokenize::query_terms(query);
+        let probes: Vec<Probe> = terms
+            .iter()
+            .map(|t| Probe {
+                term: t.clone(),
+                prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
+            })
+            .collect();
+        let (hits, total) = index
+            .search_marked_in(query, fetch, fetch, only, |_, _| true, &probes)
+            .map_err(super::index_error)?;
+        let today = chrono::Local::now().date_naive();
+        let mut scored = Vec::with_capacity(hits.len());
+        {
+            let files = index.files();
+            for (h, marks) in hits {
+                let info = files.get(&h.file);
+                let meta: DocMeta = info
+                    .and_then(|i| i.meta)
+                    .and_then(|m| serde_json::from_value(m.clone()).ok())
+                    .unwrap_or_default();
+                let updated = meta
+                    .updated
+                    .clone()
+                    .unwrap_or_else(|| super::local_date(info.map_or(0, |i| i.mtime_ns)));
+                let folder = h.file.split('/').nth(1).unwrap_or("").to_owned();
+                let found = marks.iter().filter(|m| **m).count();
+                let coverage = found as f64 / marks.len().max(1) as f64;
+                let b = boost(
+                    &folder,
+                    meta.status.as_deref(),
+                    &h.heading,
+                    age_days(&updated, today),
+                ) * coverage
+                    * coverage;
+                scored.push((h.score as f64 * b, h, folder, meta.status, updated));
+            }
+        }
+        scored.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.file.cmp(&y.1.file)));
+        scored.truncate(limit);
+        let terms: HashSet<String> = terms.into_iter().collect();
+        let mut texts: HashMap<String, Option<String>> = HashMap::new();
+        let results = scored
+            .into_iter()
+            .map(|(score, h, folder, status, updated)| {
+                let text = texts.entry(h.file.clone()).or_insert_with(|| {
+                    RelPath::parse(&h.file, false)
+                        .ok()
+                        .and_then(|p| self.root.read_indexed(&p))
+                });
+                let snippet = text.as_deref().map_or(String::new(), |t| {
+                    let lines = Lines::new(t);
+                    let (s, e) = (h.start_line as usize, h.end_line as usize);
+                    if s == 0 || s > lines.count() {
+                        return String::new();
+                    }
+                    let e = e.clamp(s, lines.count());
+                    snippet(&t[lines.start(s)..lines.end(e)], &terms)
+                });
+                let mut parts = h.file.splitn(3, '/');
+                let project = parts.next().unwrap_or("").to_owned();
+                let _ = parts.next();
+                let filename = parts.next().unwrap_or("").to_owned();
+                SearchResult {
+                    metadata: SearchMeta {
+                        kind: doc_type(&folder).to_owned(),
+                        status,
+                        updated,
+                    },
+                    path: h.file.clone(),
+                    project,
+                    folder,
+                    filename,
+                    heading: h.heading,
+                    snippet,
+                    score: (score * 1000.0).round() / 1000.0,
+                    start_line: h.start_line,
+                    end_line: h.end_line,
+                }
+            })
+            .collect();
+        Ok(SearchOutput {
+            query: query.to_owned(),
+            total_matches: total as u64,
+            results,
+        })
+    }
+}
+
+/// Whether a word of the text answers one of the query's terms: the same
+/// folded word, or (4+ letters) one that begins with it or that it begins
+/// with, within three letters (`indexador` / `indexadores`).
+fn word_matches(word: &str, terms: &HashSet<String>) -> bool {
+    let w = kura_text::tokenize::fold(&kura_text::normalize(word));
+    if terms.contains(&w) {
+        return true;
+    }
+    let n = w.chars().count();
+    n >= 4
+        && terms.iter().any(|t| {
+            let m = t.chars().count();
+            m >= 4 && n.abs_diff(m) <= 3 && (w.starts_with(t.as_str()) || t.starts_with(w.as_str()))
+        })
+}
+
+/// Where the query's terms occur in `chars` (ranges of char indices):
+/// words compared whole, CJK runs by their bigrams (a single character
+/// alone).
+fn marks(chars: &[char], terms: &HashSet<String>) -> Vec<(usize, usize)> {
+    let cjk = kura_text::tokenize::is_cjk;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if cjk(c) {
+            let start = i;
+            while i < chars.len() && cjk(chars[i]) {
+                i += 1;
+            }
+            let run = &chars[start..i];
+            if run.len() == 1 {
+                if terms.contains(&kura_text::normalize(&run[0].to_string())) {
+                    out.push((start, i));
+                }
+                continue;
+            }
+            for k in 0..run.len() - 1 {
+                let pair: String = run[k..k + 2].iter().collect();
+                if terms.contains(&kura_text::normalize(&pair)) {
+                    match out.last_mut() {
+                        Some(last) if last.1 > start + k => last.1 = start + k + 2,
+                        _ => out.push((start + k, start + k + 2)),
+                    }
+                }
+            }
+        } else if c.is_alphanumeric() {
+            let start = i;
+            while i < chars.len() && chars[i].is_alphanumeric() && !cjk(chars[i]) {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            if word_matches(&word, terms) {
+                out.push((start, i));
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// About 200 characters of `chunk` around its densest run of matches, white
+/// space collapsed, the heading line left out, `...` where it was cut, the
+/// matches in `**bold**` (neighbours separated only by spaces in one pair).
+pub fn snippet(chunk: &str, terms: &HashSet<String>) -> String {
+    const WIDTH: usize = 200;
+    const BEFORE: usize = 40;
+    let body = match chunk.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with('#') && !rest.trim().is_empty() => {
+            rest
+        }
+        _ => chunk,
+    };
+    let mut flat = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut chars: Vec<char> = flat.chars().collect();
+    let mut found = marks(&chars, terms);
+    if found.is_empty() && body.len() != chunk.len() {
+        // The match is in the heading: show it, without its `#`s.
+        let whole = chunk.trim_start().trim_start_matches('#');
+        flat = whole.split_whitespace().collect::<Vec<_>>().join(" ");
+        chars = flat.chars().collect();
+        found = marks(&chars, terms);
+    }
+    // Join neighbours separated only by spaces: "**schema SQLite**".
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for m in found.drain(..) {
+        match merged.last_mut() {
+            Some(last) if chars[last.1..m.0].iter().all(|c| *c == ' ') => last.1 = m.1,
+            _ => merged.push(m),
+        }
+    }
+    // The window starting shortly before the mark that has the most marks
+    // within reach.
+    let anchor = (0..merged.len())
+        .max_by_key(|&k| {
+            let reach = merged[k].0 + WIDTH - BEFORE;
+            (
+                merged[k..].iter().filter(|m| m.1 <= reach).count(),
+                usize::MAX - k,
+            )
+        })
+        .map(|k| merged[k].0);
+    let mut start = anchor.map_or(0, |a| a.saturating_sub(BEFORE));
+    while start > 0 && chars[start - 1] != ' ' && anchor.is_some_and(|a| a - start < BEFORE + 20) {
+        start -= 1;
+    }
+    let mut end = (start + WIDTH).min(chars.len());
+    while end < chars.len() && chars[end] != ' ' && end - start < WIDTH + 20 {
+        end += 1;
+    }
+    let mut out = String::new();
+    if start > 0 {
+        out.push_str("...");
+    }
+    for (i, c) in chars.iter().enumerate().take(end).skip(start) {
+        if merged
+            .iter()
+            .any(|m| m.0 == i || (i == start && m.0 < i && m.1 > i))
+        {
+            out.push_str("**");
+        }
+        out.push(*c);
+        if merged
+            .iter()
+            .any(|m| m.1 == i + 1 || (i + 1 == end && m.0 <= i && m.1 > end))
+        {
+            out.push_str("**");
+        }
+    }
+    if end < chars.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(q: &str) -> HashSet<String> {
+        kura_text::tokenize::query_terms(q).into_iter().collect()
+    }
+
+    #[test]
+    fn snippet_marks_the_words_and_joins_neighbours() {
+        let s = snippet(
+            "## Objective\nDiseñar el schema SQLite para el indexador del MCP server.\n",
+            &terms("indexador sqlite schema"),
+        );
+        assert_eq!(
+            s,
+            "Diseñar el **schema SQLite** para el **indexador** del MCP server."
+        );
+    }
+
+    #[test]
+    fn snippet_of_a_long_chunk_is_cut_around_the_matches() {
+        let text = format!(
+            "{} the token bucket limits requests. {}",
+            "filler ".repeat(80),
+            "tail ".repeat(80)
+        );
+        let s = snippet(&text, &terms("bucket"));
+        assert!(s.starts_with("...") && s.ends_with("..."), "{s}");
+        assert!(s.contains("**bucket**"), "{s}");
+        assert!(s.chars().count() < 260, "{s}");
+    }
+
+    #[test]
+    fn snippet_marks_japanese_bigrams() {
+        let s = snippet("認証トークンの更新手順を書く", &terms("トークン"));
+        assert!(s.contains("**トークン**"), "{s}");
+    }
+
+    #[test]
+    fn boosts_order_status_type_heading_and_recency() {
+        let done = boost("tasks", Some("done"), "## Objective", None);
+        let active = boost("tasks", Some("in-progress"), "## Objective", None);
+        assert!(active > done);
+        assert!(boost("plans", None, "## Notes", None) > boost("scratch", None, "## Notes", None));
+        assert!(
+            is_priority("## Next Steps")
+                && is_priority("## Decisiones")
+                && !is_priority("## Steps")
+        );
+        let fresh = boost("sessions", None, "", Some(0.0));
+        let old = boost("sessions", None, "", Some(365.0));
+        assert!((fresh - 1.3).abs() < 1e-9 && old < 1.001);
+    }
+}
