@@ -91,6 +91,10 @@ impl Fixture {
             &workspace().join("fixtures/manuals"),
             &dir.path().join("manuals"),
         );
+        copy_tree(
+            &workspace().join("fixtures/demo/vibe"),
+            &dir.path().join("vibe"),
+        );
         Fixture { dir }
     }
 
@@ -104,6 +108,24 @@ impl Fixture {
         let mut args = vec!["--manuals-root", manuals.as_str()];
         args.extend_from_slice(extra);
         Kura::start(self.args(&args), ClientLifecycleMode::Initialize).await
+    }
+
+    /// The vibe workspace (a copy of `fixtures/demo/vibe`).
+    pub fn vibe(&self) -> PathBuf {
+        self.dir.path().join("vibe")
+    }
+
+    /// Arguments that serve the vibe workspace too, plus `extra`.
+    pub fn vibe_args(&self, extra: &[&str]) -> Vec<String> {
+        let vibe = self.vibe().display().to_string();
+        let mut args = vec!["--vibe-root", vibe.as_str()];
+        args.extend_from_slice(extra);
+        self.args(&args)
+    }
+
+    /// Start with the vibe workspace too, plus `extra` arguments.
+    pub async fn start_vibe(&self, extra: &[&str]) -> Kura {
+        Kura::start(self.vibe_args(extra), ClientLifecycleMode::Initialize).await
     }
 
     pub fn vault(&self) -> PathBuf {

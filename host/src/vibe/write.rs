@@ -220,7 +220,15 @@ impl TaskText<'_> {
         t.push_str(&format!("## Objective\n{}\n", self.objective.trim()));
         if let Some(ctx) = self.context.filter(|c| !c.is_empty()) {
             t.push_str("\n## Context\n");
-            for (k, v) in ctx {
+            // 002's order first; other keys after, by name.
+            let rank = |k: &str| match k {
+                "related_files" => 0,
+                "dependencies" => 1,
+                _ => 2,
+            };
+            let mut entries: Vec<_> = ctx.iter().collect();
+            entries.sort_by_key(|(k, _)| rank(k));
+            for (k, v) in entries {
                 let label = match k.as_str() {
                     "related_files" => "Related files".to_owned(),
                     "dependencies" => "Dependencies".to_owned(),
@@ -571,10 +579,15 @@ impl Vibe {
             .root
             .update(&path, |current| match current {
                 None => Ok(Some((body.clone().into_bytes(), "created"))),
-                Some(_) if !append => Err(exists(&project, &rel).with(
-                    "hint",
-                    "pass append=true to add to today's note, or a suffix for a separate one",
-                )),
+                Some(_) if !append => Err(Error::vibe(
+                    VibeCode::FileExists,
+                    format!(
+                        "Session note '{rel}' already exists in project '{project}'; pass append=true \
+                         to add to it, or a suffix for a separate note"
+                    ),
+                )
+                .with("project", project.as_str())
+                .with("path", rel.as_str())),
                 Some(old) => {
                     let mut text = old.to_vec();
                     while text.last() == Some(&b'\n') {

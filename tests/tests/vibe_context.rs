@@ -1,0 +1,410 @@
+//! The vibe domain's resources, prompts and progress notifications (seed
+//! 002), and its path rules (SPEC.md): a sibling of VIBE_ROOT and anything
+//! reached through a symbolic link leaving it are out of scope.
+
+#![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs
+
+use std::sync::{Arc, Mutex};
+
+use kura_tests::{Fixture, Kura, command};
+use rmcp::model::{
+    CallToolRequestParams, GetPromptRequestParams, NumberOrString, ProgressNotificationParam,
+    ProgressToken, ReadResourceRequestParams, RequestMetaObject,
+};
+use rmcp::service::NotificationContext;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+async fn kura() -> (Fixture, Kura) {
+    let f = Fixture::new();
+    let k = f.start_vibe(&[]).await;
+    (f, k)
+}
+
+async fn resource(k: &Kura, uri: &str) -> Result<Value, rmcp::ServiceError> {
+    let r = k
+        .client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await?;
+    let text = match &r.contents[0] {
+        rmcp::model::ResourceContents::TextResourceContents {
+            text, mime_type, ..
+        } => {
+            assert_eq!(mime_type.as_deref(), Some("application/json"));
+            text.clone()
+        }
+        other => panic!("not text: {other:?}"),
+    };
+    Ok(serde_json::from_str(&text).unwrap())
+}
+
+async fn prompt(k: &Kura, name: &str, args: Value) -> Result<String, rmcp::ServiceError> {
+    let r = k
+        .client
+        .get_prompt(
+            GetPromptRequestParams::new(name).with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await?;
+    assert_eq!(r.messages.len(), 1);
+    Ok(r.messages[0].content.as_text().unwrap().text.clone())
+}
+
+#[tokio::test]
+async fn resources_list_the_projects_and_two_templates() {
+    let (_f, k) = kura().await;
+    let uris: Vec<String> = k
+        .client
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "vibe://projects",
+            "vibe://projects/vibeMCP",
+            "vibe://projects/webapp"
+        ]
+    );
+    let templates: Vec<String> = k
+        .client
+        .list_all_resource_templates()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.uri_template.clone())
+        .collect();
+    assert_eq!(
+        templates,
+        [
+            "vibe://projects/{name}",
+            "vibe://projects/{name}/{folder}/{file}"
+        ]
+    );
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn projects_resource_has_the_stats_of_002() {
+    let (f, k) = kura().await;
+    let v = resource(&k, "vibe://projects").await.unwrap();
+    let p = &v["projects"][0];
+    assert_eq!(p["name"], "vibeMCP");
+    let path = f.vibe().canonicalize().unwrap().join("vibeMCP");
+    assert_eq!(p["path"], path.display().to_string());
+    assert_eq!(
+        p["stats"],
+        json!({"total_docs": 13, "open_tasks": 2, "pending_tasks": 1, "in_progress_tasks": 1,
+               "done_tasks": 3, "blocked_tasks": 1, "last_session_date": "2025-02-09"})
+    );
+    assert_eq!(
+        p["folders"],
+        json!({"tasks": 6, "plans": 1, "sessions": 2, "reports": 1, "changelog": 1,
+               "references": 1, "scratch": 1})
+    );
+    let updated = p["last_updated"].as_str().unwrap();
+    assert!(updated.ends_with('Z') && updated.contains('T'), "{updated}");
+    assert_eq!(v["projects"][1]["name"], "webapp");
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn project_resource_lists_files_with_task_status() {
+    let (_f, k) = kura().await;
+    let v = resource(&k, "vibe://projects/vibeMCP").await.unwrap();
+    assert_eq!(v["name"], "vibeMCP");
+    let tasks = v["folders"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 6);
+    assert_eq!(
+        tasks[3],
+        json!({"filename": "004-definir-interfaz-mcp.md", "status": "in-progress",
+               "updated": tasks[3]["updated"].clone()})
+    );
+    assert_eq!(tasks[0]["updated"], "2025-02-07", "front matter's updated");
+    let plans = v["folders"]["plans"].as_array().unwrap();
+    assert!(plans[0].get("status").is_none(), "status only for tasks");
+    assert_eq!(plans[0]["filename"], "execution-plan.md");
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn file_resource_has_metadata_and_content() {
+    let (f, k) = kura().await;
+    let v = resource(
+        &k,
+        "vibe://projects/vibeMCP/tasks/004-definir-interfaz-mcp.md",
+    )
+    .await
+    .unwrap();
+    assert_eq!(v["project"], "vibeMCP");
+    assert_eq!(v["folder"], "tasks");
+    assert_eq!(v["filename"], "004-definir-interfaz-mcp.md");
+    assert_eq!(v["path"], "vibeMCP/tasks/004-definir-interfaz-mcp.md");
+    assert_eq!(v["metadata"]["status"], "in-progress");
+    assert_eq!(v["metadata"]["tags"], json!(["mcp", "design"]));
+    let text = std::fs::read_to_string(f.vibe().join("vibeMCP/tasks/004-definir-interfaz-mcp.md"))
+        .unwrap();
+    assert_eq!(v["content"], text);
+    // Percent-encoded names are decoded.
+    let e = resource(&k, "vibe://projects/vibeMCP/references/vibe%2Dstructure.md").await;
+    assert_eq!(e.unwrap()["filename"], "vibe-structure.md");
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_resources_are_json_rpc_errors() {
+    let (_f, k) = kura().await;
+    for uri in [
+        "vibe://projects/ghost",
+        "vibe://projects/vibeMCP/tasks/999.md",
+        "vibe://elsewhere",
+        "vibe://projects/vibeMCP/tasks",
+        "vibe://projects/..%2F..%2Foutside/x/canary.txt",
+    ] {
+        let err = resource(&k, uri).await.expect_err(uri);
+        let text = format!("{err:?}");
+        assert!(
+            text.contains("-32002")
+                || text.contains("-32602")
+                || text.contains("ResourceNotFound")
+                || text.contains("InvalidParams"),
+            "{uri}: {text}"
+        );
+    }
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn project_briefing_assembles_the_sections_of_002() {
+    let (_f, k) = kura().await;
+    let list = k.client.list_all_prompts().await.unwrap();
+    let names: Vec<_> = list.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["project_briefing", "session_start"]);
+    let text = prompt(&k, "project_briefing", json!({"project": "vibeMCP"}))
+        .await
+        .unwrap();
+    for needle in [
+        "# Project Briefing: vibeMCP",
+        "## Current Status",
+        "- **Total documents:** 13",
+        "- **Open tasks:** 2 (1 in-progress, 1 pending)",
+        "## Active Tasks (in-progress)",
+        "### 004 - Definir interfaz MCP (resources, tools, prompts)",
+        "**Progress:** 3/7 steps completed",
+        "## Blocked Tasks",
+        "### 006 - Implementar indexador",
+        "## Pending Tasks (next up)",
+        "1. 005 - Crear un workspace de ejemplo",
+        "## Recent Sessions",
+        "### 2025-02-09\n- Diseñé el schema SQLite",
+        "### 2025-02-08",
+        "## Recent Decisions",
+        "**Database choice:**",
+        "Los nombres de tarea llevan número",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(
+        text.find("### 2025-02-09").unwrap() < text.find("### 2025-02-08").unwrap(),
+        "newest session first"
+    );
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn session_start_loads_the_focus_task() {
+    let (_f, k) = kura().await;
+    let text = prompt(
+        &k,
+        "session_start",
+        json!({"project": "vibeMCP", "focus": "004"}),
+    )
+    .await
+    .unwrap();
+    for needle in [
+        "# Session Start: vibeMCP",
+        "Focus: Task 004 - Definir interfaz MCP",
+        "## Task Details",
+        "**Status:** in-progress",
+        "**Objective:** Documentar la API completa",
+        "4. [ ] Definir prompts",
+        "## Related Files",
+        "`docs/sqlite-schema.md`",
+        "## Last Session (2025-02-09)",
+        "## Suggested Actions",
+        "Continue with the next open step: Definir prompts",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    let feature = prompt(
+        &k,
+        "session_start",
+        json!({"project": "webapp", "focus": "rate limiting"}),
+    )
+    .await
+    .unwrap();
+    assert!(feature.contains("Focus: rate limiting"), "{feature}");
+    assert!(
+        feature.contains("`tasks/001-add-rate-limiting.md`"),
+        "{feature}"
+    );
+    let plain = prompt(&k, "session_start", json!({"project": "webapp"}))
+        .await
+        .unwrap();
+    assert!(
+        plain.contains("Pick up the next pending task: 002 - Explain JWT refresh"),
+        "{plain}"
+    );
+    let err = prompt(&k, "project_briefing", json!({"project": "ghost"})).await;
+    assert!(err.is_err());
+    let err = prompt(&k, "project_briefing", json!({})).await;
+    assert!(err.is_err());
+    k.stop().await;
+}
+
+/// A client that records the progress notifications it receives.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<(f64, Option<f64>)>>>);
+
+impl ClientHandler for Recorder {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn reindex_sends_progress_notifications_for_a_progress_token() {
+    let f = Fixture::new();
+    let (transport, _) = TokioChildProcess::builder(command(&f.vibe_args(&[])))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let recorder = Recorder::default();
+    let client = recorder.clone().serve(transport).await.unwrap();
+    let mut params = CallToolRequestParams::new("reindex")
+        .with_arguments(json!({"full": true}).as_object().unwrap().clone());
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("r1".into())));
+    params.meta = Some(meta);
+    let r = client.call_tool(params).await.unwrap();
+    assert_ne!(r.is_error, Some(true));
+    let seen = recorder.0.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(
+        seen.windows(2).all(|w| w[0].0 <= w[1].0),
+        "increasing: {seen:?}"
+    );
+    assert_eq!(seen.last().unwrap(), &(20.0, Some(20.0)), "{seen:?}");
+    // (rmcp's client puts a progress token on every request, so the case
+    // without one is checked by the Python SDK suite.)
+    let _ = client.cancel().await;
+}
+
+#[tokio::test]
+async fn sibling_of_vibe_root_is_out_of_scope() {
+    // `~/.vibe2` beside `~/.vibe`: a prefix check on the string would let it in.
+    let f = Fixture::new();
+    let sibling = f.dir.path().join("vibe2");
+    std::fs::create_dir_all(sibling.join("p/tasks")).unwrap();
+    std::fs::write(
+        sibling.join("p/tasks/001-x.md"),
+        "# Task: secret\n\nStatus: pending\n",
+    )
+    .unwrap();
+    let k = f.start_vibe(&[]).await;
+    for args in [
+        json!({"project": "../vibe2/p", "folder": "tasks", "filename": "001-x.md"}),
+        json!({"project": "..", "folder": "tasks", "filename": "001-x.md"}),
+        json!({"project": "vibe2", "folder": "tasks", "filename": "001-x.md"}),
+    ] {
+        let r = k.call("read_doc", args.clone()).await;
+        assert!(
+            matches!(r.code(), "INVALID_PATH" | "PROJECT_NOT_FOUND"),
+            "{args}: {}",
+            r.body
+        );
+        assert!(!r.text.contains("secret"));
+    }
+    let s = k.call("search", json!({"query": "secret"})).await;
+    assert_eq!(s.ok()["total_matches"], 0);
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn symlink_escape_out_of_vibe_root_is_refused() {
+    let f = Fixture::new();
+    let outside = f.outside();
+    // A project that is a link to the outside, a folder link, a file link.
+    std::os::unix::fs::symlink(&outside, f.vibe().join("linked")).unwrap();
+    std::os::unix::fs::symlink(&outside, f.vibe().join("webapp/reports")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("canary.txt"),
+        f.vibe().join("webapp/tasks/009-leak.md"),
+    )
+    .unwrap();
+    let k = f.start_vibe(&[]).await;
+    let leaks = [
+        (
+            "read_doc",
+            json!({"project": "linked", "folder": "tasks", "filename": "canary.txt"}),
+        ),
+        (
+            "read_doc",
+            json!({"project": "webapp", "folder": "reports", "filename": "canary.txt"}),
+        ),
+        (
+            "read_doc",
+            json!({"project": "webapp", "folder": "tasks", "filename": "009-leak.md"}),
+        ),
+        (
+            "create_doc",
+            json!({"project": "webapp", "folder": "reports", "filename": "pwned.md", "content": "x"}),
+        ),
+        (
+            "update_doc",
+            json!({"project": "webapp", "folder": "tasks", "filename": "009-leak.md", "content": "x"}),
+        ),
+        (
+            "update_task_status",
+            json!({"project": "webapp", "task": "009", "status": "done"}),
+        ),
+        ("create_plan", json!({"project": "linked", "content": "x"})),
+        ("log_session", json!({"project": "linked", "content": "x"})),
+    ];
+    for (tool, args) in leaks {
+        let r = k.call(tool, args.clone()).await;
+        assert!(
+            matches!(
+                r.code(),
+                "INVALID_PATH" | "PROJECT_NOT_FOUND" | "FILE_NOT_FOUND"
+            ),
+            "{tool} {args}: {}",
+            r.body
+        );
+        assert!(!r.text.contains("CANARY"), "{tool} leaked");
+    }
+    let s = k.call("search", json!({"query": "canary secret"})).await;
+    assert_eq!(s.ok()["total_matches"], 0, "links are not indexed");
+    let projects = resource(&k, "vibe://projects").await.unwrap();
+    let names: Vec<_> = projects["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].clone())
+        .collect();
+    assert_eq!(
+        names,
+        [json!("vibeMCP"), json!("webapp")],
+        "a linked project is not listed"
+    );
+    assert!(resource(&k, "vibe://projects/linked").await.is_err());
+    f.assert_canary_untouched();
+    k.stop().await;
+}
