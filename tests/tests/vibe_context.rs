@@ -265,9 +265,12 @@ async fn session_start_loads_the_focus_task() {
     k.stop().await;
 }
 
+/// (progress, total) of one notification.
+type Seen = (f64, Option<f64>);
+
 /// A client that records the progress notifications it receives.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(f64, Option<f64>)>>>);
+struct Recorder(Arc<Mutex<Vec<Seen>>>);
 
 impl ClientHandler for Recorder {
     async fn on_progress(

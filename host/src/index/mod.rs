@@ -86,6 +86,9 @@ pub struct Probe {
     pub prefix: bool,
 }
 
+/// A hit and which probes its body holds.
+pub type Marked = (Hit, Vec<bool>);
+
 /// One search hit.
 #[derive(Clone, Debug)]
 pub struct Hit {
@@ -591,7 +594,7 @@ impl SectionIndex {
         only: Filter,
         keep: impl Fn(&str, u64) -> bool,
         probes: &[Probe],
-    ) -> Result<(Vec<(Hit, Vec<bool>)>, usize)> {
+    ) -> Result<(Vec<Marked>, usize)> {
         const MAX_EXPANSIONS: usize = 64;
         let searcher = self.reader.searcher();
         let (found, count) = self.search_in(&searcher, query, limit, fetch, only, true, keep)?;

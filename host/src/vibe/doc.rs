@@ -151,7 +151,7 @@ pub fn status_span(body: &str) -> Option<(usize, usize)> {
 pub fn canonical_status(s: &str) -> String {
     s.trim()
         .to_lowercase()
-        .split(|c: char| c == ' ' || c == '_' || c == '-')
+        .split([' ', '_', '-'])
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join("-")

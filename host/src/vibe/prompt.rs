@@ -160,7 +160,7 @@ impl Vibe {
                 .into_iter()
                 .filter(|e| e.name.ends_with(".md"))
                 .collect();
-            entries.sort_by(|a, b| b.mtime_ns.cmp(&a.mtime_ns));
+            entries.sort_by_key(|e| std::cmp::Reverse(e.mtime_ns));
             for e in entries {
                 let Some(text) = self.root.read_indexed(&dir.join(&e.name)) else {
                     continue;
