@@ -41,6 +41,12 @@ fn embed_demo() {
         "DEMO_MANUALS",
         "The demo manuals (a CC BY 4.0 subset of vue-docs-ja), embedded at build time.",
     );
+    embed_tree(
+        &mut out,
+        "fixtures/demo/vibe",
+        "DEMO_VIBE",
+        "The demo vibe workspace (two projects), embedded at build time.",
+    );
     let dest = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("demo_files.rs");
     std::fs::write(dest, out).unwrap();
 }

@@ -190,6 +190,59 @@ impl App {
         }
     }
 
+    /// Bring every configured index up to date now (`kura index`): the vibe
+    /// workspace as its reindex tool does (`full`, `project`), the vault
+    /// (`full`), the manuals (a re-check). `progress` gets (domain, files
+    /// done, files in all). Returns one line of figures per domain.
+    pub fn index_now(
+        &self,
+        full: bool,
+        project: Option<&str>,
+        progress: &(dyn Fn(&'static str, u64, u64) + Sync),
+    ) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let line = |what: &str, s: crate::index::SyncStats, ms: u128| {
+            format!(
+                "{what}: {} files scanned, {} added, {} updated, {} deleted, {} unchanged in {ms} ms",
+                s.scanned, s.added, s.updated, s.deleted, s.unchanged
+            )
+        };
+        if let Some(v) = &self.vibe {
+            let mut args = Map::new();
+            args.insert("full".into(), Value::Bool(full));
+            if let Some(p) = project {
+                args.insert("project".into(), Value::String(p.to_owned()));
+            }
+            let report = |done, total| progress("vibe", done, total);
+            let r = v.reindex(Args::new(Some(&args)), Some(&report))?;
+            let s = crate::index::SyncStats {
+                scanned: r.stats.scanned,
+                added: r.stats.added,
+                updated: r.stats.updated,
+                deleted: r.stats.deleted,
+                unchanged: r.stats.unchanged,
+            };
+            out.push(line("vibe", s, r.stats.duration_ms as u128));
+        }
+        if let Some(v) = &self.vault {
+            let t = std::time::Instant::now();
+            let report = |done, total| progress("vault", done, total);
+            let options = crate::index::SyncOptions {
+                full,
+                progress: Some(&report),
+                ..Default::default()
+            };
+            let s = v.index.sync(&v.root, &options)?;
+            out.push(line("vault", s, t.elapsed().as_millis()));
+        }
+        if let Some(m) = &self.manuals {
+            let t = std::time::Instant::now();
+            let s = m.recheck()?;
+            out.push(line("manuals", s, t.elapsed().as_millis()));
+        }
+        Ok(out)
+    }
+
     /// The names of the tools this configuration serves.
     pub fn tool_names(&self) -> Vec<&'static str> {
         crate::server::catalog::TOOLS

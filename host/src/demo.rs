@@ -1,6 +1,7 @@
-//! `kura demo` and `kura serve --demo`: the bundled demo vault and manuals
-//! (embedded at build time from `fixtures/demo/vault` and `fixtures/manuals`)
-//! copied to a temporary folder, toured by a real MCP client over stdio.
+//! `kura demo` and `kura serve --demo`: the bundled demo vault, manuals and
+//! vibe workspace (embedded at build time from `fixtures/demo/vault`,
+//! `fixtures/manuals` and `fixtures/demo/vibe`) copied to a temporary folder,
+//! toured by a real MCP client over stdio.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,11 +24,16 @@ impl DemoData {
         let dir = tempfile::Builder::new().prefix("kura-demo-").tempdir()?;
         crate::fs::materialize(&dir.path().join("vault"), DEMO_FILES)?;
         crate::fs::materialize(&dir.path().join("manuals"), DEMO_MANUALS)?;
+        crate::fs::materialize(&dir.path().join("vibe"), DEMO_VIBE)?;
         Ok(DemoData { dir })
     }
 
     pub fn manuals(&self) -> PathBuf {
         self.dir.path().join("manuals")
+    }
+
+    pub fn vibe(&self) -> PathBuf {
+        self.dir.path().join("vibe")
     }
 
     pub fn vault(&self) -> PathBuf {
@@ -44,7 +50,7 @@ impl DemoData {
 pub fn start_app(data: &DemoData, mut config: Config) -> Result<Arc<App>, crate::app::StartError> {
     config.vault_root = Some(data.vault());
     config.manuals_root = Some(data.manuals());
-    config.vibe_root = None;
+    config.vibe_root = Some(data.vibe());
     Ok(Arc::new(App::start(config)?))
 }
 
@@ -110,13 +116,16 @@ pub async fn run() -> anyhow::Result<()> {
         data.vault().display().to_string(),
         "--manuals-root".to_owned(),
         data.manuals().display().to_string(),
+        "--vibe-root".to_owned(),
+        data.vibe().display().to_string(),
         "--state-dir".to_owned(),
         state.display().to_string(),
     ];
     println!(
-        "kura demo: a temporary copy of the demo vault at {} and of a manual at {}",
+        "kura demo: temporary copies of the demo vault at {}, of a manual at {} and of a vibe workspace at {}",
         data.vault().display(),
-        data.manuals().display()
+        data.manuals().display(),
+        data.vibe().display()
     );
     println!("starting `kura serve` over stdio and talking MCP to it.\n");
     let session = Session::spawn(&exe, &args).await?;
@@ -289,7 +298,116 @@ pub async fn run() -> anyhow::Result<()> {
         }),
     )
     .await?;
+    vibe_tour(&session, &mut n).await?;
     session.close().await?;
     println!("done. `kura serve --demo` serves the same data to any MCP client.");
+    Ok(())
+}
+
+/// The vibe workspace (002): resources, search, a task's life, a session
+/// note, a prompt.
+async fn vibe_tour(session: &Session, n: &mut usize) -> anyhow::Result<()> {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
+    *n += 1;
+    println!("{n}. The vibe projects, as a resource");
+    println!("   → resources/read vibe://projects");
+    let r = session
+        .client
+        .read_resource(ReadResourceRequestParams::new("vibe://projects"))
+        .await?;
+    if let Some(rmcp::model::ResourceContents::TextResourceContents { text, .. }) =
+        r.contents.first()
+    {
+        let v: Value = serde_json::from_str(text)?;
+        let brief: Vec<Value> = v["projects"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|p| json!({"name": p["name"], "stats": p["stats"]}))
+                    .collect()
+            })
+            .unwrap_or_default();
+        println!("   ← {}\n", show(&json!(brief)).replace('\n', "\n     "));
+    }
+    step_view(
+        session,
+        n,
+        "Search every project, best match first (shown: path, heading, snippet, score)",
+        "search",
+        json!({"query": "indexador sqlite", "limit": 3}),
+        |v| {
+            json!(v["results"].as_array().map(|a| a
+                .iter()
+                .map(|r| json!({"path": r["path"], "heading": r["heading"], "snippet": r["snippet"], "score": r["score"]}))
+                .collect::<Vec<_>>()))
+        },
+    )
+    .await?;
+    step(
+        session,
+        n,
+        "Text with punctuation is just text",
+        "search",
+        json!({"query": "what is JWT?", "project": "webapp", "limit": 1}),
+    )
+    .await?;
+    let created = step(
+        session,
+        n,
+        "Create a task: numbered under the project's lock, in the standard format",
+        "create_task",
+        json!({
+            "project": "webapp",
+            "title": "Add per-user login limits",
+            "objective": "Limit login attempts per account as well as per IP.",
+            "steps": ["Key the bucket by account id", "Test lockout and reset"],
+            "acceptance_criteria": ["The 6th attempt on one account within a minute gets a 429"],
+            "context": {"related_files": ["auth.py"], "dependencies": ["001-add-rate-limiting"]},
+            "tags": ["backend", "security"]
+        }),
+    )
+    .await?;
+    let number = created["task"]["number"].clone();
+    step(
+        session,
+        n,
+        "Start it",
+        "update_task_status",
+        json!({"project": "webapp", "task": number, "status": "in-progress"}),
+    )
+    .await?;
+    step(
+        session,
+        n,
+        "Log today's session (local date)",
+        "log_session",
+        json!({"project": "webapp", "content": "## Done\n\n- Planned per-user limits\n\n## Next steps\n\n- Key the bucket by account id"}),
+    )
+    .await?;
+    step(
+        session,
+        n,
+        "A refused write: a folder a project does not have",
+        "create_doc",
+        json!({"project": "webapp", "folder": "secrets", "filename": "x.md", "content": "x"}),
+    )
+    .await?;
+    *n += 1;
+    println!("{n}. The project_briefing prompt");
+    println!("   → prompts/get project_briefing {{\"project\": \"webapp\"}}");
+    let p = session
+        .client
+        .get_prompt(
+            GetPromptRequestParams::new("project_briefing").with_arguments(
+                json!({"project": "webapp"})
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        )
+        .await?;
+    if let Some(text) = p.messages.first().and_then(|m| m.content.as_text()) {
+        println!("   ← {}\n", text.text.trim_end().replace('\n', "\n     "));
+    }
     Ok(())
 }

@@ -40,6 +40,17 @@ enum Command {
         #[arg(default_value = "{}")]
         arguments: String,
     },
+    /// Bring the search indexes of the configured roots up to date now, with a progress bar.
+    Index {
+        #[command(flatten)]
+        settings: Settings,
+        /// Re-read every file, whatever its size, mtime and hash.
+        #[arg(long)]
+        full: bool,
+        /// Only this vibe project.
+        #[arg(long)]
+        project: Option<String>,
+    },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(kura::bench::BenchArgs),
     /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
@@ -118,6 +129,47 @@ fn load_config(s: &Settings) -> Result<Config, String> {
     Config::resolve(file, |k| std::env::var(k).ok(), &o).map_err(|e| e.to_string())
 }
 
+/// `kura index`: one progress bar per domain on stderr, figures on stdout.
+fn index(app: &kura::app::App, full: bool, project: Option<&str>) -> Result<(), String> {
+    use indicatif::{ProgressBar, ProgressStyle};
+    let bar = std::sync::Mutex::new(None::<(&'static str, ProgressBar)>);
+    let style =
+        ProgressStyle::with_template("{prefix:>6} [{bar:40}] {pos}/{len} files ({elapsed})")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> ");
+    let progress = |domain: &'static str, done: u64, total: u64| {
+        let mut bar = bar.lock().unwrap_or_else(|e| e.into_inner());
+        if bar.as_ref().is_none_or(|(d, _)| *d != domain) {
+            if let Some((_, old)) = bar.take() {
+                old.finish();
+            }
+            let b = ProgressBar::new(total).with_style(style.clone());
+            b.set_prefix(domain);
+            *bar = Some((domain, b));
+        }
+        if let Some((_, b)) = bar.as_ref() {
+            b.set_length(total);
+            b.set_position(done);
+        }
+    };
+    let lines = app
+        .index_now(full, project, &progress)
+        .map_err(|e| format!("{}: {}", e.code.as_str(), e.message))?;
+    if let Some((_, b)) = bar.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        b.finish();
+    }
+    if lines.is_empty() {
+        return Err(
+            "nothing to index: no root is configured (--vibe-root, --vault-root, --manuals-root)"
+                .into(),
+        );
+    }
+    for l in lines {
+        println!("{l}");
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -164,6 +216,17 @@ fn main() -> ExitCode {
                 let config = load_config(&settings)?;
                 let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
                 kura::client::call_once(app, &tool, &arguments).await
+            }
+            Command::Index {
+                settings,
+                full,
+                project,
+            } => {
+                let config = load_config(&settings)?;
+                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                tokio::task::spawn_blocking(move || index(&app, full, project.as_deref()))
+                    .await
+                    .map_err(|e| e.to_string())?
             }
             Command::Bench(args) => kura::bench::run(args).await.map_err(|e| e.to_string()),
             Command::Eval(args) => tokio::task::spawn_blocking(move || kura::eval::run(args))
