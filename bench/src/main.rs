@@ -7,13 +7,15 @@
 //! (p50/p95/p99, hit@5 on the gold set), the server's peak RSS, and the same
 //! gold queries on an SQLite FTS5 trigram index of the same sections, as
 //! ratios. `kura-bench vault` measures vault_find and artifact_audit on a
-//! generated vault (see `vault.rs`).
+//! generated vault (see `vault.rs`); `kura-bench vibe` the vibe workspace
+//! tools on 11,500 generated documents (see `vibe.rs`).
 
 #![allow(clippy::disallowed_methods)] // a bench tool: reads its corpus, not the server
 
 mod corpus;
 mod fts;
 mod vault;
+mod vibe;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -57,6 +59,29 @@ enum Command {
         /// Queries: the gold set's text.
         #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
         gold: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        #[arg(long)]
+        kura: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a generated vibe workspace (230 documents per project).
+    VibeGen {
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value = "fixtures/corpora")]
+        source: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        projects: usize,
+    },
+    /// reindex and search over stdio on a generated vibe workspace (230 documents per project).
+    Vibe {
+        /// Where the original manuals are (the prose is made of their lines).
+        #[arg(long, default_value = "fixtures/corpora")]
+        source: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        projects: usize,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
         #[arg(long)]
@@ -437,6 +462,33 @@ async fn main() -> anyhow::Result<()> {
                 println!("{r}");
             } else {
                 vault::print(&r);
+            }
+        }
+        Command::VibeGen {
+            out,
+            source,
+            projects,
+        } => {
+            let (files, bytes) = vibe::generate(&source, &out, projects, 5)?;
+            println!(
+                "{files} files, {:.1} MB in {}",
+                bytes as f64 / 1048576.0,
+                out.display()
+            );
+        }
+        Command::Vibe {
+            source,
+            projects,
+            rounds,
+            kura,
+            json,
+        } => {
+            let kura_bin = kura_binary(kura)?;
+            let r = vibe::run(&source, projects, rounds, &kura_bin).await?;
+            if json {
+                println!("{r}");
+            } else {
+                vibe::print(&r);
             }
         }
         Command::Run {

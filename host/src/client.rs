@@ -52,9 +52,13 @@ impl Session {
         for var in ENV_SETTINGS {
             cmd.env_remove(var);
         }
-        let (transport, _) = TokioChildProcess::builder(cmd)
-            .stderr(std::process::Stdio::null())
-            .spawn()?;
+        // The server's log is dropped unless RUST_LOG asks for it.
+        let stderr = if std::env::var_os("RUST_LOG").is_some() {
+            std::process::Stdio::inherit()
+        } else {
+            std::process::Stdio::null()
+        };
+        let (transport, _) = TokioChildProcess::builder(cmd).stderr(stderr).spawn()?;
         let pid = transport.id();
         let client = ().serve(transport).await?;
         Ok(Session { client, pid })

@@ -25,7 +25,7 @@ pub use read::{DocOutput, ListTasksOutput, PlanOutput, ProjectDetail, ProjectsOu
 pub use search::{BOOSTS, SearchOutput};
 pub use write::{
     CreateDocOutput, CreatePlanOutput, CreateTaskOutput, LogSessionOutput, ReindexOutput,
-    UpdateDocOutput, UpdateStatusOutput,
+    UpdateDocOutput, UpdateStatusOutput, slug,
 };
 
 /// The folders of a project (002); any other is `INVALID_FOLDER`.

@@ -16,16 +16,15 @@
 //!   front matter `updated`, else its modification date): 1.3 today, 1.11
 //!   after a month, ~1.0 after three.
 //!
-//! tantivy ranks by BM25; the other factors (at most ×2.8) re-rank the best
-//! `max(5·limit, 50)` chunks, so a chunk whose BM25 is below that cut cannot
+//! tantivy ranks by BM25; the other factors re-rank the best
+//! `max(limit + 10, 30)` chunks, so a chunk whose BM25 is below that cut cannot
 //! be lifted into the results by its boosts alone.
 
 use std::collections::{HashMap, HashSet};
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::doc::DocMeta;
 use super::{Vibe, doc_type};
 use crate::args::Args;
 use crate::error::{Error, Result, VibeCode};
@@ -67,6 +66,16 @@ pub struct SearchMeta {
     pub kind: String,
     pub status: Option<String>,
     pub updated: String,
+}
+
+/// What ranking reads of a document's [`super::doc::DocMeta`] (borrowed
+/// from the manifest, not cloned).
+#[derive(Default, Deserialize)]
+struct Ranked {
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    updated: Option<String>,
 }
 
 /// The boost tables (for the README and the tests).
@@ -123,9 +132,15 @@ fn table(t: &[(&str, f64)], key: &str) -> f64 {
 
 /// Whether a chunk heading (`## Next Steps`) is one of the priority headings.
 pub fn is_priority(heading: &str) -> bool {
-    let title = heading.trim_start_matches('#').trim().to_lowercase();
+    let title = heading.trim_start_matches('#').trim();
+    if title.is_empty() || title.len() > 64 {
+        return false;
+    }
+    let title = title.to_lowercase();
     BOOSTS.priority_headings.iter().any(|p| {
-        title == *p || title.starts_with(&format!("{p} ")) || title.starts_with(&format!("{p}:"))
+        title
+            .strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':']))
     })
 }
 
@@ -178,10 +193,12 @@ impl Vibe {
             .with("parameter", "limit"));
         }
         let limit = limit as usize;
+        let t0 = std::time::Instant::now();
         let index = self.fresh()?;
+        let t1 = std::time::Instant::now();
         let tag = folder.map(|f| format!("folder:{f}"));
         let tags: Vec<&str> = tag.iter().map(String::as_str).collect();
-        let fetch = (limit * 5).max(50);
+        let fetch = (limit + 10).max(30);
         let only = Filter {
             scope: project,
             tags: &tags,
@@ -197,15 +214,16 @@ impl Vibe {
         let (hits, total) = index
             .search_marked_in(query, fetch, fetch, only, |_, _| true, &probes)
             .map_err(super::index_error)?;
+        let t2 = std::time::Instant::now();
         let today = chrono::Local::now().date_naive();
         let mut scored = Vec::with_capacity(hits.len());
         {
             let files = index.files();
             for (h, marks) in hits {
                 let info = files.get(&h.file);
-                let meta: DocMeta = info
+                let meta = info
                     .and_then(|i| i.meta)
-                    .and_then(|m| serde_json::from_value(m.clone()).ok())
+                    .and_then(|m| Ranked::deserialize(m).ok())
                     .unwrap_or_default();
                 let updated = meta
                     .updated
@@ -226,6 +244,7 @@ impl Vibe {
         }
         scored.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.file.cmp(&y.1.file)));
         scored.truncate(limit);
+        let t3 = std::time::Instant::now();
         let terms: HashSet<String> = terms.into_iter().collect();
         let mut texts: HashMap<String, Option<String>> = HashMap::new();
         let results = scored
@@ -267,6 +286,14 @@ impl Vibe {
                 }
             })
             .collect();
+        tracing::debug!(
+            target: "kura::timing",
+            "vibe search: refresh {:.2}ms, index {:.2}ms, rank {:.2}ms, snippets {:.2}ms",
+            (t1 - t0).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            (t3 - t2).as_secs_f64() * 1e3,
+            t3.elapsed().as_secs_f64() * 1e3
+        );
         Ok(SearchOutput {
             query: query.to_owned(),
             total_matches: total as u64,
@@ -278,16 +305,24 @@ impl Vibe {
 /// Whether a word of the text answers one of the query's terms: the same
 /// folded word, or (4+ letters) one that begins with it or that it begins
 /// with, within three letters (`indexador` / `indexadores`).
-fn word_matches(word: &str, terms: &HashSet<String>) -> bool {
-    let w = kura_text::tokenize::fold(&kura_text::normalize(word));
-    if terms.contains(&w) {
+fn word_matches(word: &str, terms: &HashSet<String>, buf: &mut String) -> bool {
+    buf.clear();
+    if word.is_ascii() {
+        // The common case, without allocating: ASCII folds to lower case.
+        buf.push_str(word);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.push_str(&kura_text::tokenize::fold(&kura_text::normalize(word)));
+    }
+    let w: &str = buf;
+    if terms.contains(w) {
         return true;
     }
     let n = w.chars().count();
     n >= 4
         && terms.iter().any(|t| {
             let m = t.chars().count();
-            m >= 4 && n.abs_diff(m) <= 3 && (w.starts_with(t.as_str()) || t.starts_with(w.as_str()))
+            m >= 4 && n.abs_diff(m) <= 3 && (w.starts_with(t.as_str()) || t.starts_with(w))
         })
 }
 
@@ -297,6 +332,8 @@ fn word_matches(word: &str, terms: &HashSet<String>) -> bool {
 fn marks(chars: &[char], terms: &HashSet<String>) -> Vec<(usize, usize)> {
     let cjk = kura_text::tokenize::is_cjk;
     let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut buf = String::new();
+    let mut word = String::new();
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -326,8 +363,9 @@ fn marks(chars: &[char], terms: &HashSet<String>) -> Vec<(usize, usize)> {
             while i < chars.len() && chars[i].is_alphanumeric() && !cjk(chars[i]) {
                 i += 1;
             }
-            let word: String = chars[start..i].iter().collect();
-            if word_matches(&word, terms) {
+            word.clear();
+            word.extend(&chars[start..i]);
+            if word_matches(&word, terms, &mut buf) {
                 out.push((start, i));
             }
         } else {
