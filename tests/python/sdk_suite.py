@@ -1,21 +1,22 @@
 """kura driven by the official MCP Python SDK (1.x: initialize; 2.x: server/discover).
 
-Usage: sdk_suite.py KURA_BIN VAULT_DIR STATE_DIR CONFIG_FILE
+Usage: sdk_suite.py KURA_BIN VAULT_DIR STATE_DIR CONFIG_FILE VIBE_DIR
 Prints one line per check and a closing 'N passed, N failed' line; exits 1 on any failure.
 The SDK validates every successful structuredContent against the tool's outputSchema.
 """
 
 import asyncio
+import json
 import sys
 import traceback
 
 import mcp
 from mcp import StdioServerParameters
 
-KURA, VAULT, STATE, CONFIG = sys.argv[1:5]
+KURA, VAULT, STATE, CONFIG, VIBE = sys.argv[1:6]
 PARAMS = StdioServerParameters(
     command=KURA,
-    args=["serve", "--config", CONFIG, "--vault-root", VAULT, "--state-dir", STATE],
+    args=["serve", "--config", CONFIG, "--vault-root", VAULT, "--vibe-root", VIBE, "--state-dir", STATE],
     env={"RUST_LOG": "warn", "HOME": STATE},
 )
 
@@ -27,7 +28,8 @@ def field(obj, *names):
     raise AttributeError(names)
 
 
-async def checks(call, list_tools, handshake):
+async def checks(s, handshake):
+    call, list_tools = s.call_tool, s.list_tools
     results = []
 
     async def check(name, fn):
@@ -43,6 +45,8 @@ async def checks(call, list_tools, handshake):
         assert names == [
             "vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace",
             "vault_search", "vault_find", "vault_coverage", "artifact_audit",
+            "search", "read_doc", "list_tasks", "get_plan", "create_doc", "update_doc", "create_task",
+            "update_task_status", "create_plan", "log_session", "reindex",
         ], names
         for t in field(tools, "tools"):
             schema = field(t, "outputSchema", "output_schema")
@@ -103,7 +107,63 @@ async def checks(call, list_tools, handshake):
         r = await call("vault_coverage", {"path": "research/backup-guide.md", "cited_ranges": [{"start_line": 1, "end_line": 47}]})
         assert field(r, "structuredContent", "structured_content")["coverage_ratio"] == 1.0
 
+    def sc(r):
+        assert not field(r, "isError", "is_error"), r
+        return field(r, "structuredContent", "structured_content")
+
+    async def vibe_tools_validate():
+        # Every vibe tool's success, validated by the SDK against its outputSchema.
+        found = sc(await call("search", {"query": "indexador sqlite", "limit": 3}))
+        assert found["results"][0]["path"] == "vibeMCP/tasks/003-disenar-schema-sqlite.md", found
+        doc = sc(await call("read_doc", {"project": "vibeMCP", "folder": "plans", "filename": "execution-plan.md"}))
+        assert doc["metadata"]["type"] == "plan", doc
+        assert sc(await call("list_tasks", {"status": "pending"}))["total"] == 2
+        assert sc(await call("get_plan", {"project": "vibeMCP"}))["parsed"]["done"] == 3
+        t = sc(await call("create_task", {"project": "webapp", "title": "From Python", "objective": "o",
+                                          "steps": ["a"], "acceptance_criteria": ["b"], "tags": ["sdk"]}))
+        assert t["task"]["number"] == "004", t
+        u = sc(await call("update_task_status", {"project": "webapp", "task": "4", "status": "done"}))
+        assert u["task"]["previous_status"] == "pending", u
+        sc(await call("create_doc", {"project": "webapp", "folder": "scratch", "filename": "py.md", "content": "# Py\n"}))
+        h = sc(await call("read_doc", {"project": "webapp", "folder": "scratch", "filename": "py.md"}))["hash"]
+        u = sc(await call("update_doc", {"project": "webapp", "folder": "scratch", "filename": "py.md",
+                                         "content": "# Py 2\n", "expected_hash": h}))
+        assert u["previous_hash"] == h, u
+        assert sc(await call("create_plan", {"project": "webapp", "filename": "py-plan.md", "content": "# P\n"}))["action"] == "created"
+        assert sc(await call("log_session", {"project": "webapp", "content": "- from python", "suffix": "sdk"}))["indexed"] is True
+        r = await call("read_doc", {"project": "webapp", "folder": "nope", "filename": "x.md"})
+        assert field(r, "isError", "is_error") is True
+        err = field(r, "structuredContent", "structured_content")
+        assert err["success"] is False and err["error"]["code"] == "INVALID_FOLDER", err
+
+    async def reindex_reports_progress():
+        seen = []
+
+        async def on_progress(progress, total, message):
+            seen.append((progress, total))
+
+        r = sc(await call("reindex", {"full": True}, progress_callback=on_progress))
+        n = r["stats"]["scanned"]
+        assert n >= 20 and seen and seen[-1] == (n, n), (r, seen)
+        assert [p for p, _ in seen] == sorted(p for p, _ in seen), seen
+
+    async def resources_and_prompts():
+        res = [str(x.uri) for x in field(await s.list_resources(), "resources")]
+        assert res[:2] == ["vibe://projects", "vibe://projects/vibeMCP"], res
+        tpl = [field(x, "uriTemplate", "uri_template") for x in field(await s.list_resource_templates(), "resourceTemplates", "resource_templates")]
+        assert tpl == ["vibe://projects/{name}", "vibe://projects/{name}/{folder}/{file}"], tpl
+        body = json.loads(field(await s.read_resource("vibe://projects/vibeMCP/tasks/004-definir-interfaz-mcp.md"), "contents")[0].text)
+        assert body["metadata"]["status"] == "in-progress", body
+        prompts = [p.name for p in field(await s.list_prompts(), "prompts")]
+        assert prompts == ["project_briefing", "session_start"], prompts
+        p = await s.get_prompt("session_start", {"project": "vibeMCP", "focus": "004"})
+        text = field(p, "messages")[0].content.text
+        assert "## Task Details" in text and "## Suggested Actions" in text, text
+
     for name, fn in [
+        ("vibe_tools_validate_against_output_schemas", vibe_tools_validate),
+        ("reindex_reports_progress_to_a_progress_callback", reindex_reports_progress),
+        ("vibe_resources_and_prompts", resources_and_prompts),
         ("tools_listed_with_schemas_and_annotations", tools_listed),
         ("find_coverage_audit_validate_against_output_schemas", find_and_audit),
         ("read_result_validates_against_output_schema", read_validates),
@@ -119,7 +179,7 @@ async def main():
     if hasattr(mcp, "Client"):  # SDK 2.x: discover first, fall back to initialize
         async with mcp.Client(PARAMS) as client:
             version = getattr(client, "protocol_version", None)
-            results = await checks(client.call_tool, client.list_tools, f"sdk2 (protocol {version})")
+            results = await checks(client, f"sdk2 (protocol {version})")
     else:  # SDK 1.x: the initialize handshake
         from mcp.client.stdio import stdio_client
 
@@ -127,7 +187,7 @@ async def main():
             async with mcp.ClientSession(r, w) as session:
                 init = await session.initialize()
                 assert init.serverInfo.name == "kura", init.serverInfo
-                results = await checks(session.call_tool, session.list_tools, f"sdk1 (protocol {init.protocolVersion})")
+                results = await checks(session, f"sdk1 (protocol {init.protocolVersion})")
     failed = 0
     for name, err in results:
         print(("ok   " if err is None else "FAIL ") + name + ("" if err is None else f"\n     {err}"))

@@ -56,6 +56,7 @@ fn run_suite(python: &Path, expect_handshake: &str) {
         .arg(f.vault())
         .arg(f.dir.path().join("state"))
         .arg(f.dir.path().join("empty.toml"))
+        .arg(f.vibe())
         .output()
         .expect("run the Python suite");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -64,7 +65,7 @@ fn run_suite(python: &Path, expect_handshake: &str) {
         out.status.success(),
         "Python SDK suite failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("6 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
     assert!(stdout.contains(expect_handshake), "{stdout}");
 }
 
