@@ -29,6 +29,11 @@ bench-vault:
     cargo build --release -p kura -p kura-bench
     target/release/kura-bench vault --rounds 5
 
+# vibe workspaces at scale: 11,500 generated documents
+bench-vibe:
+    cargo build --release -p kura -p kura-bench
+    target/release/kura-bench vibe --rounds 5
+
 # retrieval quality on the gold set, with A/B switches
 eval:
     cargo run --release -p kura -- eval
