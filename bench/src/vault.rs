@@ -21,25 +21,13 @@ use crate::{ms, peak_rss_mib, percentile, structured};
 fn source_note(vault: &Path, lines: usize) -> anyhow::Result<String> {
     let mut out = String::new();
     let mut n = 0;
-    let mut stack = vec![vault.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "md") {
-                for l in std::fs::read_to_string(&p)?.lines() {
-                    out.push_str(l);
-                    out.push('\n');
-                    n += 1;
-                    if n == lines {
-                        return Ok(out);
-                    }
-                }
+    for p in corpus::markdown_files(vault)? {
+        for l in std::fs::read_to_string(&p)?.lines() {
+            out.push_str(l);
+            out.push('\n');
+            n += 1;
+            if n == lines {
+                return Ok(out);
             }
         }
     }

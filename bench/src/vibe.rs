@@ -37,32 +37,20 @@ const STATUSES: [&str; 4] = ["pending", "in-progress", "done", "blocked"];
 /// Prose lines of the bundled manuals (headings, code and markup left out).
 fn prose(source: &Path) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
-    let mut stack = vec![source.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let mut entries: Vec<_> = std::fs::read_dir(&dir)?
-            .flatten()
-            .map(|e| e.path())
-            .collect();
-        entries.sort();
-        for p in entries {
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "md") {
-                let text = std::fs::read_to_string(&p)?;
-                let mut fence = false;
-                for l in text.lines() {
-                    let t = l.trim();
-                    if t.starts_with("```") {
-                        fence = !fence;
-                        continue;
-                    }
-                    let plain = !fence
-                        && t.chars().count() >= 30
-                        && !t.starts_with(['#', '<', '|', '!', '[', '-', '*', '>', '{', ':']);
-                    if plain {
-                        out.push(t.to_owned());
-                    }
-                }
+    for p in crate::corpus::markdown_files(source)? {
+        let text = std::fs::read_to_string(&p)?;
+        let mut fence = false;
+        for l in text.lines() {
+            let t = l.trim();
+            if t.starts_with("```") {
+                fence = !fence;
+                continue;
+            }
+            let plain = !fence
+                && t.chars().count() >= 30
+                && !t.starts_with(['#', '<', '|', '!', '[', '-', '*', '>', '{', ':']);
+            if plain {
+                out.push(t.to_owned());
             }
         }
     }

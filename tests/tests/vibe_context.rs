@@ -411,3 +411,30 @@ async fn symlink_escape_out_of_vibe_root_is_refused() {
     f.assert_canary_untouched();
     k.stop().await;
 }
+
+#[tokio::test]
+async fn all_four_domains_serve_29_tools_3_resources_and_2_prompts() {
+    let f = Fixture::new();
+    let manuals = f.manuals().display().to_string();
+    let k = f.start_vibe(&["--manuals-root", &manuals]).await;
+    let tools = k.tools().await;
+    assert_eq!(
+        tools.len(),
+        29,
+        "{:?}",
+        tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()
+    );
+    let fixed = k.client.list_all_resources().await.unwrap();
+    let templates = k.client.list_all_resource_templates().await.unwrap();
+    assert_eq!(fixed[0].uri, "vibe://projects");
+    assert_eq!(1 + templates.len(), 3, "vibe://projects and two templates");
+    assert_eq!(k.client.list_all_prompts().await.unwrap().len(), 2);
+    let caps = k.client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.resources.is_some() && caps.prompts.is_some());
+    k.stop().await;
+    // Without a vibe root: neither capability is announced.
+    let k = f.start().await;
+    let caps = k.client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.resources.is_none() && caps.prompts.is_none());
+    k.stop().await;
+}

@@ -870,6 +870,9 @@ async fn log_session_creates_appends_with_separator_and_uses_the_local_date() {
 #[tokio::test]
 async fn reindex_is_incremental_and_full_on_request() {
     let (f, k) = kura().await;
+    // The start-up index first (a search waits for it), so that the
+    // reindex below finds everything indexed already.
+    k.call("search", json!({"query": "warm"})).await.ok();
     let first = k.call("reindex", json!({})).await;
     let s = first.ok()["stats"].clone();
     assert_eq!(s["scanned"], 20, "13 documents in vibeMCP, 7 in webapp");

@@ -339,12 +339,7 @@ impl SectionIndex {
             .cloned()
             .collect();
         for key in gone {
-            batch
-                .writer
-                .delete_term(Term::from_field_text(self.fields.file, &key));
-            batch.manifest.files.remove(&key);
-            batch.stats.deleted += 1;
-            batch.changed = true;
+            self.forget(&mut batch, &key);
         }
         self.finish(batch)
     }
@@ -381,6 +376,16 @@ impl SectionIndex {
         }
     }
 
+    /// Drop a file that is gone from the index and the manifest.
+    fn forget(&self, batch: &mut Batch, key: &str) {
+        batch
+            .writer
+            .delete_term(Term::from_field_text(self.fields.file, key));
+        batch.manifest.files.remove(key);
+        batch.stats.deleted += 1;
+        batch.changed = true;
+    }
+
     fn finish(&self, mut batch: Batch) -> Result<SyncStats> {
         if batch.changed {
             self.commit(&batch.manifest, &mut batch.writer)?;
@@ -402,12 +407,7 @@ impl SectionIndex {
         let known = batch.manifest.files.get(&key);
         let Some(stat) = stat else {
             if known.is_some() {
-                batch
-                    .writer
-                    .delete_term(Term::from_field_text(self.fields.file, &key));
-                batch.manifest.files.remove(&key);
-                batch.stats.deleted += 1;
-                batch.changed = true;
+                self.forget(batch, &key);
             }
             return Ok(());
         };
