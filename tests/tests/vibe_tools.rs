@@ -964,3 +964,60 @@ async fn writes_are_atomic_and_leave_no_temporary_files() {
     }
     k.stop().await;
 }
+
+#[tokio::test]
+async fn outside_edits_are_seen_by_the_next_search_without_reindex() {
+    let (f, k) = kura().await;
+    k.call("search", json!({"query": "warm"})).await.ok();
+    let found = |v: &Value| paths(v);
+    // A new file, a changed file, a deleted file.
+    std::fs::write(
+        f.vibe().join("webapp/references/fresh.md"),
+        "# Fresh\n\nmarmalade\n",
+    )
+    .unwrap();
+    std::fs::write(
+        f.vibe().join("webapp/scratch/questions.md"),
+        "# Q\n\nmarmalade too\n",
+    )
+    .unwrap();
+    std::fs::remove_file(f.vibe().join("webapp/references/auth-notes.md")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let v = k.call("search", json!({"query": "marmalade"})).await;
+    let mut got = found(v.ok());
+    got.sort();
+    assert_eq!(
+        got,
+        ["webapp/references/fresh.md", "webapp/scratch/questions.md"]
+    );
+    let v = k.call("search", json!({"query": "ES256"})).await;
+    assert_eq!(v.ok()["total_matches"], 0, "the deleted file is gone");
+    // A folder renamed: its files move with it.
+    std::fs::rename(
+        f.vibe().join("webapp/references"),
+        f.vibe().join("webapp/reports"),
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let v = k.call("search", json!({"query": "marmalade"})).await;
+    let mut got = found(v.ok());
+    got.sort();
+    assert_eq!(
+        got,
+        ["webapp/reports/fresh.md", "webapp/scratch/questions.md"]
+    );
+    // A whole project appears.
+    let p = f.vibe().join("newproj/tasks");
+    std::fs::create_dir_all(&p).unwrap();
+    std::fs::write(
+        p.join("001-x.md"),
+        "# Task: Gooseberry\n\nStatus: pending\n",
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let v = k.call("search", json!({"query": "gooseberry"})).await;
+    assert_eq!(found(v.ok()), ["newproj/tasks/001-x.md"]);
+    let listed = k.call("list_tasks", json!({"project": "newproj"})).await;
+    assert_eq!(listed.ok()["total"], 1);
+    k.stop().await;
+}

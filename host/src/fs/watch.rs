@@ -1,31 +1,71 @@
 //! Change notification for a root (inotify and friends, through `notify`),
 //! so that a search re-checks the files only when something may have
-//! changed. Where no watcher can be set up, every check reports "maybe
+//! changed, and only the paths that did when the watcher can say which.
+//! Where no watcher can be set up, every check reports "maybe everything
 //! changed" and the caller re-checks each time: slower, never stale.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use notify::{EventKind, RecursiveMode, Watcher};
 
+/// Past this many distinct paths, a re-check of everything is cheaper.
+const MAX_PATHS: usize = 256;
+
+/// What may have changed since the last look.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Changes {
+    Nothing,
+    /// These paths (absolute, under the watched folder), and nothing else.
+    Paths(Vec<PathBuf>),
+    /// Anything: re-check every file.
+    Everything,
+}
+
+#[derive(Default)]
+struct Seen {
+    everything: bool,
+    paths: BTreeSet<PathBuf>,
+}
+
 pub struct Watch {
-    dirty: Arc<AtomicBool>,
+    seen: Arc<Mutex<Seen>>,
     /// Kept alive for as long as the watch; `None` when it could not start.
     watcher: Option<notify::RecommendedWatcher>,
+}
+
+fn record(seen: &Mutex<Seen>, ev: notify::Result<notify::Event>) {
+    let mut s = seen.lock().unwrap_or_else(|e| e.into_inner());
+    match ev {
+        // Reads do not change anything.
+        Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
+        // Everything is to be re-checked already: no need to remember more.
+        Ok(_) if s.everything => {}
+        Ok(e) if !e.need_rescan() && !e.paths.is_empty() => {
+            s.paths.extend(e.paths);
+            if s.paths.len() > MAX_PATHS {
+                s.everything = true;
+                s.paths.clear();
+            }
+        }
+        // A queue overflow, an event without paths, an error: anything.
+        _ => {
+            s.everything = true;
+            s.paths.clear();
+        }
+    }
 }
 
 impl Watch {
     /// Watch `path` and everything below it.
     pub fn start(path: &std::path::Path) -> Watch {
-        let dirty = Arc::new(AtomicBool::new(true));
-        let flag = dirty.clone();
-        let made = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
-            // Reads do not change anything; everything else (and any error,
-            // such as a queue overflow) may have.
-            if !matches!(ev, Ok(ref e) if matches!(e.kind, EventKind::Access(_))) {
-                flag.store(true, Ordering::Release);
-            }
-        });
+        let seen = Arc::new(Mutex::new(Seen {
+            everything: true,
+            ..Seen::default()
+        }));
+        let sink = seen.clone();
+        let made = notify::recommended_watcher(move |ev| record(&sink, ev));
         let watcher = match made {
             Ok(mut w) => match w.watch(path, RecursiveMode::Recursive) {
                 Ok(()) => Some(w),
@@ -42,14 +82,85 @@ impl Watch {
                 None
             }
         };
-        Watch { dirty, watcher }
+        Watch { seen, watcher }
     }
 
-    /// Whether anything may have changed since the last call (always true
-    /// without a watcher). Clears the flag: call it before re-checking, so a
-    /// change during the re-check is seen by the next call.
+    /// What may have changed since the last call (everything, without a
+    /// watcher). Clears the record: call it before re-checking, so a change
+    /// during the re-check is seen by the next call.
+    pub fn take_changes(&self) -> Changes {
+        let mut s = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = std::mem::take(&mut *s);
+        if taken.everything || self.watcher.is_none() {
+            Changes::Everything
+        } else if taken.paths.is_empty() {
+            Changes::Nothing
+        } else {
+            Changes::Paths(taken.paths.into_iter().collect())
+        }
+    }
+
+    /// Whether anything may have changed since the last call.
     pub fn take_changed(&self) -> bool {
-        let was = self.dirty.swap(false, Ordering::AcqRel);
-        was || self.watcher.is_none()
+        self.take_changes() != Changes::Nothing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: EventKind, paths: &[&str]) -> notify::Result<notify::Event> {
+        let mut e = notify::Event::new(kind);
+        for p in paths {
+            e = e.add_path(PathBuf::from(p));
+        }
+        Ok(e)
+    }
+
+    #[test]
+    fn paths_are_collected_until_there_are_too_many() {
+        let seen = Mutex::new(Seen::default());
+        record(
+            &seen,
+            event(
+                EventKind::Modify(notify::event::ModifyKind::Any),
+                &["/r/a.md", "/r/b.md"],
+            ),
+        );
+        record(
+            &seen,
+            event(
+                EventKind::Access(notify::event::AccessKind::Any),
+                &["/r/c.md"],
+            ),
+        );
+        {
+            let s = seen.lock().unwrap();
+            assert!(!s.everything);
+            assert_eq!(s.paths.len(), 2, "reads are not changes");
+        }
+        for i in 0..=MAX_PATHS {
+            record(
+                &seen,
+                event(
+                    EventKind::Create(notify::event::CreateKind::Any),
+                    &[&format!("/r/{i}.md")],
+                ),
+            );
+        }
+        let s = seen.lock().unwrap();
+        assert!(s.everything && s.paths.is_empty());
+    }
+
+    #[test]
+    fn errors_and_rescans_mean_everything() {
+        let seen = Mutex::new(Seen::default());
+        record(&seen, Err(notify::Error::generic("overflow")));
+        assert!(seen.lock().unwrap().everything);
+        let seen = Mutex::new(Seen::default());
+        let e = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
+        record(&seen, Ok(e));
+        assert!(seen.lock().unwrap().everything);
     }
 }

@@ -1,14 +1,15 @@
 //! A [`SectionIndex`] kept up to date with a writable root: opened on first
 //! use (or by the start-up background sync, so `initialize` never waits for
 //! tantivy), re-checked before a search only when the file watcher saw a
-//! change (always, where no watcher could be set up), and told about each
+//! change — only the files it names, when it can name them, else all of
+//! them (always, where no watcher could be set up) — and told about each
 //! write through the server so the next search sees it.
 
 use std::sync::{Mutex, OnceLock};
 
 use super::{Extracted, SectionIndex, SyncOptions, SyncStats};
 use crate::error::Result;
-use crate::fs::{RelPath, Root, Watch};
+use crate::fs::{Changes, RelPath, Root, Watch};
 
 pub struct LiveIndex {
     /// What the index is of ("vault", "vibe"), for logs.
@@ -82,12 +83,59 @@ impl LiveIndex {
     pub fn refresh(&self, root: &Root) -> Result<Option<SyncStats>> {
         let inner = self.inner()?;
         let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
-        if *synced && !inner.watch.take_changed() {
-            return Ok(None);
+        let changes = inner.watch.take_changes();
+        if *synced {
+            match changes {
+                Changes::Nothing => return Ok(None),
+                Changes::Paths(paths) => {
+                    if let Some(files) = self.just_files(inner, root, &paths) {
+                        let stats =
+                            inner
+                                .index
+                                .update_files(root, &files, self.indexable, self.extract)?;
+                        return Ok(Some(stats));
+                    }
+                }
+                Changes::Everything => {}
+            }
         }
         let stats = self.sync_locked(inner, root, &SyncOptions::default())?;
         *synced = true;
         Ok(Some(stats))
+    }
+
+    /// The files behind the watcher's paths, or None when a whole walk is
+    /// needed: a path is a folder, or is gone and held indexed files (a
+    /// folder removed or renamed), or lies outside the root.
+    fn just_files(
+        &self,
+        inner: &Inner,
+        root: &Root,
+        paths: &[std::path::PathBuf],
+    ) -> Option<Vec<RelPath>> {
+        let mut out = Vec::new();
+        for p in paths {
+            let rel = p.strip_prefix(&self.root_path).ok()?.to_str()?;
+            if rel.is_empty() {
+                return None; // the root itself
+            }
+            let Ok(path) = RelPath::parse(rel, false) else {
+                return None;
+            };
+            match root.stat(&path) {
+                Ok(Some(s)) if s.is_dir => return None,
+                Ok(Some(_)) => out.push(path),
+                Ok(None) => {
+                    if inner.index.files().has_under(&path.to_string()) {
+                        return None;
+                    }
+                    out.push(path); // a file gone (or a temporary one)
+                }
+                // Through a link that leaves the root: never indexed.
+                Err(_) => continue,
+            }
+        }
+        Some(out)
     }
 
     /// Re-check every file now, whatever the watcher says.
@@ -101,7 +149,7 @@ impl LiveIndex {
         let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
         let whole = options.under.is_none();
         if whole {
-            inner.watch.take_changed();
+            inner.watch.take_changes();
         }
         let stats = self.sync_locked(inner, root, options)?;
         *synced |= whole;

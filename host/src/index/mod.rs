@@ -205,6 +205,16 @@ impl Files<'_> {
         self.0.files.get(key).map(FileState::info)
     }
 
+    /// Whether the index holds a file below folder `dir`.
+    pub fn has_under(&self, dir: &str) -> bool {
+        let prefix = format!("{dir}/");
+        self.0
+            .files
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(k, _)| k.starts_with(&prefix))
+    }
+
     /// Every file, in path order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, FileInfo<'_>)> {
         self.0.files.iter().map(|(k, v)| (k.as_str(), v.info()))
