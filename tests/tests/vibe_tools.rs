@@ -1021,3 +1021,39 @@ async fn outside_edits_are_seen_by_the_next_search_without_reindex() {
     assert_eq!(listed.ok()["total"], 1);
     k.stop().await;
 }
+
+#[tokio::test]
+async fn a_file_that_is_not_text_is_a_filesystem_error() {
+    let (f, k) = kura().await;
+    std::fs::create_dir_all(f.vibe().join("webapp/assets")).unwrap();
+    std::fs::write(
+        f.vibe().join("webapp/assets/logo.md"),
+        [0x89, b'P', b'N', b'G', 0xff, 0xfe],
+    )
+    .unwrap();
+    let r = k
+        .call(
+            "read_doc",
+            json!({"project": "webapp", "folder": "assets", "filename": "logo.md"}),
+        )
+        .await;
+    assert_eq!(r.code(), "FILESYSTEM_ERROR");
+    assert_eq!(r.body["error"]["details"]["path"], "assets/logo.md");
+    // A folder where a file is named: not found, never read.
+    let r = k
+        .call(
+            "read_doc",
+            json!({"project": "webapp", "folder": "tasks", "filename": "."}),
+        )
+        .await;
+    assert_eq!(r.code(), "INVALID_PATH");
+    std::fs::create_dir_all(f.vibe().join("webapp/tasks/sub")).unwrap();
+    let r = k
+        .call(
+            "read_doc",
+            json!({"project": "webapp", "folder": "tasks", "filename": "sub"}),
+        )
+        .await;
+    assert_eq!(r.code(), "FILE_NOT_FOUND");
+    k.stop().await;
+}
