@@ -24,6 +24,11 @@ pub struct App {
     pub plugins: Arc<Plugins>,
 }
 
+/// A tool's typed output as the JSON of its `structuredContent`.
+pub fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
+    r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
+}
+
 /// Why the server cannot start: one readable line.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -215,14 +220,7 @@ impl App {
             }
             let report = |done, total| progress("vibe", done, total);
             let r = v.reindex(Args::new(Some(&args)), Some(&report))?;
-            let s = crate::index::SyncStats {
-                scanned: r.stats.scanned,
-                added: r.stats.added,
-                updated: r.stats.updated,
-                deleted: r.stats.deleted,
-                unchanged: r.stats.unchanged,
-            };
-            out.push(line("vibe", s, r.stats.duration_ms as u128));
+            out.push(line("vibe", r.stats.files, r.stats.duration_ms as u128));
         }
         if let Some(v) = &self.vault {
             let t = std::time::Instant::now();
@@ -288,9 +286,6 @@ impl App {
                 .as_ref()
                 .ok_or_else(|| Error::internal("the manuals root is not configured"))
         };
-        fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
-            r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
-        }
         let result = match tool {
             "vault_ls" => out(vault().and_then(|v| v.ls(a))),
             "vault_read" => out(vault().and_then(|v| v.read(a))),

@@ -102,7 +102,7 @@ pub struct Hit {
     pub score: f32,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SyncStats {
     pub scanned: u64,
     pub added: u64,

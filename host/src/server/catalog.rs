@@ -75,8 +75,15 @@ fn folder(description: &str) -> Value {
     json!({ "type": "string", "enum": vibe::FOLDERS, "description": description })
 }
 
+/// An optional string out of `values`.
+fn optional_one_of(values: &[&str], description: &str) -> Value {
+    let mut allowed: Vec<Value> = values.iter().map(|v| json!(v)).collect();
+    allowed.push(Value::Null);
+    json!({ "type": ["string", "null"], "enum": allowed, "description": description })
+}
+
 fn status(description: &str) -> Value {
-    json!({ "type": ["string", "null"], "enum": [vibe::STATUSES[0], vibe::STATUSES[1], vibe::STATUSES[2], vibe::STATUSES[3], null], "description": description })
+    optional_one_of(&vibe::STATUSES, description)
 }
 
 fn strings(description: &str) -> Value {
@@ -539,7 +546,7 @@ pub static TOOLS: &[ToolDef] = &[
                 json!({
                     "query": text("Text to search for"),
                     "project": opt_text("Only this project"),
-                    "folder": { "type": ["string", "null"], "enum": [vibe::FOLDERS[0], vibe::FOLDERS[1], vibe::FOLDERS[2], vibe::FOLDERS[3], vibe::FOLDERS[4], vibe::FOLDERS[5], vibe::FOLDERS[6], vibe::FOLDERS[7], null], "description": "Only this folder" },
+                    "folder": optional_one_of(&vibe::FOLDERS, "Only this folder"),
                     "limit": { "type": ["integer", "null"], "minimum": 1, "maximum": 100, "description": "Results at most (default 20, at most 100)" },
                 }),
                 &["query"],

@@ -104,6 +104,15 @@ impl KuraServer {
     }
 }
 
+/// Run `f` on the blocking pool (it reads files), as a JSON-RPC result.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, McpError> + Send + 'static,
+) -> Result<T, McpError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| McpError::internal_error(e.to_string(), None))?
+}
+
 impl ServerHandler for KuraServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = if self.app.vibe.is_some() {
@@ -131,15 +140,10 @@ impl ServerHandler for KuraServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let app = self.app.clone();
-        let list = tokio::task::spawn_blocking(move || {
-            app.vibe
-                .as_ref()
-                .map(|v| vibe::resources(v))
-                .unwrap_or_default()
-        })
-        .await
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        Ok(ListResourcesResult::with_all_items(list))
+        let list = blocking(move || Ok(app.vibe.as_ref().map(|v| vibe::resources(v)))).await?;
+        Ok(ListResourcesResult::with_all_items(
+            list.unwrap_or_default(),
+        ))
     }
 
     async fn list_resource_templates(
@@ -162,7 +166,7 @@ impl ServerHandler for KuraServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let app = self.app.clone();
         let uri = request.uri;
-        tokio::task::spawn_blocking(move || match &app.vibe {
+        blocking(move || match &app.vibe {
             Some(v) => vibe::read(v, &uri),
             None => Err(McpError::resource_not_found(
                 format!("no such resource: {uri}"),
@@ -170,7 +174,6 @@ impl ServerHandler for KuraServer {
             )),
         })
         .await
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?
         .map(Into::into)
     }
 
@@ -193,7 +196,7 @@ impl ServerHandler for KuraServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let app = self.app.clone();
-        tokio::task::spawn_blocking(move || match &app.vibe {
+        blocking(move || match &app.vibe {
             Some(v) => vibe::prompt(v, &request.name, request.arguments.as_ref()),
             None => Err(McpError::invalid_params(
                 format!("no such prompt: {}", request.name),
@@ -201,7 +204,6 @@ impl ServerHandler for KuraServer {
             )),
         })
         .await
-        .map_err(|e| McpError::internal_error(e.to_string(), None))?
         .map(Into::into)
     }
 

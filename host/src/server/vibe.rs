@@ -46,12 +46,14 @@ pub fn templates() -> Vec<ResourceTemplate> {
     ]
 }
 
+/// A name as one URI path segment: RFC 3986's unreserved characters stay.
 fn encode(s: &str) -> String {
-    percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC)
-        .to_string()
-        .replace("%2D", "-")
-        .replace("%2E", ".")
-        .replace("%5F", "_")
+    const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    percent_encoding::utf8_percent_encode(s, SEGMENT).to_string()
 }
 
 fn to_mcp(e: Error) -> McpError {

@@ -31,6 +31,14 @@ pub struct DocMeta {
     pub steps: Option<(u32, u32)>,
 }
 
+impl DocMeta {
+    /// The metadata the index keeps for a file (default when it has none).
+    pub fn of(kept: Option<&serde_json::Value>) -> DocMeta {
+        kept.and_then(|m| DocMeta::deserialize(m).ok())
+            .unwrap_or_default()
+    }
+}
+
 /// A text split into its front matter (parsed) and the rest.
 pub struct Split<'a> {
     pub front: Option<Map<String, Value>>,

@@ -177,9 +177,7 @@ impl Vibe {
 
     /// Run one of [`TOOLS`]; every error comes out in 002's codes.
     pub fn call(&self, tool: &str, a: Args, progress: Option<Progress>) -> Result<Value> {
-        fn out<T: serde::Serialize>(r: Result<T>) -> Result<Value> {
-            r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
-        }
+        use crate::app::out;
         let result = match tool {
             "search" => out(self.search(a)),
             "read_doc" => out(self.read_doc(a)),
@@ -223,54 +221,19 @@ impl Vibe {
         Ok((name.to_owned(), p))
     }
 
-    /// A folder argument: one of [`FOLDERS`].
+    /// A folder argument: one of [`FOLDERS`] (else `INVALID_FOLDER`, by
+    /// [`as_vibe`]).
     fn folder(a: &Args, key: &str) -> Result<Option<&'static str>> {
-        let Some(f) = a.str(key)? else {
-            return Ok(None);
-        };
-        FOLDERS
-            .iter()
-            .find(|x| **x == f)
-            .copied()
-            .map(Some)
-            .ok_or_else(|| {
-                Error::vibe(
-                    VibeCode::InvalidFolder,
-                    format!(
-                        "'{f}' is not a project folder; use one of {}",
-                        FOLDERS.join(", ")
-                    ),
-                )
-                .with("folder", f)
-                .with("allowed", FOLDERS.to_vec())
-            })
+        a.choice(key, &FOLDERS)
     }
 
     fn req_folder(a: &Args) -> Result<&'static str> {
         Self::folder(a, "folder")?.ok_or_else(|| a.missing("folder"))
     }
 
-    /// A status argument: one of [`STATUSES`].
+    /// A status argument: one of [`STATUSES`] (else `INVALID_STATUS`).
     fn status(a: &Args, key: &str) -> Result<Option<&'static str>> {
-        let Some(s) = a.str(key)? else {
-            return Ok(None);
-        };
-        STATUSES
-            .iter()
-            .find(|x| **x == s)
-            .copied()
-            .map(Some)
-            .ok_or_else(|| {
-                Error::vibe(
-                    VibeCode::InvalidStatus,
-                    format!(
-                        "'{s}' is not a task status; use one of {}",
-                        STATUSES.join(", ")
-                    ),
-                )
-                .with("status", s)
-                .with("allowed", STATUSES.to_vec())
-            })
+        a.choice(key, &STATUSES)
     }
 
     /// The index, brought up to date with the files first.

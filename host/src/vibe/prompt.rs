@@ -109,10 +109,7 @@ impl Vibe {
                     continue;
                 };
                 if let Some(filename) = rest.strip_prefix("tasks/") {
-                    let meta = info
-                        .meta
-                        .and_then(|m| serde_json::from_value(m.clone()).ok())
-                        .unwrap_or_default();
+                    let meta = DocMeta::of(info.meta);
                     tasks.push(Task {
                         filename: filename.to_owned(),
                         meta,

@@ -306,10 +306,7 @@ impl Vibe {
                 if project.as_deref().is_some_and(|want| want != p) {
                     continue;
                 }
-                let meta: DocMeta = info
-                    .meta
-                    .and_then(|m| serde_json::from_value(m.clone()).ok())
-                    .unwrap_or_default();
+                let meta = DocMeta::of(info.meta);
                 if status.is_some_and(|s| meta.status.as_deref() != Some(s)) {
                     continue;
                 }
@@ -404,11 +401,10 @@ impl Vibe {
             .iter()
             .filter(|(k, _)| k.starts_with(&prefix))
             .map(|(k, i)| {
-                let meta = i
-                    .meta
-                    .and_then(|m| serde_json::from_value(m.clone()).ok())
-                    .unwrap_or_default();
-                (k[prefix.len()..].to_owned(), (meta, i.mtime_ns))
+                (
+                    k[prefix.len()..].to_owned(),
+                    (DocMeta::of(i.meta), i.mtime_ns),
+                )
             })
             .collect())
     }

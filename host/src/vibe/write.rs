@@ -90,11 +90,9 @@ pub struct LogSessionOutput {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReindexStats {
-    pub scanned: u64,
-    pub updated: u64,
-    pub added: u64,
-    pub deleted: u64,
-    pub unchanged: u64,
+    /// scanned, added, updated, deleted, unchanged.
+    #[serde(flatten)]
+    pub files: SyncStats,
     pub duration_ms: u64,
 }
 
@@ -111,11 +109,7 @@ pub fn reindex_output(project: Option<String>, s: SyncStats, duration_ms: u64) -
         success: true,
         project,
         stats: ReindexStats {
-            scanned: s.scanned,
-            updated: s.updated,
-            added: s.added,
-            deleted: s.deleted,
-            unchanged: s.unchanged,
+            files: s,
             duration_ms,
         },
     }
