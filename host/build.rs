@@ -1,5 +1,5 @@
 //! Builds the default plugin components for wasm32-wasip2 (embedded by
-//! `plugins`), and lists the demo vault's files for `demo` to embed.
+//! `plugins`; the write policy's baseline is native code, not among them), and lists the demo vault's files for `demo` to embed.
 
 #![allow(clippy::disallowed_methods)] // a build script reads the source tree
 
@@ -7,7 +7,6 @@ include!("../build/guest.rs");
 
 /// Default components: (package, environment variable naming the built wasm).
 const GUESTS: &[(&str, &str)] = &[
-    ("kura-write-policy", "KURA_WASM_WRITE_POLICY"),
     ("kura-reranker", "KURA_WASM_RERANKER"),
     ("kura-claim-graph", "KURA_WASM_CLAIM_GRAPH"),
     ("kura-auditor", "KURA_WASM_AUDITOR"),

@@ -108,9 +108,7 @@ impl App {
                 None
             }
         });
-        let plugins = Arc::new(Plugins::load(&config, state.as_ref(), |p| {
-            crate::fs::read_operator_file(p)
-        })?);
+        let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
         let mut vault = None;
         let mut manuals = None;
         let mut vibe = None;
@@ -139,7 +137,7 @@ impl App {
                             find: FindSettings {
                                 default_manual_id: config.default_manual_id.clone(),
                                 late_rerank: config.late_rerank_enabled
-                                    || config.plugins.reranker.is_some(),
+                                    || config.plugins.reranker.path.is_some(),
                                 claim_graph: config.claim_graph_enabled,
                                 corrective: config.corrective_enabled,
                                 cache_default: config.sem_cache_enabled,

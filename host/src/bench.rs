@@ -135,7 +135,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     session.close().await?;
 
-    // One write-policy decision, including a fresh Store and instantiation.
+    // One write decision: the baseline rules (no component is configured).
     let config = Config {
         vault_root: Some(data.vault()),
         state_dir: Some(warm_state.clone()),
@@ -159,7 +159,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let s = stats(times);
     println!(
-        "write-policy call incl. instantiation   : p50 {:.1} µs  p99 {:.1} µs  (n={})",
+        "write decision (baseline rules)         : p50 {:.1} µs  p99 {:.1} µs  (n={})",
         s.p50.as_secs_f64() * 1e6,
         s.p99.as_secs_f64() * 1e6,
         s.n

@@ -41,19 +41,120 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("vault_scan_max_chunk_lines", Kind::Int),
     ("plugin_timeout_ms", Kind::Int),
     ("plugin_memory_mib", Kind::Int),
+    ("plugin_instances", Kind::Int),
 ];
 
-/// Component paths, one per plugin slot; unset means the embedded default.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PluginPaths {
-    pub reranker: Option<PathBuf>,
-    pub claim_graph: Option<PathBuf>,
-    pub auditor: Option<PathBuf>,
-    pub write_policy: Option<PathBuf>,
+/// A plugin slot: one `kura:plugins` world. Printed as the world's name
+/// (`write-policy`); `write_policy` is accepted everywhere too, and is the
+/// spelling of the environment variables (`KURA_PLUGIN_WRITE_POLICY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    Reranker,
+    ClaimGraph,
+    Auditor,
+    WritePolicy,
 }
 
-pub const PLUGIN_SLOTS: [&str; 4] = ["reranker", "claim_graph", "auditor", "write_policy"];
+impl Slot {
+    pub const ALL: [Slot; 4] = [
+        Slot::Reranker,
+        Slot::ClaimGraph,
+        Slot::Auditor,
+        Slot::WritePolicy,
+    ];
+
+    /// The one printed spelling: the WIT world's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::Reranker => "reranker",
+            Slot::ClaimGraph => "claim-graph",
+            Slot::Auditor => "auditor",
+            Slot::WritePolicy => "write-policy",
+        }
+    }
+
+    /// The snake-case spelling (TOML keys of old, environment variables).
+    pub fn key(self) -> &'static str {
+        match self {
+            Slot::Reranker => "reranker",
+            Slot::ClaimGraph => "claim_graph",
+            Slot::Auditor => "auditor",
+            Slot::WritePolicy => "write_policy",
+        }
+    }
+
+    /// Either spelling, any case.
+    pub fn parse(s: &str) -> Option<Slot> {
+        let s = s.trim().to_ascii_lowercase().replace('_', "-");
+        Slot::ALL.into_iter().find(|slot| slot.name() == s)
+    }
+
+    pub fn names() -> String {
+        Slot::ALL.map(Slot::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One slot's configuration: its component (unset: the embedded default, or
+/// none for the write policy, whose baseline is built in) and its limits
+/// (unset: the global `plugin_*` settings).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlotConfig {
+    pub path: Option<PathBuf>,
+    pub memory_mib: Option<i64>,
+    pub timeout_ms: Option<i64>,
+    pub instances: Option<i64>,
+}
+
+/// The `[plugins]` table. In TOML a slot is a path (`reranker =
+/// "r.wasm"`) or a table (`[plugins.reranker]` with `path`, `memory_mib`,
+/// `timeout_ms`, `instances`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginsConfig {
+    #[serde(default)]
+    pub reranker: SlotConfig,
+    #[serde(default)]
+    pub claim_graph: SlotConfig,
+    #[serde(default)]
+    pub auditor: SlotConfig,
+    #[serde(default)]
+    pub write_policy: SlotConfig,
+}
+
+impl PluginsConfig {
+    pub fn slot(&self, slot: Slot) -> &SlotConfig {
+        match slot {
+            Slot::Reranker => &self.reranker,
+            Slot::ClaimGraph => &self.claim_graph,
+            Slot::Auditor => &self.auditor,
+            Slot::WritePolicy => &self.write_policy,
+        }
+    }
+
+    pub fn slot_mut(&mut self, slot: Slot) -> &mut SlotConfig {
+        match slot {
+            Slot::Reranker => &mut self.reranker,
+            Slot::ClaimGraph => &mut self.claim_graph,
+            Slot::Auditor => &mut self.auditor,
+            Slot::WritePolicy => &mut self.write_policy,
+        }
+    }
+}
+
+/// A slot's limits, resolved: its own setting, else the global one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotLimits {
+    pub memory_mib: u64,
+    pub timeout_ms: u64,
+    pub instances: u32,
+}
 
 /// The resolved configuration.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -82,7 +183,10 @@ pub struct Config {
     pub vault_scan_max_chunk_lines: i64,
     pub plugin_timeout_ms: i64,
     pub plugin_memory_mib: i64,
-    pub plugins: PluginPaths,
+    /// Core instances, and as many memories and tables, one component may
+    /// create (componentize-py needs 14).
+    pub plugin_instances: i64,
+    pub plugins: PluginsConfig,
 }
 
 impl Default for Config {
@@ -109,8 +213,9 @@ impl Default for Config {
             vault_scan_default_chunk_lines: 200,
             vault_scan_max_chunk_lines: 2000,
             plugin_timeout_ms: 2000,
-            plugin_memory_mib: 64,
-            plugins: PluginPaths::default(),
+            plugin_memory_mib: 256,
+            plugin_instances: 64,
+            plugins: PluginsConfig::default(),
         }
     }
 }
@@ -168,6 +273,47 @@ pub fn default_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("kura").join("config.toml"))
 }
 
+/// The `[plugins]` table with every slot under its snake-case key and as a
+/// table (`reranker = "r.wasm"` becomes `reranker = { path = "r.wasm" }`).
+fn normalize_plugins(t: toml::Table) -> Result<toml::Table, String> {
+    let mut out = toml::Table::new();
+    for (k, v) in t {
+        let slot = Slot::parse(&k).ok_or_else(|| {
+            format!(
+                "[plugins] {k}: unknown plugin slot (slots: {})",
+                Slot::names()
+            )
+        })?;
+        let v = match v {
+            toml::Value::String(path) => {
+                toml::Value::Table(toml::Table::from_iter([("path".into(), path.into())]))
+            }
+            t @ toml::Value::Table(_) => t,
+            _ => {
+                return Err(format!(
+                    "[plugins] {k}: expected a component path or a table (path, memory_mib, timeout_ms, instances)"
+                ));
+            }
+        };
+        out.insert(slot.key().to_owned(), v);
+    }
+    Ok(out)
+}
+
+/// A slot's table inside the normalized `[plugins]` table.
+fn slot_table(plugins: &mut toml::Table, slot: Slot) -> &mut toml::Table {
+    let entry = plugins
+        .entry(slot.key())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if !entry.is_table() {
+        *entry = toml::Value::Table(toml::Table::new());
+    }
+    match entry {
+        toml::Value::Table(t) => t,
+        _ => unreachable!("made a table above"),
+    }
+}
+
 impl Config {
     /// Build the configuration. `file_text` is the TOML file's content (the
     /// caller reads it through `fs`), `env` looks up environment variables.
@@ -187,11 +333,17 @@ impl Config {
                 table.insert(k.to_ascii_lowercase(), v);
             }
         }
+        let file_name = || file.map(|f| f.0.to_owned()).unwrap_or_default();
         let mut plugins = match table.remove("plugins") {
-            Some(toml::Value::Table(t)) => t,
+            Some(toml::Value::Table(t)) => {
+                normalize_plugins(t).map_err(|message| ConfigError::Parse {
+                    path: file_name(),
+                    message,
+                })?
+            }
             Some(_) => {
                 return Err(ConfigError::Parse {
-                    path: file.map(|f| f.0.to_owned()).unwrap_or_default(),
+                    path: file_name(),
                     message: "`plugins` must be a table".into(),
                 });
             }
@@ -203,15 +355,34 @@ impl Config {
                 table.insert((*key).to_owned(), parse_value(&upper, *kind, &raw)?);
             }
         }
-        for slot in PLUGIN_SLOTS {
-            let upper = format!("KURA_PLUGIN_{}", slot.to_ascii_uppercase());
+        for slot in Slot::ALL {
+            let upper = format!("KURA_PLUGIN_{}", slot.key().to_ascii_uppercase());
             if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
-                plugins.insert(slot.to_owned(), toml::Value::String(raw));
+                slot_table(&mut plugins, slot).insert("path".into(), toml::Value::String(raw));
             }
         }
         for (name, raw) in &cli.values {
-            if let Some(slot) = name.strip_prefix("plugins.") {
-                plugins.insert(slot.to_owned(), toml::Value::String(raw.clone()));
+            if let Some(rest) = name.strip_prefix("plugins.") {
+                let (slot_name, field) = rest.split_once('.').unwrap_or((rest, "path"));
+                let bad = |message: String| ConfigError::Value {
+                    name: name.clone(),
+                    value: raw.clone(),
+                    message,
+                };
+                let slot = Slot::parse(slot_name).ok_or_else(|| {
+                    bad(format!("unknown plugin slot (slots: {})", Slot::names()))
+                })?;
+                let value = match field {
+                    "path" => toml::Value::String(raw.clone()),
+                    "memory_mib" | "timeout_ms" | "instances" => parse_value(name, Kind::Int, raw)?,
+                    _ => {
+                        return Err(bad(
+                            "unknown plugin setting (path, memory_mib, timeout_ms, instances)"
+                                .into(),
+                        ));
+                    }
+                };
+                slot_table(&mut plugins, slot).insert(field.to_owned(), value);
                 continue;
             }
             let Some((key, kind)) = SETTINGS.iter().find(|(k, _)| k == name) else {
@@ -269,12 +440,30 @@ impl Config {
                 "must be >= 1",
             ));
         }
-        if self.plugin_memory_mib < 1 {
-            return Err(bad(
-                "plugin_memory_mib",
-                self.plugin_memory_mib.to_string(),
-                "must be >= 1",
-            ));
+        for slot in Slot::ALL {
+            let c = self.plugins.slot(slot);
+            for (name, v) in [
+                ("plugin_memory_mib", Some(self.plugin_memory_mib)),
+                ("plugin_instances", Some(self.plugin_instances)),
+                ("memory_mib", c.memory_mib),
+                ("timeout_ms", c.timeout_ms),
+                ("instances", c.instances),
+            ] {
+                if let Some(v) = v
+                    && !(1..=u32::MAX as i64).contains(&v)
+                {
+                    let name = if name.starts_with("plugin_") {
+                        name.to_ascii_uppercase()
+                    } else {
+                        format!("plugins.{slot}.{name}")
+                    };
+                    return Err(ConfigError::Value {
+                        name,
+                        value: v.to_string(),
+                        message: "must be >= 1".into(),
+                    });
+                }
+            }
         }
         for (name, v) in [
             ("coverage_min_ratio", self.coverage_min_ratio),
@@ -285,6 +474,16 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// A slot's limits: its own settings over the global ones.
+    pub fn slot_limits(&self, slot: Slot) -> SlotLimits {
+        let c = self.plugins.slot(slot);
+        SlotLimits {
+            memory_mib: c.memory_mib.unwrap_or(self.plugin_memory_mib) as u64,
+            timeout_ms: c.timeout_ms.unwrap_or(self.plugin_timeout_ms) as u64,
+            instances: c.instances.unwrap_or(self.plugin_instances) as u32,
+        }
     }
 
     /// The state folder: configured, or the per-user cache folder.
@@ -367,9 +566,52 @@ mod tests {
             &[("plugins.write_policy", "c.wasm")],
         )
         .unwrap();
-        assert_eq!(c.plugins.reranker.as_deref(), Some(Path::new("a.wasm")));
-        assert_eq!(c.plugins.auditor.as_deref(), Some(Path::new("b.wasm")));
-        assert_eq!(c.plugins.write_policy.as_deref(), Some(Path::new("c.wasm")));
+        assert_eq!(
+            c.plugins.reranker.path.as_deref(),
+            Some(Path::new("a.wasm"))
+        );
+        assert_eq!(c.plugins.auditor.path.as_deref(), Some(Path::new("b.wasm")));
+        assert_eq!(
+            c.plugins.write_policy.path.as_deref(),
+            Some(Path::new("c.wasm"))
+        );
+    }
+
+    #[test]
+    fn slot_names_are_accepted_in_both_spellings_and_printed_in_one() {
+        for (given, slot) in [
+            ("write-policy", Slot::WritePolicy),
+            ("write_policy", Slot::WritePolicy),
+            ("Claim_Graph", Slot::ClaimGraph),
+        ] {
+            assert_eq!(Slot::parse(given), Some(slot));
+        }
+        assert_eq!(Slot::WritePolicy.to_string(), "write-policy");
+        let c = resolve(
+            Some("[plugins]\nwrite-policy = \"p.wasm\"\n[plugins.claim-graph]\npath = \"g.wasm\"\ntimeout_ms = 50"),
+            &[],
+            &[("plugins.claim-graph.memory_mib", "32")],
+        )
+        .unwrap();
+        assert_eq!(
+            c.plugins.write_policy.path.as_deref(),
+            Some(Path::new("p.wasm"))
+        );
+        assert_eq!(
+            c.slot_limits(Slot::ClaimGraph),
+            SlotLimits {
+                memory_mib: 32,
+                timeout_ms: 50,
+                instances: 64
+            }
+        );
+        assert_eq!(c.slot_limits(Slot::Reranker).timeout_ms, 2000);
+        let e = resolve(Some("[plugins]\nranker = \"x.wasm\""), &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("unknown plugin slot"), "{e}");
+        let e = resolve(None, &[], &[("plugins.reranker.fuel", "1")]).unwrap_err();
+        assert!(e.to_string().contains("unknown plugin setting"), "{e}");
+        let e = resolve(None, &[], &[("plugins.reranker.instances", "0")]).unwrap_err();
+        assert!(e.to_string().contains("plugins.reranker.instances"), "{e}");
     }
 
     #[test]

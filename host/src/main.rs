@@ -101,14 +101,14 @@ fn load_config(s: &Settings) -> Result<Config, String> {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| format!("--plugin {kv}: expected SLOT=WASM"))?;
-        let slot = k.trim().replace('-', "_");
-        if !kura::config::PLUGIN_SLOTS.contains(&slot.as_str()) {
-            return Err(format!(
+        let slot = kura::config::Slot::parse(k).ok_or_else(|| {
+            format!(
                 "--plugin {kv}: unknown slot `{k}` (slots: {})",
-                kura::config::PLUGIN_SLOTS.join(", ")
-            ));
-        }
-        o.values.insert(format!("plugins.{slot}"), v.to_owned());
+                kura::config::Slot::names()
+            )
+        })?;
+        o.values
+            .insert(format!("plugins.{}", slot.key()), v.to_owned());
     }
     let file_path = s
         .config
@@ -215,6 +215,11 @@ fn main() -> ExitCode {
             } => {
                 let config = load_config(&settings)?;
                 let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                // One call, so no reason to answer before the components load.
+                let plugins = app.plugins.clone();
+                tokio::task::spawn_blocking(move || plugins.settle(kura::plugins::LOAD_WAIT * 4))
+                    .await
+                    .map_err(|e| e.to_string())?;
                 kura::client::call_once(app, &tool, &arguments).await
             }
             Command::Index {

@@ -100,22 +100,31 @@ async fn plugin_denial_code_is_passed_through() {
 }
 
 #[tokio::test]
-async fn swapping_the_write_policy_changes_the_rules_without_a_rebuild() {
-    // The hostile component allows everything else, daily replace included.
+async fn a_swapped_policy_cannot_lift_the_baseline_rules() {
+    // The hostile component allows everything but its trap folders: the
+    // host's baseline still reserves `.system/` and keeps daily notes
+    // append-only.
     let f = Fixture::new();
     let k = hostile(&f).await;
     let r = k.call("vault_replace", json!({"path": "daily/2026-01-05.md", "find": "MCP", "replace": "Model Context Protocol"})).await;
-    assert_eq!(r.ok()["replacements"], 1);
-    // The default refuses the same call.
-    let g = Fixture::new();
-    let d = g.start().await;
-    let r = d
+    assert_eq!(r.code(), "forbidden");
+    assert_eq!(r.body["error"]["details"]["policy"], "baseline");
+    let r = k
         .call(
-            "vault_replace",
-            json!({"path": "daily/2026-01-05.md", "find": "MCP", "replace": "x"}),
+            "vault_create",
+            json!({"path": ".system/x.md", "content": "x"}),
         )
         .await;
     assert_eq!(r.code(), "forbidden");
+    assert!(!f.vault().join(".system/x.md").exists());
+    // What the baseline allows, the component still decides.
+    let r = k
+        .call(
+            "vault_create",
+            json!({"path": "notes/fine.md", "content": "x"}),
+        )
+        .await;
+    r.ok();
 }
 
 async fn start_failure(f: &Fixture, extra: &[&str]) -> String {
@@ -140,7 +149,7 @@ async fn a_file_that_is_not_a_component_is_reported_at_start() {
     )
     .await;
     assert!(
-        err.contains("write_policy") && err.contains("junk.wasm"),
+        err.contains("write-policy") && err.contains("junk.wasm"),
         "{err}"
     );
     // A core module (not a component) is refused too.
@@ -152,7 +161,7 @@ async fn a_file_that_is_not_a_component_is_reported_at_start() {
     )
     .await;
     assert!(
-        err.contains("write_policy") && err.contains("core.wasm"),
+        err.contains("write-policy") && err.contains("core.wasm"),
         "{err}"
     );
 }
@@ -175,8 +184,26 @@ async fn a_missing_component_file_is_reported_at_start() {
     let f = Fixture::new();
     let err = start_failure(&f, &["--plugin", "write_policy=/nonexistent/policy.wasm"]).await;
     assert!(
-        err.contains("write_policy") && err.contains("/nonexistent/policy.wasm"),
+        err.contains("write-policy") && err.contains("/nonexistent/policy.wasm"),
         "{err}"
+    );
+}
+
+/// The compiled components in the state folder, once `n` are there.
+fn cached_components(f: &Fixture, n: usize) -> Vec<std::path::PathBuf> {
+    let dir = f.dir.path().join("state/components");
+    for _ in 0..200 {
+        let cached: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        if cached.len() >= n {
+            return cached;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!(
+        "{n} compiled components never appeared in {}",
+        dir.display()
     );
 }
 
@@ -184,31 +211,35 @@ async fn a_missing_component_file_is_reported_at_start() {
 async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
     let f = Fixture::new();
     let k = f.start().await;
+    // A vault-only server loads the auditor (the write policy's baseline is
+    // built in).
+    let cached = cached_components(&f, 1);
     k.stop().await;
-    let dir = f.dir.path().join("state/components");
-    let cached: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    // A vault-only server loads the write policy and the auditor.
-    assert_eq!(cached.len(), 2, "{cached:?}");
+    assert_eq!(cached.len(), 1, "{cached:?}");
     assert!(
         cached
             .iter()
             .all(|c| c.extension().is_some_and(|e| e == "cwasm"))
     );
-    for c in &cached {
-        std::fs::write(c, b"damaged").unwrap();
-    }
+    let good = std::fs::read(&cached[0]).unwrap();
+    // A damaged artifact (one flipped byte: the hash no longer matches) is
+    // recompiled, never deserialized.
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0xff;
+    std::fs::write(&cached[0], &flipped).unwrap();
     let k = f.start().await;
     let r = k
-        .call("vault_create", json!({"path": "cache.md", "content": "ok"}))
+        .call(
+            "artifact_audit",
+            json!({"artifact_path": "notes/welcome.md", "source_path": "notes/welcome.md"}),
+        )
         .await;
     r.ok();
-    assert!(
-        cached
-            .iter()
-            .all(|c| std::fs::read(c).unwrap().len() > 1000),
+    k.stop().await;
+    assert_eq!(
+        std::fs::read(&cached[0]).unwrap(),
+        good,
         "the cache was rewritten"
     );
 }

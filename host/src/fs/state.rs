@@ -23,6 +23,49 @@ impl StateDir {
         })
     }
 
+    /// Another handle on the same folder (for a background thread).
+    pub fn try_clone(&self) -> io::Result<StateDir> {
+        Ok(StateDir {
+            dir: self.dir.try_clone()?,
+            path: self.path.clone(),
+        })
+    }
+
+    /// The files of `sub` (not folders): name, size and modification time;
+    /// empty when `sub` does not exist.
+    pub fn list(&self, sub: &str) -> io::Result<Vec<(String, u64, std::time::SystemTime)>> {
+        let dir = match self.dir.open_dir(sub) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for entry in dir.entries()? {
+            let entry = entry?;
+            let meta = entry.metadata()?;
+            if meta.is_file() {
+                let modified = meta
+                    .modified()
+                    .map(|t| t.into_std())
+                    .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+                out.push((
+                    entry.file_name().to_string_lossy().into_owned(),
+                    meta.len(),
+                    modified,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Remove the file `sub/name` (gone already is fine).
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        match self.dir.remove_file(name) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -32,10 +32,10 @@ use super::trace::CacheKey;
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::index::Hit;
-use crate::plugins::RerankCandidate;
 use crate::plugins::claim_graph::{
     Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph, GraphEvidence,
 };
+use crate::plugins::{RerankCandidate, Reranked};
 use crate::text::Folded;
 use crate::text::facet::{self, Facet};
 use crate::text::tokenize::{content_terms, content_units, is_cjk, query_terms};
@@ -185,6 +185,9 @@ pub enum StageUse {
     Disabled,
     /// The component failed; see `warnings`.
     Failed,
+    /// The component is still compiling (a first start after a change);
+    /// see `warnings`.
+    Pending,
     /// The time budget ran out first.
     Skipped,
 }
@@ -682,14 +685,21 @@ impl Manuals {
         tracing::debug!(target: "kura::timing", "reranker call {:.2}ms for {}", t.elapsed().as_secs_f64() * 1e3, list.len());
         match scored {
             None => (StageUse::Disabled, None),
-            Some(Err(e)) => (
+            Some(Reranked::Failed(e)) => (
                 StageUse::Failed,
                 Some(format!(
                     "late rerank skipped, first-stage order kept: {}",
                     e.message
                 )),
             ),
-            Some(Ok(scores)) => {
+            Some(Reranked::Pending) => (
+                StageUse::Pending,
+                Some(
+                    "late rerank skipped, first-stage order kept: the reranker component is still compiling"
+                        .to_owned(),
+                ),
+            ),
+            Some(Reranked::Scores(scores)) => {
                 for c in cands.iter_mut() {
                     c.score = c.base;
                     c.signals.retain(|s| *s != Signal::LateRerank);

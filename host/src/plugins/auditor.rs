@@ -1,9 +1,18 @@
 //! The auditor slot: artifact_audit's structural findings. A failure of the
-//! component is the tool's error (`plugin_failed` or `timeout`).
+//! component is the tool's error (`plugin_failed` or `timeout`). The host
+//! contains a report that breaks the contract (wit/worlds.wit): a finding's
+//! line past the artifact's end is clamped to it, messages are cut to
+//! [`MESSAGE_MAX_CHARS`], at most [`FINDINGS_MAX`] findings are kept, and
+//! citations are clipped to the source by the caller.
 
-use super::Plugins;
 use super::bindings::types::{AuditInput, FindingKind as WitKind, LineRange};
+use super::{LOAD_WAIT, Plugins, ready};
 use crate::error::{Error, Result};
+
+/// Findings kept from one report.
+pub const FINDINGS_MAX: usize = 1000;
+/// Characters kept of a finding's message.
+pub const MESSAGE_MAX_CHARS: usize = 500;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FindingKind {
@@ -38,11 +47,10 @@ pub struct AuditRequest<'a> {
 
 impl Plugins {
     pub fn audit(&self, req: &AuditRequest<'_>) -> Result<AuditReport> {
-        let Some(slot) = &self.auditor else {
+        let Some(cell) = &self.auditor else {
             return Err(Error::internal("no auditor plugin is loaded"));
         };
-        let _busy = self.busy();
-        let mut store = self.store(slot.name);
+        let loaded = ready(cell, LOAD_WAIT)?;
         let input = AuditInput {
             artifact_path: req.artifact_path.to_owned(),
             artifact: req.artifact.to_owned(),
@@ -57,29 +65,33 @@ impl Plugins {
                     .collect()
             }),
         };
-        let report = slot
-            .pre
-            .instantiate(&mut store)
-            .and_then(|inst| inst.call_audit(&mut store, &input))
-            .map_err(|e| self.call_error(slot, e))?;
+        let report = self.runtime.call(cell, &loaded, |store, pre| {
+            pre.instantiate(&mut *store)?
+                .call_audit(&mut *store, &input)
+        })?;
+        let last_line = u32::try_from(req.artifact.lines().count().max(1)).unwrap_or(u32::MAX);
         Ok(AuditReport {
             findings: report
                 .findings
                 .into_iter()
+                .take(FINDINGS_MAX)
                 .map(|f| AuditFinding {
                     kind: match f.kind {
                         WitKind::RootlessNode => FindingKind::RootlessNode,
                         WitKind::OrphanBranch => FindingKind::OrphanBranch,
                         WitKind::OneWayRef => FindingKind::OneWayRef,
                     },
-                    message: f.message,
-                    node_id: f.node_id,
-                    line: f.line,
+                    message: f.message.chars().take(MESSAGE_MAX_CHARS).collect(),
+                    node_id: f
+                        .node_id
+                        .map(|n| n.chars().take(MESSAGE_MAX_CHARS).collect()),
+                    line: f.line.clamp(1, last_line),
                 })
                 .collect(),
             cited: report
                 .cited_ranges
                 .into_iter()
+                .take(FINDINGS_MAX)
                 .map(|r| (r.start_line, r.end_line))
                 .collect(),
             node_count: report.node_count,

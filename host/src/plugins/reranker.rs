@@ -1,10 +1,14 @@
 //! The reranker slot: late-interaction scores for the top candidates of a
-//! manual search. A failure is reported to the caller, which then keeps the
-//! first-stage order and says so.
+//! manual search. The contract (wit/worlds.wit): one score per candidate,
+//! in the order given, in [0, 1]. The host contains what breaks it: a
+//! NaN, an infinity or a negative score counts as 0, a score above 1 as 1,
+//! and a list of the wrong length fails the call (the search then keeps
+//! its first-stage order and says so).
 
-use super::Plugins;
 use super::bindings::types::Candidate as WitCandidate;
-use crate::error::{Code, Error, Result};
+use super::slot::NotReady;
+use super::{Plugins, RERANK_WAIT, ready};
+use crate::error::{Code, Error};
 
 /// One candidate section as the reranker sees it.
 #[derive(Clone, Debug)]
@@ -15,17 +19,38 @@ pub struct RerankCandidate<'a> {
     pub score: f64,
 }
 
+/// What a rerank came to.
+#[derive(Debug)]
+pub enum Reranked {
+    /// One score in [0, 1] per candidate.
+    Scores(Vec<f64>),
+    /// The component is still compiling (a first start after a change).
+    Pending,
+    Failed(Error),
+}
+
+/// A component's score as the host uses it.
+pub fn contain(score: f64) -> f64 {
+    if score.is_nan() {
+        0.0
+    } else {
+        score.clamp(0.0, 1.0)
+    }
+}
+
 impl Plugins {
-    /// One score per candidate, in the order given; `None` when no reranker
-    /// is loaded.
-    pub fn rerank(
-        &self,
-        query: &str,
-        candidates: &[RerankCandidate<'_>],
-    ) -> Option<Result<Vec<f64>>> {
-        let slot = self.reranker.as_ref()?;
-        let _busy = self.busy();
-        let mut store = self.store(slot.name);
+    /// Rerank `candidates`; `None` when no reranker is loaded.
+    pub fn rerank(&self, query: &str, candidates: &[RerankCandidate<'_>]) -> Option<Reranked> {
+        let cell = self.reranker.as_ref()?;
+        let loaded = match cell.get(RERANK_WAIT) {
+            Ok(l) => l,
+            Err(NotReady::Loading) => return Some(Reranked::Pending),
+            Err(NotReady::Failed(_)) => {
+                return Some(Reranked::Failed(
+                    ready(cell, std::time::Duration::ZERO).err()?,
+                ));
+            }
+        };
         let list: Vec<WitCandidate> = candidates
             .iter()
             .map(|c| WitCandidate {
@@ -35,25 +60,40 @@ impl Plugins {
                 score: c.score,
             })
             .collect();
-        let outcome = slot
-            .pre
-            .instantiate(&mut store)
-            .and_then(|inst| inst.call_rerank(&mut store, query, &list));
+        let outcome = self.runtime.call(cell, &loaded, |store, pre| {
+            pre.instantiate(&mut *store)?
+                .call_rerank(&mut *store, query, &list)
+        });
         Some(match outcome {
-            Ok(scores) if scores.len() == candidates.len() => Ok(scores
-                .into_iter()
-                .map(|s| if s.is_finite() { s } else { 0.0 })
-                .collect()),
-            Ok(scores) => Err(Error::new(
-                Code::PluginFailed,
-                format!(
-                    "the reranker returned {} scores for {} candidates",
-                    scores.len(),
-                    candidates.len()
-                ),
-            )
-            .with("plugin", slot.name)),
-            Err(e) => Err(self.call_error(slot, e)),
+            Ok(scores) if scores.len() == candidates.len() => {
+                Reranked::Scores(scores.into_iter().map(contain).collect())
+            }
+            Ok(scores) => Reranked::Failed(
+                Error::new(
+                    Code::PluginFailed,
+                    format!(
+                        "the reranker plugin failed: it returned {} scores for {} candidates",
+                        scores.len(),
+                        candidates.len()
+                    ),
+                )
+                .with("plugin", cell.slot.name()),
+            ),
+            Err(e) => Reranked::Failed(e),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn scores_outside_the_contract_are_contained() {
+        use super::contain;
+        assert_eq!(contain(f64::NAN), 0.0);
+        assert_eq!(contain(-3.0), 0.0);
+        assert_eq!(contain(f64::NEG_INFINITY), 0.0);
+        assert_eq!(contain(f64::INFINITY), 1.0);
+        assert_eq!(contain(7.5), 1.0);
+        assert_eq!(contain(0.25), 0.25);
     }
 }

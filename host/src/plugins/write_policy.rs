@@ -1,8 +1,16 @@
-//! The write-policy slot: every vault write asks it first, and the write is
-//! refused when it denies, traps, times out or is missing (fail closed).
+//! The write policy: every vault write passes the host's baseline rules
+//! first — `.system/` reserved, `daily/` notes only created or appended to
+//! (SPEC.md "Writes"; the rules of the `kura-write-policy` crate, compiled
+//! into the host) — and then, when one is configured, the write-policy
+//! component. All must allow: a component adds refusals, it can never
+//! lift the baseline. A component that denies, traps, times out, failed to
+//! load or is still loading after [`LOAD_WAIT`] refuses the write (fail
+//! closed); reads never wait for it.
 
-use super::Plugins;
+use kura_write_policy::policy;
+
 use super::bindings::types::{DenyCode, WriteKind as WitKind, WriteRequest as WitRequest};
+use super::{LOAD_WAIT, Plugins, ready};
 use crate::error::{Code, Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,18 +31,46 @@ pub struct WriteRequest<'a> {
     pub exists: bool,
 }
 
+/// How long a denial message may be (a component's longer text is cut).
+const DENIAL_MAX_CHARS: usize = 500;
+
+fn deny_code(code: policy::Code) -> Code {
+    match code {
+        policy::Code::Forbidden => Code::Forbidden,
+        policy::Code::Conflict => Code::Conflict,
+        policy::Code::InvalidPath => Code::InvalidPath,
+    }
+}
+
+/// The host's own rules, which no configured policy can switch off.
+pub fn baseline(req: &WriteRequest<'_>) -> Result<()> {
+    let kind = match req.kind {
+        WriteKind::Create => policy::Kind::Create,
+        WriteKind::Overwrite => policy::Kind::Overwrite,
+        WriteKind::Append => policy::Kind::Append,
+        WriteKind::Replace => policy::Kind::Replace,
+        WriteKind::CopyOverwrite => policy::Kind::CopyOverwrite,
+        WriteKind::CopyAppend => policy::Kind::CopyAppend,
+    };
+    policy::check(kind, req.path, req.exists).map_err(|d| {
+        Error::new(deny_code(d.code), d.message)
+            .with("path", req.path)
+            .with("policy", "baseline")
+    })
+}
+
 impl Plugins {
-    /// Ask the write policy. Ok(()) only on an explicit allow.
+    /// Ask the baseline, then the configured policy. Ok(()) only when both
+    /// allow.
     pub fn check_write(&self, req: &WriteRequest<'_>) -> Result<()> {
-        let Some(slot) = &self.write_policy else {
-            return Err(Error::new(
-                Code::PluginFailed,
-                "no write-policy plugin is loaded; writes are refused",
-            )
-            .with("plugin", "write_policy"));
+        baseline(req)?;
+        let Some(cell) = &self.write_policy else {
+            return Ok(());
         };
-        let _busy = self.busy();
-        let mut store = self.store(slot.name);
+        let loaded = ready(cell, LOAD_WAIT).map_err(|e| {
+            tracing::warn!(path = req.path, "write refused: {}", e.message);
+            e.with("path", req.path)
+        })?;
         let request = WitRequest {
             tool: req.tool.to_owned(),
             kind: match req.kind {
@@ -48,10 +84,10 @@ impl Plugins {
             path: req.path.to_owned(),
             exists: req.exists,
         };
-        let outcome = slot
-            .pre
-            .instantiate(&mut store)
-            .and_then(|inst| inst.call_check(&mut store, &request));
+        let outcome = self.runtime.call(cell, &loaded, |store, pre| {
+            pre.instantiate(&mut *store)?
+                .call_check(&mut *store, &request)
+        });
         match outcome {
             Ok(Ok(())) => Ok(()),
             Ok(Err(denial)) => {
@@ -60,14 +96,17 @@ impl Plugins {
                     DenyCode::Conflict => Code::Conflict,
                     DenyCode::InvalidPath => Code::InvalidPath,
                 };
-                Err(Error::new(code, denial.message)
+                let mut message: String = denial.message.chars().take(DENIAL_MAX_CHARS).collect();
+                if message.len() < denial.message.len() {
+                    message.push('…');
+                }
+                Err(Error::new(code, message)
                     .with("path", req.path)
-                    .with("policy", slot.source.to_string()))
+                    .with("policy", loaded.source.to_string()))
             }
             Err(e) => {
-                let err = self.call_error(slot, e);
-                tracing::warn!(path = req.path, "write refused: {}", err.message);
-                Err(err.with("path", req.path))
+                tracing::warn!(path = req.path, "write refused: {}", e.message);
+                Err(e.with("path", req.path))
             }
         }
     }
