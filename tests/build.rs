@@ -11,6 +11,15 @@ fn main() {
     // The default reranker as a file, to configure it like a user's own.
     let path = build_guest("kura-reranker", &["components/reranker", "text"]);
     println!("cargo:rustc-env=KURA_TEST_RERANKER_WASM={}", path.display());
+    // The Rust twin of the Python and JavaScript example rerankers.
+    let path = build_guest(
+        "kura-example-reranker",
+        &["components/examples/rust-reranker"],
+    );
+    println!(
+        "cargo:rustc-env=KURA_TEST_EXAMPLE_RERANKER_WASM={}",
+        path.display()
+    );
     // The default auditor as a file, to swap it in by configuration.
     let path = build_guest("kura-auditor", &["components/auditor", "text"]);
     println!("cargo:rustc-env=KURA_TEST_AUDITOR_WASM={}", path.display());

@@ -51,10 +51,52 @@ enum Command {
         #[arg(long)]
         project: Option<String>,
     },
+    /// Inspect, check and precompile plugin components, or start a new one.
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(kura::bench::BenchArgs),
     /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
     Eval(kura::eval::EvalArgs),
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// What each slot serves with the current configuration: source, size,
+    /// hash, world, compiled or not, limits.
+    List {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Check a component: its world, its imports, compile time, what it
+    /// needs to instantiate, and a call on sample input.
+    Check {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The slot to check it for (default: found from its exports).
+        #[arg(long)]
+        slot: Option<String>,
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Compile the configured components into the cache now, so the next
+    /// start loads them in milliseconds.
+    Precompile {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Write a ready-to-build component for a slot in a language.
+    New {
+        /// rust, python or js.
+        #[arg(long)]
+        lang: String,
+        /// reranker, claim-graph, auditor or write-policy.
+        slot: String,
+        /// The folder to create (must not exist, or be empty).
+        dir: PathBuf,
+    },
 }
 
 #[derive(ClapArgs, Clone, Default)]
@@ -129,6 +171,106 @@ fn load_config(s: &Settings) -> Result<Config, String> {
     Config::resolve(file, |k| std::env::var(k).ok(), &o).map_err(|e| e.to_string())
 }
 
+fn parse_slot(s: &str) -> Result<kura::config::Slot, String> {
+    kura::config::Slot::parse(s).ok_or_else(|| {
+        format!(
+            "unknown slot `{s}` (slots: {})",
+            kura::config::Slot::names()
+        )
+    })
+}
+
+/// The state folder of a configuration, when it can be opened.
+fn state_of(config: &Config) -> Option<kura::fs::StateDir> {
+    config
+        .state_dir()
+        .and_then(|p| kura::fs::StateDir::open(&p).ok())
+}
+
+/// `kura plugins ...`: reports on stdout; a failed check exits non-zero.
+fn plugins(command: PluginsCommand) -> Result<(), String> {
+    use kura::plugins::check;
+    match command {
+        PluginsCommand::List { settings } => {
+            let config = load_config(&settings)?;
+            let state = state_of(&config);
+            println!(
+                "{:<13} {:>9}  {:<16}  {:<15}  {:<28}  source",
+                "slot (world)", "size", "blake3", "compiled", "memory / deadline / instances"
+            );
+            for l in check::list(&config, state.as_ref())? {
+                let limits = format!(
+                    "{} MiB / {} ms / {}",
+                    l.limits.memory_bytes >> 20,
+                    l.limits.timeout.as_millis(),
+                    l.limits.instances
+                );
+                println!(
+                    "{:<13} {:>9}  {:<16}  {:<15}  {:<28}  {}",
+                    l.slot.name(),
+                    l.size
+                        .map(|s| format!("{:.1} MiB", s as f64 / (1 << 20) as f64))
+                        .unwrap_or_else(|| "-".into()),
+                    l.hash.unwrap_or_else(|| "-".into()),
+                    l.compiled,
+                    limits,
+                    l.source
+                );
+            }
+            Ok(())
+        }
+        PluginsCommand::Check {
+            file,
+            slot,
+            settings,
+        } => {
+            let config = load_config(&settings)?;
+            let slot = slot.as_deref().map(parse_slot).transpose()?;
+            let report = check::check(&file, slot, &config);
+            print!("{report}");
+            if report.ok() {
+                Ok(())
+            } else {
+                Err(format!("{} did not pass the check", file.display()))
+            }
+        }
+        PluginsCommand::Precompile { settings } => {
+            let config = load_config(&settings)?;
+            let state = state_of(&config);
+            if state.is_none() {
+                return Err("no usable state folder: set STATE_DIR or --state-dir".into());
+            }
+            let mut failed = false;
+            for (slot, outcome) in check::precompile(&config, state.as_ref()) {
+                match outcome {
+                    Ok(said) => println!("{:<13} {said}", slot.name()),
+                    Err(e) => {
+                        failed = true;
+                        println!("{:<13} error: {e}", slot.name());
+                    }
+                }
+            }
+            if failed {
+                Err("some components could not be loaded".into())
+            } else {
+                Ok(())
+            }
+        }
+        PluginsCommand::New { lang, slot, dir } => {
+            let slot = parse_slot(&slot)?;
+            let written = kura::plugins::template::write(&lang, slot, &dir)?;
+            for f in &written {
+                println!("wrote {}", f.display());
+            }
+            println!(
+                "{}",
+                kura::plugins::template::next_steps(&lang, slot, &dir)?
+            );
+            Ok(())
+        }
+    }
+}
+
 /// `kura index`: one progress bar per domain on stderr, figures on stdout.
 fn index(app: &kura::app::App, full: bool, project: Option<&str>) -> Result<(), String> {
     use indicatif::{ProgressBar, ProgressStyle};
@@ -171,15 +313,21 @@ fn index(app: &kura::app::App, full: bool, project: Option<&str>) -> Result<(), 
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // `kura plugins` reports on stdout; what the components log during its
+    // sample calls is noise there unless asked for with RUST_LOG.
+    let default_filter = match cli.command {
+        Command::Plugins { .. } => "kura=warn",
+        _ => "kura=info",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "kura=info".into()),
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .init();
-    let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -233,6 +381,9 @@ fn main() -> ExitCode {
                     .await
                     .map_err(|e| e.to_string())?
             }
+            Command::Plugins { command } => tokio::task::spawn_blocking(move || plugins(command))
+                .await
+                .map_err(|e| e.to_string())?,
             Command::Bench(args) => kura::bench::run(args).await.map_err(|e| e.to_string()),
             Command::Eval(args) => tokio::task::spawn_blocking(move || kura::eval::run(args))
                 .await

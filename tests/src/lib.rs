@@ -15,6 +15,8 @@ use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService, ServiceErro
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
+pub mod toolchain;
+
 /// The path of the built `kura` binary (same profile as these tests).
 pub fn kura_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
@@ -39,6 +41,11 @@ pub fn reranker_wasm() -> PathBuf {
 /// A copy of the default auditor component, built for the tests.
 pub fn auditor_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_AUDITOR_WASM"))
+}
+
+/// The Rust example reranker (`components/examples/rust-reranker`).
+pub fn rust_reranker_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_EXAMPLE_RERANKER_WASM"))
 }
 
 /// Where the hostile write-policy component was built.
@@ -231,8 +238,17 @@ pub fn command(args: &[String]) -> tokio::process::Command {
 
 impl Kura {
     pub async fn start(args: Vec<String>, mode: ClientLifecycleMode) -> Kura {
+        Kura::start_logging(args, mode, std::process::Stdio::null()).await
+    }
+
+    /// Start with kura's stderr (its log) going to `stderr`.
+    pub async fn start_logging(
+        args: Vec<String>,
+        mode: ClientLifecycleMode,
+        stderr: std::process::Stdio,
+    ) -> Kura {
         let (transport, _) = TokioChildProcess::builder(command(&args))
-            .stderr(std::process::Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("spawn kura");
         let client = ().serve_with_lifecycle(transport, mode).await.expect("MCP handshake");

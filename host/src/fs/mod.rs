@@ -493,6 +493,28 @@ pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Create `dir` (or take it when it exists and is empty) and write `files`
+/// (relative paths) into it; refuses to touch a folder that holds anything.
+pub fn write_new_tree(dir: &Path, files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    if std::fs::read_dir(dir)?.next().is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "the folder is not empty; choose a new one",
+        ));
+    }
+    let mut written = Vec::new();
+    for (rel, text) in files {
+        let path = dir.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(&path, text)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
 /// Write embedded files (relative paths) below `dest`, creating folders.
 pub fn materialize(dest: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
     for (rel, bytes) in files {

@@ -20,13 +20,14 @@
 mod auditor;
 pub mod bindings;
 pub mod cache;
-
+pub mod check;
 pub mod claim_graph;
 pub mod inspect;
 pub mod limits;
 mod output;
 mod reranker;
 mod slot;
+pub mod template;
 mod write_policy;
 
 use std::sync::{Arc, Condvar, Mutex};

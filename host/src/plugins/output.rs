@@ -116,6 +116,15 @@ impl AsyncWrite for Captured {
 /// panic's message, a JS `Error: ...`), else the first line of the trap.
 /// Stack frames, `note:` lines and tracebacks' headers are skipped.
 pub fn reason(trap: &str, printed: &str) -> String {
+    // A Python traceback ends with the exception, whatever the runtime
+    // prints after it.
+    if let Some((_, after)) = printed.rsplit_once("Traceback (most recent call last):")
+        && let Some(exception) = after
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.starts_with(char::is_whitespace))
+    {
+        return clip(exception.trim_end(), 300);
+    }
     let said = printed.lines().rev().map(str::trim_end).find(|l| {
         let t = l.trim_start();
         !t.is_empty()
@@ -159,7 +168,7 @@ mod tests {
 
     #[test]
     fn the_reason_is_the_components_last_word() {
-        let py = "Traceback (most recent call last):\n  File \"app.py\", line 9, in rerank\n    raise ValueError('no candidates')\nValueError: no candidates\n";
+        let py = "Traceback (most recent call last):\n  File \"app.py\", line 9, in rerank\n    raise ValueError('no candidates')\nValueError: no candidates\nthread '<unnamed>' (1) panicked at runtime/src/lib.rs:1280:25:\nPython function threw an unexpected exception\n";
         assert_eq!(
             reason("wasm trap: unreachable\nbacktrace...", py),
             "ValueError: no candidates"

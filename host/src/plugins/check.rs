@@ -1,0 +1,536 @@
+//! `kura plugins`: what a plugin author and an operator ask of a component
+//! before trusting it — `check` (world, imports, compile, what it needs,
+//! a sample call), `list` (what each slot serves) and `precompile` (fill
+//! the cache, so the next start loads in milliseconds).
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::slot::{Cell, World};
+use super::{
+    Limits, Plugins, RerankCandidate, Reranked, Runtime, Source, Wasm, WriteKind, WriteRequest,
+    bindings, cache, embedded, inspect,
+};
+use crate::config::{Config, Slot};
+use crate::fs::StateDir;
+
+/// One line of a report: a label and what was found; `ok` false marks a
+/// problem.
+#[derive(Clone, Debug)]
+pub struct Line {
+    pub label: &'static str,
+    pub text: String,
+    pub ok: bool,
+}
+
+/// What `check` found, line by line, and whether the component passes.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub lines: Vec<Line>,
+}
+
+impl Report {
+    fn push(&mut self, label: &'static str, text: impl Into<String>) {
+        self.lines.push(Line {
+            label,
+            text: text.into(),
+            ok: true,
+        });
+    }
+
+    fn fail(&mut self, label: &'static str, text: impl Into<String>) {
+        self.lines.push(Line {
+            label,
+            text: text.into(),
+            ok: false,
+        });
+    }
+
+    pub fn ok(&self) -> bool {
+        self.lines.iter().all(|l| l.ok)
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for l in &self.lines {
+            let mark = if l.ok { "" } else { "error: " };
+            writeln!(f, "{:<12} {mark}{}", l.label, l.text)?;
+        }
+        Ok(())
+    }
+}
+
+fn mib(bytes: usize) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+/// Check a component file for a slot (found from its exports when `slot`
+/// is `None`), under the limits `config` gives that slot.
+pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
+    let mut r = Report::default();
+    let bytes = match crate::fs::read_operator_file(path) {
+        Ok(b) => b,
+        Err(e) => {
+            r.fail("component", format!("{}: {e}", path.display()));
+            return r;
+        }
+    };
+    r.push(
+        "component",
+        format!(
+            "{} ({}, blake3 {})",
+            path.display(),
+            mib(bytes.len()),
+            &blake3::hash(&bytes).to_hex()[..16]
+        ),
+    );
+    let outline = match inspect::outline(&bytes) {
+        Ok(o) => o,
+        Err(e) => {
+            r.fail("outline", e);
+            return r;
+        }
+    };
+    let Some(slot) = slot.or_else(|| outline.slot()) else {
+        r.fail(
+            "world",
+            format!(
+                "exports none of the slots' functions (reranker: rerank, claim-graph: build, auditor: audit, write-policy: check); it exports: {}",
+                outline.exports.join(", ")
+            ),
+        );
+        return r;
+    };
+    r.push(
+        "world",
+        format!("{slot} (exports: {})", outline.exports.join(", ")),
+    );
+    let interfaces: Vec<&str> = outline
+        .imports
+        .iter()
+        .map(String::as_str)
+        .filter(|i| i.contains(':'))
+        .collect();
+    match outline.check(slot) {
+        Ok(()) => r.push(
+            "imports",
+            format!(
+                "{} interfaces, all provided ({})",
+                interfaces.len(),
+                interfaces.join(", ")
+            ),
+        ),
+        Err(e) => {
+            r.fail("imports", e);
+            return r;
+        }
+    }
+    let limits = Limits::new(slot, config.slot_limits(slot));
+    let wasm = Wasm {
+        slot,
+        source: Source::File(path.to_owned()),
+        bytes,
+        outline,
+    };
+    match slot {
+        Slot::Reranker => {
+            run::<bindings::reranker::RerankerPre<super::State>>(&mut r, &wasm, limits)
+        }
+        Slot::ClaimGraph => {
+            run::<bindings::claim_graph::ClaimGraphPre<super::State>>(&mut r, &wasm, limits)
+        }
+        Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(&mut r, &wasm, limits),
+        Slot::WritePolicy => {
+            run::<bindings::write_policy::WritePolicyPre<super::State>>(&mut r, &wasm, limits)
+        }
+    }
+    r
+}
+
+/// How a world's sample call is made (through the same code as kura's
+/// own calls).
+trait Sample: World + Sized {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>);
+    fn sample(p: &Plugins) -> Result<String, String>;
+}
+
+fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
+    let runtime = match Runtime::new(None) {
+        Ok(rt) => rt,
+        Err(e) => {
+            r.fail("engine", e.message);
+            return;
+        }
+    };
+    let t = Instant::now();
+    let artifact = match runtime.engine.precompile_component(&wasm.bytes) {
+        Ok(a) => a,
+        Err(e) => {
+            r.fail(
+                "compile",
+                format!("not a loadable component: {}", e.root_cause()),
+            );
+            return;
+        }
+    };
+    let compile = t.elapsed();
+    let t = Instant::now();
+    // SAFETY: these bytes were produced just now by this engine.
+    let loaded = unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) };
+    let deserialize = t.elapsed();
+    r.push(
+        "compile",
+        format!(
+            "{} (artifact {}; loading it from the cache takes {})",
+            ms(compile),
+            mib(artifact.len()),
+            ms(deserialize)
+        ),
+    );
+    let component = match loaded {
+        Ok(c) => c,
+        Err(e) => {
+            r.fail("compile", e.to_string());
+            return;
+        }
+    };
+    let pre = match runtime.link::<P>(&component) {
+        Ok(p) => p,
+        Err(e) => {
+            r.fail("link", e);
+            return;
+        }
+    };
+    let t = Instant::now();
+    let used = match runtime.probe(wasm.slot, &limits, pre.instance_pre()) {
+        Ok(u) => u,
+        Err(e) => {
+            r.fail("instantiate", e);
+            return;
+        }
+    };
+    let instantiate = t.elapsed();
+    let needed = (1..=limits.instances).find(|n| {
+        let mut l = limits;
+        l.instances = *n;
+        runtime.probe(wasm.slot, &l, pre.instance_pre()).is_ok()
+    });
+    r.push(
+        "instantiate",
+        format!(
+            "{} per call; needs {} core instances (limit {}), {} memories, {} tables; memory at start {} (limit {} per memory)",
+            ms(instantiate),
+            needed.map_or("?".into(), |n| n.to_string()),
+            limits.instances,
+            used.memories,
+            used.tables,
+            mib(used.peak_memory),
+            mib(limits.memory_bytes),
+        ),
+    );
+    let cell = Arc::new(Cell::new(wasm.slot, limits, wasm.source.clone()));
+    cell.settle(Ok(super::Loaded {
+        pre,
+        source: wasm.source.clone(),
+        hash: blake3::hash(&wasm.bytes).to_hex().to_string(),
+        size: wasm.bytes.len(),
+        origin: cache::Origin::Compiled,
+        load_time: compile,
+    }));
+    let mut plugins = Plugins {
+        runtime,
+        write_policy: None,
+        reranker: None,
+        claim_graph: None,
+        auditor: None,
+    };
+    P::put(&mut plugins, cell);
+    let mut times = Vec::new();
+    let mut last = Ok(String::new());
+    for _ in 0..20 {
+        let t = Instant::now();
+        last = P::sample(&plugins);
+        times.push(t.elapsed());
+        if last.is_err() {
+            break;
+        }
+    }
+    times.sort();
+    match last {
+        Ok(what) => r.push(
+            "sample call",
+            format!(
+                "ok: {what}; median {} per call including instantiation (n={}, deadline {} ms)",
+                ms(times[times.len() / 2]),
+                times.len(),
+                limits.timeout.as_millis()
+            ),
+        ),
+        Err(e) => r.fail("sample call", e),
+    }
+}
+
+/// 200 candidates of ~500 bytes, as manual_find sends them.
+pub fn sample_candidates() -> Vec<(String, String, String)> {
+    (0..200)
+        .map(|i| {
+            (
+                format!("guide/page-{i}.md#1"),
+                format!("ガイド > 算出プロパティ {i}"),
+                format!(
+                    "算出プロパティはリアクティブな依存関係にもとづいてキャッシュされます。Computed properties are cached based on their reactive dependencies (section {i}). メソッドは再レンダリングのたびに実行されます。"
+                ),
+            )
+        })
+        .collect()
+}
+
+impl Sample for bindings::reranker::RerankerPre<super::State> {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>) {
+        p.reranker = Some(cell);
+    }
+
+    fn sample(p: &Plugins) -> Result<String, String> {
+        let owned = sample_candidates();
+        let list: Vec<RerankCandidate<'_>> = owned
+            .iter()
+            .map(|(id, heading, text)| RerankCandidate {
+                id: id.clone(),
+                heading,
+                text,
+                score: 1.0,
+            })
+            .collect();
+        match p.rerank("算出プロパティ キャッシュ computed cache", &list) {
+            Some(Reranked::Scores(s)) => {
+                let lo = s.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                Ok(format!(
+                    "rerank of {} candidates gave scores in [{lo:.3}, {hi:.3}]",
+                    s.len()
+                ))
+            }
+            Some(Reranked::Failed(e)) => Err(e.message),
+            Some(Reranked::Pending) | None => Err("the reranker did not load".into()),
+        }
+    }
+}
+
+impl Sample for bindings::claim_graph::ClaimGraphPre<super::State> {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>) {
+        p.claim_graph = Some(cell);
+    }
+
+    fn sample(p: &Plugins) -> Result<String, String> {
+        let owned = sample_candidates();
+        let evidences: Vec<super::claim_graph::GraphEvidence<'_>> = owned
+            .iter()
+            .take(10)
+            .enumerate()
+            .map(
+                |(i, (_, heading, text))| super::claim_graph::GraphEvidence {
+                    evidence_id: format!("e{}", i + 1),
+                    manual_id: "sample",
+                    path: "guide/computed.md",
+                    start_line: 1 + 10 * i as u64,
+                    heading,
+                    text,
+                    score: 1.0 - i as f64 / 10.0,
+                    signals: vec!["heading".into()],
+                },
+            )
+            .collect();
+        let facets = [kura_text::facet::Facet::Definition];
+        match p.claim_graph("算出プロパティとは", &facets, &evidences) {
+            Some(Ok(g)) => Ok(format!(
+                "build over 10 evidences gave {} claims, {} edges, {} facets",
+                g.claims.len(),
+                g.edges.len(),
+                g.facets.len()
+            )),
+            Some(Err(e)) => Err(e.message),
+            None => Err("the claim graph did not load".into()),
+        }
+    }
+}
+
+impl Sample for bindings::auditor::AuditorPre<super::State> {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>) {
+        p.auditor = Some(cell);
+    }
+
+    fn sample(p: &Plugins) -> Result<String, String> {
+        let artifact = "# Summary\n\n- Computed properties are cached (L1-L3)\n  - Methods run on every render (L4-L6)\n- An orphan claim\n";
+        let req = super::AuditRequest {
+            artifact_path: "notes/summary.md",
+            artifact,
+            source_path: "sources/computed.md",
+            source_lines: 40,
+            cited: None,
+        };
+        p.audit(&req)
+            .map(|a| {
+                format!(
+                    "audit of a 5-line artifact gave {} findings, {} nodes, {} citations",
+                    a.findings.len(),
+                    a.node_count,
+                    a.cited.len()
+                )
+            })
+            .map_err(|e| e.message)
+    }
+}
+
+impl Sample for bindings::write_policy::WritePolicyPre<super::State> {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>) {
+        p.write_policy = Some(cell);
+    }
+
+    fn sample(p: &Plugins) -> Result<String, String> {
+        let asks = [
+            (WriteKind::Create, "notes/new.md", false),
+            (WriteKind::Overwrite, "notes/old.md", true),
+            (WriteKind::Append, "daily/2026-01-05.md", true),
+            (WriteKind::Create, "archive/x.md", false),
+        ];
+        let mut said = Vec::new();
+        for (kind, path, exists) in asks {
+            let req = WriteRequest {
+                tool: "kura plugins check",
+                kind,
+                path,
+                exists,
+            };
+            let verdict = match p.check_write(&req) {
+                Ok(()) => "allow".to_owned(),
+                Err(e)
+                    if matches!(
+                        e.code,
+                        crate::error::Code::PluginFailed | crate::error::Code::Timeout
+                    ) =>
+                {
+                    return Err(e.message);
+                }
+                Err(e) => format!("deny {}", e.code.as_str()),
+            };
+            said.push(format!("{kind:?} {path}: {verdict}"));
+        }
+        Ok(said.join(", "))
+    }
+}
+
+/// One slot as `kura plugins list` shows it.
+pub struct Listed {
+    pub slot: Slot,
+    pub source: String,
+    pub size: Option<usize>,
+    pub hash: Option<String>,
+    pub compiled: &'static str,
+    pub limits: Limits,
+}
+
+/// The component each slot would serve with this configuration.
+pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, String> {
+    let runtime = Runtime::new(None).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for slot in Slot::ALL {
+        let limits = Limits::new(slot, config.slot_limits(slot));
+        let (source, bytes) = match (&config.plugins.slot(slot).path, embedded(slot)) {
+            (Some(p), _) => (
+                p.display().to_string(),
+                crate::fs::read_operator_file(p).map_err(|e| format!("{}: {e}", p.display()))?,
+            ),
+            (None, Some(b)) => ("embedded default".to_owned(), b.to_vec()),
+            (None, None) => {
+                out.push(Listed {
+                    slot,
+                    source: "baseline rules only (built in)".into(),
+                    size: None,
+                    hash: None,
+                    compiled: "-",
+                    limits,
+                });
+                continue;
+            }
+        };
+        let hash = blake3::hash(&bytes);
+        let compiled = match state {
+            Some(s) if cache::has(s, &runtime.engine, &hash) => "cached",
+            Some(_) => "not yet",
+            None => "no state folder",
+        };
+        out.push(Listed {
+            slot,
+            source,
+            size: Some(bytes.len()),
+            hash: Some(hash.to_hex()[..16].to_owned()),
+            compiled,
+            limits,
+        });
+    }
+    Ok(out)
+}
+
+/// Compile every component this configuration uses into the cache (and
+/// prove each instantiates): one line per slot.
+pub fn precompile(
+    config: &Config,
+    state: Option<&StateDir>,
+) -> Vec<(Slot, Result<String, String>)> {
+    let runtime = match Runtime::new(state.and_then(|s| s.try_clone().ok())) {
+        Ok(rt) => rt,
+        Err(e) => return vec![(Slot::Reranker, Err(e.to_string()))],
+    };
+    let mut out = Vec::new();
+    for slot in Slot::ALL {
+        let source = match &config.plugins.slot(slot).path {
+            Some(p) => Source::File(p.clone()),
+            None if embedded(slot).is_some() => Source::Embedded,
+            None => continue,
+        };
+        let limits = Limits::new(slot, config.slot_limits(slot));
+        let outcome = Wasm::read(slot, source)
+            .map_err(|e| e.message)
+            .and_then(|wasm| {
+                let said = |l: super::Summary| {
+                    format!("{} in {} ({})", l.origin, ms(l.load_time), mib(l.size))
+                };
+                match slot {
+                    Slot::Reranker => prepared::<bindings::reranker::RerankerPre<super::State>>(
+                        &runtime, &wasm, &limits,
+                    ),
+                    Slot::ClaimGraph => prepared::<
+                        bindings::claim_graph::ClaimGraphPre<super::State>,
+                    >(&runtime, &wasm, &limits),
+                    Slot::Auditor => prepared::<bindings::auditor::AuditorPre<super::State>>(
+                        &runtime, &wasm, &limits,
+                    ),
+                    Slot::WritePolicy => prepared::<
+                        bindings::write_policy::WritePolicyPre<super::State>,
+                    >(&runtime, &wasm, &limits),
+                }
+                .map(said)
+            });
+        out.push((slot, outcome));
+    }
+    out
+}
+
+fn prepared<P: World>(
+    rt: &Runtime,
+    wasm: &Wasm,
+    limits: &Limits,
+) -> Result<super::Summary, String> {
+    rt.prepare::<P>(wasm, limits).map(|l| super::Summary {
+        hash: l.hash,
+        size: l.size,
+        origin: l.origin,
+        load_time: l.load_time,
+    })
+}

@@ -1,0 +1,219 @@
+//! The guest toolchains a plugin author uses, installed from the package
+//! registries on first use and cached under `target/toolchains/`:
+//! componentize-py (a Python virtual environment) and componentize-js (an
+//! npm prefix). Examples are built with them exactly as `docs/plugins.md`
+//! says, into `target/examples/`. A file lock makes concurrent test
+//! processes install once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{kura_bin, workspace};
+
+/// The versions the guide documents.
+pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
+pub const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
+
+/// `target/` (beside the profile folder of the kura binary).
+fn target() -> PathBuf {
+    kura_bin()
+        .parent()
+        .and_then(Path::parent)
+        .expect("target folder")
+        .to_path_buf()
+}
+
+/// Run `install` once for `name` (marker file), under a file lock.
+fn installed(name: &str, marker: &str, install: impl FnOnce(&Path)) -> PathBuf {
+    let dir = target().join("toolchains").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = std::fs::File::create(dir.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let done = dir.join(format!(
+        ".installed-{}",
+        marker.replace(['/', '@', '=', '<', '>'], "_")
+    ));
+    if !done.exists() {
+        install(&dir);
+        std::fs::write(&done, b"").unwrap();
+    }
+    dir
+}
+
+fn run(cmd: &mut Command, what: &str) {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The `componentize-py` command.
+pub fn componentize_py() -> PathBuf {
+    let dir = installed("componentize-py", COMPONENTIZE_PY, |dir| {
+        let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
+        run(
+            Command::new(python)
+                .args(["-m", "venv"])
+                .arg(dir.join("venv")),
+            "python3 -m venv",
+        );
+        run(
+            Command::new(dir.join("venv/bin/python")).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                COMPONENTIZE_PY,
+            ]),
+            "pip install componentize-py",
+        );
+    });
+    dir.join("venv/bin/componentize-py")
+}
+
+/// The `componentize-js` command.
+pub fn componentize_js() -> PathBuf {
+    let dir = installed("componentize-js", COMPONENTIZE_JS, |dir| {
+        std::fs::write(dir.join("package.json"), "{\"private\": true}\n").unwrap();
+        run(
+            Command::new("npm").current_dir(dir).args([
+                "install",
+                "--silent",
+                "--no-audit",
+                "--no-fund",
+                COMPONENTIZE_JS,
+            ]),
+            "npm install componentize-js",
+        );
+    });
+    dir.join("node_modules/.bin/componentize-js")
+}
+
+/// Where built examples go.
+pub fn out(name: &str) -> PathBuf {
+    let dir = target().join("examples");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}.wasm"))
+}
+
+/// Build a Python component: `componentize-py -d WIT -w WORLD componentize
+/// MODULE -o OUT`, run in `dir`.
+pub fn build_python(dir: &Path, world: &str, module: &str, wasm: &Path) {
+    run(
+        Command::new(componentize_py())
+            .current_dir(dir)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .arg("-d")
+            .arg(workspace().join("wit"))
+            .args(["-w", world, "componentize", module, "-o"])
+            .arg(wasm),
+        &format!("componentize-py {}", dir.display()),
+    );
+}
+
+/// Build a JavaScript component: `componentize-js SOURCE --wit WIT -n WORLD
+/// [FLAGS] -o OUT`, run in `dir` (it wants the source path relative).
+pub fn build_js(dir: &Path, source: &str, world: &str, flags: &[&str], wasm: &Path) {
+    run(
+        Command::new(componentize_js())
+            .current_dir(dir)
+            .arg(source)
+            .arg("--wit")
+            .arg(workspace().join("wit"))
+            .args(["-n", world])
+            .args(flags)
+            .arg("-o")
+            .arg(wasm),
+        &format!("componentize-js {}", dir.display()),
+    );
+}
+
+/// The example of `components/examples/NAME`, built once per test process.
+pub fn example(name: &str) -> PathBuf {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let built = BUILT.get_or_init(Default::default);
+    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = built.get(name) {
+        return p.clone();
+    }
+    let folder = name.strip_suffix("-http").unwrap_or(name);
+    let dir = ["components/examples", "fixtures/components"]
+        .iter()
+        .map(|d| workspace().join(d).join(folder))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| panic!("no example {name}"));
+    let wasm = out(name);
+    let http = ["-d", "http", "fetch-event"];
+    match name {
+        "python-reranker" | "python-raises" => build_python(&dir, "reranker", "app", &wasm),
+        "js-reranker" => build_js(&dir, "reranker.js", "reranker", &http, &wasm),
+        "js-write-policy" => build_js(&dir, "policy.js", "write-policy", &http, &wasm),
+        // The same policy as componentize-js builds it by default: with the
+        // `wasi:http` imports kura does not provide.
+        "js-write-policy-http" => build_js(&dir, "policy.js", "write-policy", &[], &wasm),
+        _ => panic!("no example {name}"),
+    }
+    built.insert(name.to_owned(), wasm.clone());
+    wasm
+}
+
+/// Build a folder written by `kura plugins new --lang LANG SLOT DIR` with
+/// the command its README gives; returns the component.
+pub fn build_template(lang: &str, slot: &str, dir: &Path) -> PathBuf {
+    let wasm = dir.join(format!("{slot}.wasm"));
+    match lang {
+        "python" => {
+            run(
+                Command::new(componentize_py())
+                    .current_dir(dir)
+                    .env("PYTHONDONTWRITEBYTECODE", "1")
+                    .args(["-d", "wit", "-w", slot, "componentize", "app", "-o"])
+                    .arg(&wasm),
+                &format!("componentize-py template {slot}"),
+            );
+        }
+        "js" => {
+            run(
+                Command::new(componentize_js())
+                    .current_dir(dir)
+                    .args(["component.js", "--wit", "wit", "-n", slot])
+                    .args(["-d", "http", "fetch-event", "-o"])
+                    .arg(&wasm),
+                &format!("componentize-js template {slot}"),
+            );
+        }
+        "rust" => {
+            // One target folder for every template: wit-bindgen is built once.
+            let target_dir = target().join("toolchains/rust-templates");
+            let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+            cmd.current_dir(dir)
+                .args([
+                    "build",
+                    "--release",
+                    "--target",
+                    "wasm32-wasip2",
+                    "--target-dir",
+                ])
+                .arg(&target_dir);
+            for var in [
+                "RUSTFLAGS",
+                "CARGO_ENCODED_RUSTFLAGS",
+                "CARGO_BUILD_TARGET",
+                "CARGO_MAKEFLAGS",
+            ] {
+                cmd.env_remove(var);
+            }
+            run(&mut cmd, &format!("cargo build template {slot}"));
+            let name = format!("kura_{}_plugin.wasm", slot.replace('-', "_"));
+            std::fs::copy(target_dir.join("wasm32-wasip2/release").join(name), &wasm).unwrap();
+        }
+        _ => panic!("no language {lang}"),
+    }
+    wasm
+}
