@@ -312,6 +312,50 @@ impl Kura {
         }
     }
 
+    /// manual_find (no cache) once the reranker has loaded: a first start
+    /// compiles it in the background, and until then the answer says
+    /// `late_rerank: "pending"`.
+    pub async fn find_reranked(&self, query: &str) -> Value {
+        for _ in 0..480 {
+            let r = self
+                .call(
+                    "manual_find",
+                    serde_json::json!({"query": query, "use_cache": false}),
+                )
+                .await
+                .ok()
+                .clone();
+            if r["applied"]["late_rerank"] != "pending" {
+                return r;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+        panic!("the reranker never loaded");
+    }
+
+    /// The ranked candidates of a manual_find answer: (path, start line,
+    /// score to six places).
+    pub async fn ranking(&self, found: &Value) -> Vec<(String, u64, String)> {
+        let r = self
+            .call(
+                "manual_hits",
+                serde_json::json!({"trace_id": found["trace_id"], "kind": "candidates", "limit": 1000}),
+            )
+            .await;
+        r.ok()["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                (
+                    i["ref"]["path"].as_str().unwrap().to_owned(),
+                    i["ref"]["start_line"].as_u64().unwrap(),
+                    format!("{:.6}", i["score"].as_f64().unwrap()),
+                )
+            })
+            .collect()
+    }
+
     pub async fn stop(self) {
         let _ = self.client.cancel().await;
     }

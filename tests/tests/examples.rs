@@ -31,45 +31,6 @@ fn plugin(slot: &str, wasm: &Path) -> String {
     format!("{slot}={}", wasm.display())
 }
 
-/// manual_find once the reranker has loaded (the first start compiles it
-/// in the background: until then the answer says `pending`).
-async fn find_reranked(k: &Kura) -> Value {
-    for _ in 0..480 {
-        let r = k
-            .call("manual_find", json!({"query": QUERY, "use_cache": false}))
-            .await
-            .ok()
-            .clone();
-        if r["applied"]["late_rerank"] != "pending" {
-            return r;
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    panic!("the reranker never loaded");
-}
-
-/// The ranked candidates of a search: (path, start line, score).
-async fn ranking(k: &Kura, found: &Value) -> Vec<(String, u64, String)> {
-    let r = k
-        .call(
-            "manual_hits",
-            json!({"trace_id": found["trace_id"], "kind": "candidates", "limit": 1000}),
-        )
-        .await;
-    r.ok()["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            (
-                i["ref"]["path"].as_str().unwrap().to_owned(),
-                i["ref"]["start_line"].as_u64().unwrap(),
-                format!("{:.6}", i["score"].as_f64().unwrap()),
-            )
-        })
-        .collect()
-}
-
 async fn ranked_with(f: &Fixture, wasm: Option<&Path>) -> (Value, Vec<(String, u64, String)>) {
     let log = f.dir.path().join("ranked.log");
     let arg = wasm.map(|w| plugin("reranker", w));
@@ -78,8 +39,8 @@ async fn ranked_with(f: &Fixture, wasm: Option<&Path>) -> (Value, Vec<(String, u
         None => vec![],
     };
     let k = serve(f, &extra, &log).await;
-    let found = find_reranked(&k).await;
-    let order = ranking(&k, &found).await;
+    let found = k.find_reranked(QUERY).await;
+    let order = k.ranking(&found).await;
     k.stop().await;
     (found, order)
 }
@@ -173,7 +134,7 @@ async fn a_python_exception_is_one_line_for_the_client_and_a_traceback_in_the_lo
     let f = Fixture::new();
     let log = f.dir.path().join("kura.log");
     let k = serve(&f, &["--plugin", &plugin("reranker", &wasm)], &log).await;
-    let r = find_reranked(&k).await;
+    let r = k.find_reranked(QUERY).await;
     assert_eq!(r["applied"]["late_rerank"], "failed");
     let warning = r["warnings"][0].as_str().unwrap();
     assert!(
@@ -205,7 +166,7 @@ async fn initialize_does_not_wait_for_an_18_mb_component_to_compile() {
         .ok()
         .clone();
     let answered = t.elapsed();
-    let ready = find_reranked(&k).await;
+    let ready = k.find_reranked(QUERY).await;
     let loaded = t.elapsed();
     k.stop().await;
     // The compile takes seconds; the handshake and the first answer do not

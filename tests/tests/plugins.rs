@@ -2,7 +2,7 @@
 //! ends that call only (`timeout` / `plugin_failed`), the write is refused,
 //! and the server keeps serving. Bad components are named at start-up.
 
-use kura_tests::{Fixture, Kura, command, hostile_wasm};
+use kura_tests::{Fixture, Kura, command, hostile_wasm, reranker_wasm, rust_reranker_wasm};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
 
@@ -242,4 +242,34 @@ async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
         good,
         "the cache was rewritten"
     );
+}
+
+#[tokio::test]
+async fn a_changed_component_is_reloaded_and_a_bad_one_leaves_the_old_one_serving() {
+    const QUERY: &str = "算出プロパティとは";
+    let f = Fixture::new();
+    let wasm = f.dir.path().join("reranker.wasm");
+    std::fs::copy(rust_reranker_wasm(), &wasm).unwrap();
+    let k = f
+        .start_with_manuals(&["--plugin", &format!("reranker={}", wasm.display())])
+        .await;
+    let found = k.find_reranked(QUERY).await;
+    assert_eq!(found["applied"]["late_rerank"], "applied");
+    let first = k.ranking(&found).await;
+    // A broken file is refused; the component that was serving still does.
+    std::fs::write(&wasm, b"not a component").unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    let r = k.find_reranked(QUERY).await;
+    assert_eq!(r["applied"]["late_rerank"], "applied");
+    assert_eq!(k.ranking(&r).await, first);
+    // Another reranker is swapped in, without a restart.
+    std::fs::copy(reranker_wasm(), &wasm).unwrap();
+    for _ in 0..100 {
+        let r = k.find_reranked(QUERY).await;
+        if k.ranking(&r).await != first {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    panic!("the new component was never loaded");
 }

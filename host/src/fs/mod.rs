@@ -17,7 +17,7 @@ mod watch;
 
 pub use path::RelPath;
 pub use state::StateDir;
-pub use watch::{Changes, Watch};
+pub use watch::{Changes, Watch, watch_files};
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};

@@ -106,6 +106,49 @@ impl Watch {
     }
 }
 
+/// Call `on_change` when one of `files` is written, created, renamed or
+/// removed. Each file's folder is watched (not recursively): a compiler or
+/// editor that replaces the file by a rename is seen too. `None` when no
+/// watcher can be set up.
+pub fn watch_files(
+    files: &[PathBuf],
+    on_change: impl Fn() + Send + 'static,
+) -> Option<notify::RecommendedWatcher> {
+    let wanted: BTreeSet<PathBuf> = files
+        .iter()
+        .map(|f| std::path::absolute(f).unwrap_or_else(|_| f.clone()))
+        .collect();
+    let names = wanted.clone();
+    let made = notify::recommended_watcher(move |ev: notify::Result<notify::Event>| {
+        if let Ok(e) = ev
+            && !matches!(e.kind, EventKind::Access(_))
+            && e.paths.iter().any(|p| names.contains(p))
+        {
+            on_change();
+        }
+    });
+    let mut watcher = match made {
+        Ok(w) => w,
+        Err(e) => {
+            tracing::warn!("no file watcher for the plugin components ({e}); reload with SIGHUP");
+            return None;
+        }
+    };
+    let folders: BTreeSet<PathBuf> = wanted
+        .iter()
+        .filter_map(|f| f.parent().map(PathBuf::from))
+        .collect();
+    for folder in folders {
+        if let Err(e) = watcher.watch(&folder, RecursiveMode::NonRecursive) {
+            tracing::warn!(
+                "cannot watch {} ({e}); reload with SIGHUP",
+                folder.display()
+            );
+        }
+    }
+    Some(watcher)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

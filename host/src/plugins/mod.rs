@@ -60,6 +60,9 @@ const DEFAULT_AUDITOR: &[u8] = include_bytes!(env!("KURA_WASM_AUDITOR"));
 
 /// How long a reranker call waits for its component to load.
 pub const RERANK_WAIT: Duration = Duration::from_secs(1);
+/// How long a reload waits after a component file changes, for the writer
+/// to finish.
+pub const RELOAD_SETTLE: Duration = Duration::from_millis(300);
 /// How long other calls wait for their component to load.
 pub const LOAD_WAIT: Duration = Duration::from_secs(30);
 
@@ -527,6 +530,37 @@ impl Plugins {
         let done = outcomes.iter().flatten().filter(|ok| **ok).count();
         let refused = outcomes.iter().flatten().filter(|ok| !**ok).count();
         (done, refused)
+    }
+
+    /// Reload on a change of a component file (debounced: a build writes
+    /// in several steps; a half-written file fails validation and the next
+    /// event tries again). Keep the returned watcher alive.
+    pub fn watch(self: &Arc<Self>) -> Option<notify::RecommendedWatcher> {
+        let files = self.files();
+        if files.is_empty() {
+            return None;
+        }
+        let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let plugins = Arc::downgrade(self);
+        crate::fs::watch_files(&files, move || {
+            use std::sync::atomic::Ordering;
+            if pending.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            let (pending, plugins) = (pending.clone(), plugins.clone());
+            let spawned = std::thread::Builder::new()
+                .name("kura-plugin-reload".into())
+                .spawn(move || {
+                    std::thread::sleep(RELOAD_SETTLE);
+                    pending.store(false, Ordering::SeqCst);
+                    if let Some(p) = plugins.upgrade() {
+                        p.reload();
+                    }
+                });
+            if let Err(e) = spawned {
+                tracing::warn!("cannot reload the plugins: {e}");
+            }
+        })
     }
 
     /// The component files in use, for a watcher.

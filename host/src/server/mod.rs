@@ -266,8 +266,36 @@ impl ServerHandler for KuraServer {
 }
 
 /// Serve MCP over this process's stdin/stdout until the client goes away.
+fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut hup = match signal(SignalKind::hangup()) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("no SIGHUP reload ({e})");
+            return;
+        }
+    };
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            let p = plugins.clone();
+            match tokio::task::spawn_blocking(move || p.reload()).await {
+                Ok((done, refused)) => tracing::info!(
+                    reloaded = done,
+                    refused,
+                    "SIGHUP: plugin components re-read"
+                ),
+                Err(e) => tracing::warn!("SIGHUP reload: {e}"),
+            }
+        }
+    });
+}
+
 pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     app.index_in_background();
+    // Swap plugin components without a restart: when a configured `.wasm`
+    // changes, or on SIGHUP. A bad new component leaves the old one serving.
+    let _watch = app.plugins.watch();
+    reload_on_sighup(app.plugins.clone());
     let service = KuraServer::new(app)
         .serve(rmcp::transport::io::stdio_pipes())
         .await?;
