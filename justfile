@@ -44,3 +44,8 @@ demo:
 inspector:
     cargo build --release -p kura
     npx @modelcontextprotocol/inspector ./target/release/kura serve --demo
+
+# the same reranker natively and in Rust, Python and JS components (the tests build the examples)
+bench-plugins:
+    cargo test --release -p kura-tests --test examples -- reranker_example
+    target/release/kura-bench plugins --rounds 50

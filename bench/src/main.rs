@@ -14,6 +14,7 @@
 
 mod corpus;
 mod fts;
+mod plugins;
 mod vault;
 mod vibe;
 
@@ -40,6 +41,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The same reranker natively and as Rust, Python and JS components:
+    /// compile, cached load, instantiate, per call.
+    Plugins {
+        /// The target folder holding guests/ and examples/.
+        #[arg(long, default_value = "target")]
+        target: PathBuf,
+        #[arg(long, default_value_t = 50)]
+        rounds: usize,
+    },
     /// Write a scaled corpus.
     Gen {
         #[arg(long)]
@@ -437,6 +447,7 @@ fn kura_binary(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
+        Command::Plugins { target, rounds } => plugins::run(&target, rounds)?,
         Command::Gen { out, size } => {
             let g = corpus::generate(&size.source, &out, size.files, size.megabytes, size.seed)?;
             println!(

@@ -534,3 +534,87 @@ fn prepared<P: World>(
         load_time: l.load_time,
     })
 }
+
+/// What one reranker component costs (for `kura-bench plugins`).
+#[derive(Clone, Debug)]
+pub struct RerankCost {
+    pub size: usize,
+    /// Cranelift, from the wasm.
+    pub compile: Duration,
+    /// Loading the compiled artifact (what a cached start pays).
+    pub cached_load: Duration,
+    /// A fresh store and instance (median).
+    pub instantiate: Duration,
+    /// Instantiate and rerank the candidates, as kura does per call (median).
+    pub per_call: Duration,
+    pub scores: Vec<f64>,
+}
+
+/// Measure a reranker component over `candidates` (id, heading, text),
+/// `rounds` times.
+pub fn measure_reranker(
+    path: &Path,
+    query: &str,
+    candidates: &[(String, String, String)],
+    rounds: usize,
+) -> Result<RerankCost, String> {
+    let bytes =
+        crate::fs::read_operator_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let runtime = Runtime::new(None).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let artifact = runtime
+        .engine
+        .precompile_component(&bytes)
+        .map_err(|e| e.to_string())?;
+    let compile = t.elapsed();
+    let t = Instant::now();
+    // SAFETY: these bytes were produced just now by this engine.
+    let component =
+        unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) }
+            .map_err(|e| e.to_string())?;
+    let cached_load = t.elapsed();
+    let pre = runtime.link::<bindings::reranker::RerankerPre<super::State>>(&component)?;
+    let limits = Limits::new(
+        Slot::Reranker,
+        Config::default().slot_limits(Slot::Reranker),
+    );
+    let list: Vec<bindings::types::Candidate> = candidates
+        .iter()
+        .map(|(id, heading, text)| bindings::types::Candidate {
+            id: id.clone(),
+            heading_path: heading.clone(),
+            text: text.clone(),
+            score: 1.0,
+        })
+        .collect();
+    let median = |mut v: Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let mut inst = Vec::with_capacity(rounds);
+    let mut call = Vec::with_capacity(rounds);
+    let mut scores = Vec::new();
+    for _ in 0..rounds.max(1) {
+        let out = super::output::Captured::default();
+        let _busy = runtime.busy();
+        let t = Instant::now();
+        let mut store = runtime.store(Slot::Reranker, &limits, &out);
+        pre.instantiate(&mut store).map_err(|e| e.to_string())?;
+        inst.push(t.elapsed());
+        let t = Instant::now();
+        let mut store = runtime.store(Slot::Reranker, &limits, &out);
+        scores = pre
+            .instantiate(&mut store)
+            .and_then(|i| i.call_rerank(&mut store, query, &list))
+            .map_err(|e| e.to_string())?;
+        call.push(t.elapsed());
+    }
+    Ok(RerankCost {
+        size: bytes.len(),
+        compile,
+        cached_load,
+        instantiate: median(inst),
+        per_call: median(call),
+        scores,
+    })
+}
