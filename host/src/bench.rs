@@ -159,7 +159,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     let s = stats(times);
     println!(
-        "write decision (baseline rules)         : p50 {:.1} µs  p99 {:.1} µs  (n={})",
+        "write decision (baseline rules)         : p50 {:.2} µs  p99 {:.2} µs  (n={})",
         s.p50.as_secs_f64() * 1e6,
         s.p99.as_secs_f64() * 1e6,
         s.n

@@ -74,7 +74,23 @@ async fn js_write_policy_example_adds_refusals_and_cannot_lift_the_baseline() {
     let f = Fixture::new();
     f.write("archive/old.md", "frozen\n");
     let log = f.dir.path().join("kura.log");
-    let k = serve(&f, &["--plugin", &plugin("write-policy", &wasm)], &log).await;
+    let policy = plugin("write-policy", &wasm);
+    // Compiled ahead, as a deployment would: the first write then does not
+    // wait for the compile (or, on a loaded machine, time out on it).
+    let args: Vec<String> = ["plugins", "precompile"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(f.args(&["--plugin", &policy]).into_iter().skip(1))
+        .collect();
+    let out = command(&args).output().await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("write-policy  compiled"), "{said}");
+    let k = serve(&f, &["--plugin", &policy], &log).await;
     // Its own rule: archive/ is frozen.
     let r = k
         .call(
@@ -126,6 +142,7 @@ async fn js_write_policy_example_adds_refusals_and_cannot_lift_the_baseline() {
     // The component's log call reached kura's log (stderr).
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.contains("archive is frozen"), "{log}");
+    assert!(log.contains("origin=cached"), "precompiled: {log}");
 }
 
 #[tokio::test]

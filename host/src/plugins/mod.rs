@@ -408,7 +408,15 @@ fn start_slot<P: World>(
         None if wanted && embedded(slot).is_some() => Source::Embedded,
         None => return Ok(None),
     };
+    let t = Instant::now();
     let wasm = Wasm::read(slot, source.clone())?;
+    tracing::debug!(
+        target: "kura::plugin",
+        slot = slot.name(),
+        bytes = wasm.bytes.len(),
+        us = t.elapsed().as_micros() as u64,
+        "read and outline checked"
+    );
     let limits = Limits::new(slot, config.slot_limits(slot));
     let cell = Arc::new(Cell::new(slot, limits, source));
     let (rt, c) = (runtime.clone(), cell.clone());
@@ -452,6 +460,19 @@ fn settle_load<P: World>(runtime: &Runtime, cell: &Cell<P>, wasm: &Wasm, reload:
     let ok = outcome.is_ok();
     cell.settle(outcome);
     ok
+}
+
+/// Compiling is background work: on a 2-core machine Cranelift would
+/// otherwise take both cores from the thread answering `initialize`. On
+/// Linux a thread's nice value is its own and is inherited by the threads
+/// it starts (Cranelift's worker pool is started by this thread).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: nice(2) only changes the scheduling priority of the
+        // calling thread; it touches no memory.
+        let _ = unsafe { libc::nice(10) };
+    }
 }
 
 /// Re-read and re-prepare a file-backed slot; the old component serves
@@ -504,6 +525,7 @@ impl Plugins {
         std::thread::Builder::new()
             .name("kura-plugin-loader".into())
             .spawn(move || {
+                lower_priority();
                 for (_, job) in jobs {
                     job();
                 }
