@@ -200,6 +200,8 @@ impl Default for Fixture {
 pub struct Kura {
     pub client: RunningService<RoleClient, ()>,
     schemas: HashMap<String, Value>,
+    /// The server's process id (to send it a signal).
+    pub pid: Option<u32>,
 }
 
 /// A tool result, split for assertions.
@@ -251,6 +253,7 @@ impl Kura {
             .stderr(stderr)
             .spawn()
             .expect("spawn kura");
+        let pid = transport.id();
         let client = ().serve_with_lifecycle(transport, mode).await.expect("MCP handshake");
         let tools = client.list_all_tools().await.expect("tools/list");
         let schemas = tools
@@ -262,7 +265,11 @@ impl Kura {
                 ))
             })
             .collect();
-        Kura { client, schemas }
+        Kura {
+            client,
+            schemas,
+            pid,
+        }
     }
 
     pub async fn tools(&self) -> Vec<Tool> {

@@ -119,6 +119,8 @@ fn prune(state: &StateDir, keep: &str) {
     let Ok(mut files) = state.list(DIR) else {
         return;
     };
+    // Entries only: another process's write in progress is left alone.
+    files.retain(|(name, _, _)| name.ends_with(".cwasm") && !name.starts_with('.'));
     // The entry in use first, then the newest.
     files.sort_by(|a, b| {
         (b.0 == keep)
