@@ -13,31 +13,6 @@ use serde_json::Value;
 use crate::app::App;
 use crate::server::KuraServer;
 
-/// Every setting kura reads from the environment, so a child can be started
-/// with only the configuration it is given.
-pub const ENV_SETTINGS: &[&str] = &[
-    "VAULT_ROOT",
-    "MANUALS_ROOT",
-    "VIBE_ROOT",
-    "STATE_DIR",
-    "ALLOW_FILE_SCOPE",
-    "DEFAULT_MANUAL_ID",
-    "SCAN_MAX_CHARS",
-    "LATE_RERANK_ENABLED",
-    "CLAIM_GRAPH_ENABLED",
-    "CORRECTIVE_ENABLED",
-    "SEM_CACHE_ENABLED",
-    "SEM_CACHE_MAX_SUMMARY_GAP",
-    "SEM_CACHE_MAX_SUMMARY_CONFLICT",
-    "SPARSE_QUERY_COVERAGE_WEIGHT",
-    "TRACE_TTL_SEC",
-    "TRACE_MAX_KEEP",
-    "KURA_PLUGIN_WRITE_POLICY",
-    "KURA_PLUGIN_RERANKER",
-    "KURA_PLUGIN_CLAIM_GRAPH",
-    "KURA_PLUGIN_AUDITOR",
-];
-
 pub struct Session {
     pub client: RunningService<RoleClient, ()>,
     /// The server's process id.
@@ -49,7 +24,7 @@ impl Session {
     pub async fn spawn(exe: &Path, args: &[String]) -> anyhow::Result<Session> {
         let mut cmd = tokio::process::Command::new(exe);
         cmd.arg("serve").args(args);
-        for var in ENV_SETTINGS {
+        for var in crate::config::env_names() {
             cmd.env_remove(var);
         }
         // The server's log is dropped unless RUST_LOG asks for it.

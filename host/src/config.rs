@@ -273,6 +273,20 @@ pub fn default_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("kura").join("config.toml"))
 }
 
+/// Every environment variable kura reads as a setting (for a child process
+/// that must see only the configuration it is given).
+pub fn env_names() -> Vec<String> {
+    SETTINGS
+        .iter()
+        .map(|(k, _)| k.to_ascii_uppercase())
+        .chain(
+            Slot::ALL
+                .iter()
+                .map(|s| format!("KURA_PLUGIN_{}", s.key().to_ascii_uppercase())),
+        )
+        .collect()
+}
+
 /// The `[plugins]` table with every slot under its snake-case key and as a
 /// table (`reranker = "r.wasm"` becomes `reranker = { path = "r.wasm" }`).
 fn normalize_plugins(t: toml::Table) -> Result<toml::Table, String> {

@@ -230,7 +230,7 @@ pub fn command(args: &[String]) -> tokio::process::Command {
     cmd.args(args);
     // Only the configuration the test gives: none of kura's settings from the
     // environment of whoever runs the tests.
-    for var in kura::client::ENV_SETTINGS {
+    for var in kura::config::env_names() {
         cmd.env_remove(var);
     }
     // A HOME without ~/.vibe, so no domain appears that the test did not ask for.
