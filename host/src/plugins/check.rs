@@ -153,6 +153,37 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
     r
 }
 
+/// A component compiled now, with what it cost: Cranelift from the wasm,
+/// and loading the artifact (what a start with a warm cache pays).
+struct Compiled {
+    component: wasmtime::component::Component,
+    compile: Duration,
+    cached_load: Duration,
+    artifact_size: usize,
+}
+
+impl Compiled {
+    fn new(runtime: &Runtime, wasm: &[u8]) -> Result<Compiled, String> {
+        let t = Instant::now();
+        let artifact = runtime
+            .engine
+            .precompile_component(wasm)
+            .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
+        let compile = t.elapsed();
+        let t = Instant::now();
+        // SAFETY: these bytes were produced just now by this engine.
+        let component =
+            unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) }
+                .map_err(|e| e.to_string())?;
+        Ok(Compiled {
+            component,
+            compile,
+            cached_load: t.elapsed(),
+            artifact_size: artifact.len(),
+        })
+    }
+}
+
 /// How a world's sample call is made (through the same code as kura's
 /// own calls).
 trait Sample: World + Sized {
@@ -168,38 +199,23 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
             return;
         }
     };
-    let t = Instant::now();
-    let artifact = match runtime.engine.precompile_component(&wasm.bytes) {
-        Ok(a) => a,
+    let c = match Compiled::new(&runtime, &wasm.bytes) {
+        Ok(c) => c,
         Err(e) => {
-            r.fail(
-                "compile",
-                format!("not a loadable component: {}", e.root_cause()),
-            );
+            r.fail("compile", e);
             return;
         }
     };
-    let compile = t.elapsed();
-    let t = Instant::now();
-    // SAFETY: these bytes were produced just now by this engine.
-    let loaded = unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) };
-    let deserialize = t.elapsed();
     r.push(
         "compile",
         format!(
             "{} (artifact {}; loading it from the cache takes {})",
-            ms(compile),
-            mib(artifact.len()),
-            ms(deserialize)
+            ms(c.compile),
+            mib(c.artifact_size),
+            ms(c.cached_load)
         ),
     );
-    let component = match loaded {
-        Ok(c) => c,
-        Err(e) => {
-            r.fail("compile", e.to_string());
-            return;
-        }
-    };
+    let (component, compile) = (c.component, c.compile);
     let pre = match runtime.link::<P>(&component) {
         Ok(p) => p,
         Err(e) => {
@@ -561,18 +577,12 @@ pub fn measure_reranker(
     let bytes =
         crate::fs::read_operator_file(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let runtime = Runtime::new(None).map_err(|e| e.to_string())?;
-    let t = Instant::now();
-    let artifact = runtime
-        .engine
-        .precompile_component(&bytes)
-        .map_err(|e| e.to_string())?;
-    let compile = t.elapsed();
-    let t = Instant::now();
-    // SAFETY: these bytes were produced just now by this engine.
-    let component =
-        unsafe { wasmtime::component::Component::deserialize(&runtime.engine, &artifact) }
-            .map_err(|e| e.to_string())?;
-    let cached_load = t.elapsed();
+    let Compiled {
+        component,
+        compile,
+        cached_load,
+        ..
+    } = Compiled::new(&runtime, &bytes)?;
     let pre = runtime.link::<bindings::reranker::RerankerPre<super::State>>(&component)?;
     let limits = Limits::new(
         Slot::Reranker,

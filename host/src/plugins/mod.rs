@@ -619,36 +619,9 @@ impl Plugins {
             let _ = c.get(wait);
         }
     }
-
-    /// Each loaded slot: (slot, source, hash, size, origin, load time) or
-    /// why it is not loaded.
-    pub fn status(&self) -> Vec<Status> {
-        fn one<P>(c: &Option<Arc<Cell<P>>>) -> Option<Status> {
-            let c = c.as_ref()?;
-            let s = c.get(Duration::ZERO).map(|l| Summary {
-                hash: l.hash.clone(),
-                size: l.size,
-                origin: l.origin,
-                load_time: l.load_time,
-            });
-            Some((c.slot, c.source.clone(), c.limits, s))
-        }
-        [
-            one(&self.reranker),
-            one(&self.claim_graph),
-            one(&self.auditor),
-            one(&self.write_policy),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
-    }
 }
 
-/// A slot's source, limits, and its loaded component or why there is none.
-pub type Status = (Slot, Source, Limits, Result<Summary, NotReady>);
-
-/// What `status` tells of a loaded component.
+/// What `kura plugins precompile` tells of a loaded component.
 #[derive(Clone, Debug)]
 pub struct Summary {
     pub hash: String,
