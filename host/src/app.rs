@@ -44,16 +44,18 @@ pub enum StartError {
     Plugin(#[from] LoadError),
 }
 
-fn open_root(name: &'static str, path: &Path) -> Result<Root, StartError> {
-    Root::open(path).map_err(|e| StartError::Root {
-        name: name.to_ascii_uppercase(),
-        path: path.display().to_string(),
-        message: match e.kind() {
-            std::io::ErrorKind::NotFound => "does not exist".to_owned(),
-            std::io::ErrorKind::NotADirectory => "is not a folder".to_owned(),
-            _ => e.to_string(),
-        },
-    })
+fn open_root(name: &'static str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
+    Root::open(path)
+        .map(|r| r.with_max_file_bytes(max_file_bytes))
+        .map_err(|e| StartError::Root {
+            name: name.to_ascii_uppercase(),
+            path: path.display().to_string(),
+            message: match e.kind() {
+                std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+                std::io::ErrorKind::NotADirectory => "is not a folder".to_owned(),
+                _ => e.to_string(),
+            },
+        })
 }
 
 /// Run an index's first sync on a thread of its own, logging the outcome.
@@ -93,11 +95,14 @@ impl App {
             ("vibe_root", &config.vibe_root),
         ] {
             if let Some(p) = path {
-                roots.push((name, open_root(name, p)?));
+                roots.push((name, open_root(name, p, config.max_file_bytes as u64)?));
             }
         }
         let named: Vec<(&str, &Path)> = roots.iter().map(|(n, r)| (*n, r.path())).collect();
         Config::check_roots(&named)?;
+        if let Some(p) = config.state_dir() {
+            Config::check_state_dir(&crate::fs::resolve_path(&p), &named)?;
+        }
         let state = config.state_dir().and_then(|p| match StateDir::open(&p) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -181,7 +186,10 @@ impl App {
     pub fn index_in_background(&self) {
         if let Some(v) = &self.vault {
             let v = v.clone();
-            spawn_sync("vault", move || v.index.refresh(&v.root));
+            spawn_sync("vault", move || {
+                v.root.sweep_temp_files();
+                v.index.refresh(&v.root)
+            });
         }
         if let Some(m) = &self.manuals {
             let m = m.clone();
@@ -189,7 +197,10 @@ impl App {
         }
         if let Some(v) = &self.vibe {
             let v = v.clone();
-            spawn_sync("vibe", move || v.index.refresh(&v.root));
+            spawn_sync("vibe", move || {
+                v.root.sweep_temp_files();
+                v.index.refresh(&v.root)
+            });
         }
     }
 

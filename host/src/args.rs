@@ -7,6 +7,18 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+/// The longest query any search tool accepts, in characters: enough for a
+/// paragraph, and it keeps a query's cost bounded (seed 002's own cap).
+pub const QUERY_MAX_CHARS: usize = 1000;
+
+/// The longest string argument that is not file content (paths, globs,
+/// names, notes), in bytes. Content (`content`, `find`, `replace`) is read
+/// with [`Args::req_text`] and bounded by `max_file_bytes` where it is written.
+pub const STR_MAX_BYTES: usize = 64 << 10;
+
+/// The most items a string-list argument may hold.
+pub const LIST_MAX_ITEMS: usize = 1000;
+
 #[derive(Clone, Copy)]
 pub struct Args<'a> {
     map: &'a Map<String, Value>,
@@ -71,7 +83,20 @@ impl<'a> Args<'a> {
         Error::invalid_parameter(&name, format!("`{name}` is required"))
     }
 
-    pub fn str(&self, key: &str) -> Result<Option<&'a str>> {
+    /// A value over a documented size: refused before any work, and never
+    /// echoed back.
+    pub fn too_long(&self, key: &str, len: usize, limit: usize, unit: &str) -> Error {
+        let name = self.name(key);
+        Error::invalid_parameter(
+            &name,
+            format!("`{name}` is {len} {unit} long; at most {limit} are accepted"),
+        )
+        .with("limit", limit as u64)
+        .with("unit", unit)
+    }
+
+    /// A string of any length (file content: the write bounds it).
+    pub fn text(&self, key: &str) -> Result<Option<&'a str>> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -79,13 +104,46 @@ impl<'a> Args<'a> {
         }
     }
 
+    pub fn req_text(&self, key: &str) -> Result<&'a str> {
+        self.text(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    /// A string of at most [`STR_MAX_BYTES`].
+    pub fn str(&self, key: &str) -> Result<Option<&'a str>> {
+        let s = self.text(key)?;
+        if let Some(s) = s
+            && s.len() > STR_MAX_BYTES
+        {
+            return Err(self.too_long(key, s.len(), STR_MAX_BYTES, "bytes"));
+        }
+        Ok(s)
+    }
+
     pub fn req_str(&self, key: &str) -> Result<&'a str> {
         self.str(key)?.ok_or_else(|| self.missing(key))
     }
 
-    /// A required string that must not be empty.
+    /// A search query: required, not blank, at most [`QUERY_MAX_CHARS`].
+    pub fn query(&self, key: &str) -> Result<&'a str> {
+        let q = self.req_text(key)?;
+        if q.trim().is_empty() {
+            let name = self.name(key);
+            return Err(Error::invalid_parameter(
+                &name,
+                format!("`{name}` must not be empty"),
+            ));
+        }
+        let chars = q.chars().take(QUERY_MAX_CHARS + 1).count();
+        if chars > QUERY_MAX_CHARS {
+            return Err(self.too_long(key, q.chars().count(), QUERY_MAX_CHARS, "characters"));
+        }
+        Ok(q)
+    }
+
+    /// A required string that must not be empty (written content, so
+    /// bounded where it is written, not here).
     pub fn req_nonempty(&self, key: &str) -> Result<&'a str> {
-        let s = self.req_str(key)?;
+        let s = self.req_text(key)?;
         if s.is_empty() {
             let name = self.name(key);
             return Err(Error::invalid_parameter(
@@ -179,12 +237,25 @@ impl<'a> Args<'a> {
         let Value::Array(items) = v else {
             return Err(self.wrong(key, "an array of strings", v));
         };
+        if items.len() > LIST_MAX_ITEMS {
+            return Err(self.too_long(key, items.len(), LIST_MAX_ITEMS, "items"));
+        }
         items
             .iter()
             .enumerate()
             .map(|(i, item)| {
-                item.as_str()
-                    .ok_or_else(|| self.wrong(&format!("{key}[{i}]"), "a string", item))
+                let s = item
+                    .as_str()
+                    .ok_or_else(|| self.wrong(&format!("{key}[{i}]"), "a string", item))?;
+                if s.len() > STR_MAX_BYTES {
+                    return Err(self.too_long(
+                        &format!("{key}[{i}]"),
+                        s.len(),
+                        STR_MAX_BYTES,
+                        "bytes",
+                    ));
+                }
+                Ok(s)
             })
             .collect::<Result<Vec<_>>>()
             .map(Some)

@@ -13,7 +13,7 @@ use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::manual::{Manuals, ReadOutput, RefRead};
-use crate::plugins::{WriteKind, WriteRequest};
+use crate::plugins::WriteKind;
 use crate::vault::Vault;
 
 /// `limits.max_chars` above this is lowered to it.
@@ -103,12 +103,7 @@ impl Vault {
             WriteKind::CopyOverwrite
         };
         let done = self.root.update(path, |current| {
-            self.plugins.check_write(&WriteRequest {
-                tool,
-                kind,
-                path: &path.to_string(),
-                exists: current.is_some(),
-            })?;
+            self.policy(tool, kind, path, current.is_some())?;
             let mut bytes = Vec::new();
             let mut added = text.len() as u64;
             if let (true, Some(cur)) = (append, current) {

@@ -33,6 +33,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("sem_cache_max_summary_conflict", Kind::Int),
     ("sparse_query_coverage_weight", Kind::Float),
     ("scan_max_chars", Kind::Int),
+    ("max_file_bytes", Kind::Int),
     ("coverage_min_ratio", Kind::Float),
     ("marginal_gain_min", Kind::Float),
     ("trace_ttl_sec", Kind::Int),
@@ -175,6 +176,9 @@ pub struct Config {
     pub sem_cache_max_summary_conflict: i64,
     pub sparse_query_coverage_weight: f64,
     pub scan_max_chars: i64,
+    /// Files over this are streamed by the reads and scans, indexed and
+    /// searched by their first bytes, and never read whole or rewritten.
+    pub max_file_bytes: i64,
     pub coverage_min_ratio: f64,
     pub marginal_gain_min: f64,
     pub trace_ttl_sec: i64,
@@ -206,6 +210,7 @@ impl Default for Config {
             sem_cache_max_summary_conflict: -1,
             sparse_query_coverage_weight: 0.35,
             scan_max_chars: 12_000,
+            max_file_bytes: crate::fs::MAX_FILE_BYTES as i64,
             coverage_min_ratio: 0.90,
             marginal_gain_min: 0.02,
             trace_ttl_sec: 1800,
@@ -447,6 +452,13 @@ impl Config {
                 "must be >= 1",
             ));
         }
+        if self.max_file_bytes < 4096 {
+            return Err(bad(
+                "max_file_bytes",
+                self.max_file_bytes.to_string(),
+                "must be >= 4096",
+            ));
+        }
         if self.plugin_timeout_ms < 1 {
             return Err(bad(
                 "plugin_timeout_ms",
@@ -507,6 +519,28 @@ impl Config {
             .or_else(|| dirs::cache_dir().map(|d| d.join("kura")))
     }
 
+    /// The state folder holds kura's own files: it may neither lie inside a
+    /// root (the tools would serve and edit them) nor contain one. Both
+    /// paths are resolved (links followed) by the caller.
+    pub fn check_state_dir(state: &Path, roots: &[(&str, &Path)]) -> Result<(), ConfigError> {
+        for (name, root) in roots {
+            let how = if state.starts_with(root) {
+                "is inside"
+            } else if root.starts_with(state) {
+                "contains"
+            } else {
+                continue;
+            };
+            return Err(ConfigError::Roots(format!(
+                "the state folder {} {how} {} ({}); set STATE_DIR (--state-dir) to a folder outside every root",
+                state.display(),
+                name.to_ascii_uppercase(),
+                root.display()
+            )));
+        }
+        Ok(())
+    }
+
     /// Roots must exist, be folders and not overlap one another.
     pub fn check_roots(roots: &[(&str, &Path)]) -> Result<(), ConfigError> {
         for (i, (a, pa)) in roots.iter().enumerate() {
@@ -529,6 +563,17 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn state_dir_inside_or_around_a_root_is_refused() {
+        let roots = [("vault_root", Path::new("/home/u"))];
+        let e = Config::check_state_dir(Path::new("/home/u/.cache/kura"), &roots).unwrap_err();
+        assert!(e.to_string().contains("is inside VAULT_ROOT"), "{e}");
+        let e = Config::check_state_dir(Path::new("/home"), &roots).unwrap_err();
+        assert!(e.to_string().contains("contains VAULT_ROOT"), "{e}");
+        Config::check_state_dir(Path::new("/var/cache/kura"), &roots).unwrap();
+        Config::check_state_dir(Path::new("/home/user2"), &roots).unwrap();
+    }
 
     fn resolve(
         file: Option<&str>,

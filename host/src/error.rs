@@ -14,6 +14,9 @@ pub enum Code {
     InvalidScope,
     Forbidden,
     Conflict,
+    /// The file system refused (disk full, permission, name too long, a
+    /// link loop): `details.reason` names which, `details.os_error` quotes it.
+    FilesystemError,
     Internal,
     PluginFailed,
     Timeout,
@@ -68,6 +71,7 @@ impl Code {
             Code::InvalidScope => "invalid_scope",
             Code::Forbidden => "forbidden",
             Code::Conflict => "conflict",
+            Code::FilesystemError => "filesystem_error",
             Code::Internal => "internal",
             Code::PluginFailed => "plugin_failed",
             Code::Timeout => "timeout",

@@ -393,6 +393,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
+            // One line, whatever a library's message holds.
+            let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
             eprintln!("kura: {message}");
             ExitCode::from(2)
         }

@@ -2,6 +2,8 @@
 //! engine of vault_scan and manual_scan (seeds 000 and 004), and the output
 //! records they share.
 
+use std::io::BufRead;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -125,41 +127,265 @@ pub fn window(
     }
 }
 
-/// One window of `content` from `start`, at most `max_chars` characters.
-pub fn scan(content: &str, start: ScanStart, max_chars: usize) -> Result<ScanOutput> {
-    let lines = Lines::new(content);
-    let total = lines.count();
-    let start_byte = match start {
-        ScanStart::Line { line, from_cursor } => {
-            let key = if from_cursor {
-                "cursor.start_line"
-            } else {
-                "start_line"
-            };
-            if line as usize > total.max(1) {
-                return Err(Error::invalid_parameter(
-                    key,
-                    format!(
-                        "`{key}` is {line} but the file has {total} line{}",
-                        if total == 1 { "" } else { "s" }
-                    ),
-                )
-                .with("total_lines", total as u64));
-            }
-            lines.start(line as usize)
+/// Where a streamed window starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum At {
+    Beginning,
+    /// An absolute character offset.
+    Char(u64),
+    /// A 1-based line.
+    Line(usize),
+}
+
+/// Where a streamed window stops, besides the character cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Eof,
+    /// After the `\n` that ends this 1-based line.
+    EndOfLine(usize),
+}
+
+/// Why a streamed window has no text to give.
+#[derive(Debug)]
+pub enum Stop {
+    /// The start lies past the end of a file of this many lines/characters.
+    Past {
+        lines: usize,
+        chars: u64,
+    },
+    /// The bytes are not UTF-8.
+    NotText,
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for Stop {
+    fn from(e: std::io::Error) -> Self {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            Stop::NotText
+        } else {
+            Stop::Io(e)
         }
-        ScanStart::Offset(off) => text::byte_of_char(content, off as usize).ok_or_else(|| {
-            Error::invalid_parameter(
-                "cursor.char_offset",
-                format!(
-                    "`cursor.char_offset` is {off} but the file has {} characters",
-                    content.chars().count()
-                ),
-            )
-        })?,
-        ScanStart::Beginning => 0,
+    }
+}
+
+/// UTF-8 text from a byte stream, a buffer at a time; an incomplete
+/// character at a buffer's end waits for the next.
+struct Decoder<R> {
+    r: R,
+    carry: Vec<u8>,
+}
+
+impl<R: BufRead> Decoder<R> {
+    /// The next piece of text into `out`; false at the end.
+    fn next(&mut self, out: &mut String) -> std::io::Result<bool> {
+        let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8");
+        out.clear();
+        loop {
+            let buf = self.r.fill_buf()?;
+            if buf.is_empty() {
+                return if self.carry.is_empty() {
+                    Ok(false)
+                } else {
+                    Err(bad())
+                };
+            }
+            let n = buf.len();
+            self.carry.extend_from_slice(buf);
+            self.r.consume(n);
+            let valid = match std::str::from_utf8(&self.carry) {
+                Ok(_) => self.carry.len(),
+                Err(e) if e.error_len().is_none() => e.valid_up_to(),
+                Err(_) => return Err(bad()),
+            };
+            if valid > 0 {
+                out.push_str(std::str::from_utf8(&self.carry[..valid]).map_err(|_| bad())?);
+                self.carry.drain(..valid);
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// The window [`window`] cuts, read from a stream: only the text it returns
+/// is held, so memory does not depend on the file's size (a 1 GiB line
+/// costs one buffer and the window). The bytes before the start are
+/// decoded and counted, never kept.
+pub fn stream_window<R: BufRead>(
+    r: R,
+    at: At,
+    limit: Limit,
+    max_chars: usize,
+) -> Result<Window, Stop> {
+    let mut dec = Decoder {
+        r,
+        carry: Vec::new(),
     };
-    let w = window(content, &lines, start_byte, content.len(), max_chars);
+    let mut chunk = String::new();
+    let mut chars: u64 = 0; // characters before the current one
+    let mut nl: usize = 0; // newlines before the current character
+    let mut last_nl = false;
+    let mut started: Option<(u64, usize)> = None; // (character, newlines) at the start
+    let mut text = String::new();
+    let mut taken = 0usize;
+    let mut stopped: Option<bool> = None; // Some(capped) when more text follows
+    'read: while dec.next(&mut chunk)? {
+        for ch in chunk.chars() {
+            if started.is_none()
+                && match at {
+                    At::Beginning => true,
+                    At::Char(c) => chars == c,
+                    At::Line(n) => nl + 1 >= n,
+                }
+            {
+                started = Some((chars, nl));
+            }
+            if started.is_some() {
+                if matches!(limit, Limit::EndOfLine(m) if nl >= m) {
+                    stopped = Some(false);
+                    break 'read;
+                }
+                if taken == max_chars {
+                    stopped = Some(true);
+                    break 'read;
+                }
+                text.push(ch);
+                taken += 1;
+            }
+            chars += 1;
+            last_nl = ch == '\n';
+            nl += usize::from(last_nl);
+        }
+    }
+    let lines_at_eof = if chars == 0 {
+        0
+    } else {
+        nl + 1 - usize::from(last_nl)
+    };
+    let Some((start_char, start_nl)) = started else {
+        // The end of the file came first: a start exactly there is an empty window.
+        let at_end = match at {
+            At::Beginning => true,
+            At::Char(c) => chars == c,
+            At::Line(n) => n == 1 && chars == 0,
+        };
+        if !at_end {
+            return Err(Stop::Past {
+                lines: lines_at_eof,
+                chars,
+            });
+        }
+        let start_line = if chars == 0 { 1 } else { lines_at_eof };
+        return Ok(Window {
+            text: String::new(),
+            chars: 0,
+            range: LineRange {
+                start_line: start_line as u64,
+                end_line: start_line.min(lines_at_eof) as u64,
+            },
+            next_cursor: CharCursor { char_offset: None },
+            truncated: false,
+            capped: false,
+        });
+    };
+    let capped = stopped == Some(true);
+    if capped && let Some(i) = text.rfind('\n') {
+        // End after the last complete line, as `text::window` does.
+        taken -= text[i + 1..].chars().count();
+        text.truncate(i + 1);
+    }
+    let start_line = start_nl + 1;
+    let body = text.strip_suffix('\n').unwrap_or(&text);
+    let end_line = start_line + body.bytes().filter(|&b| b == b'\n').count();
+    let truncated = stopped.is_some();
+    Ok(Window {
+        chars: taken as u64,
+        range: LineRange {
+            start_line: start_line as u64,
+            end_line: end_line as u64,
+        },
+        next_cursor: CharCursor {
+            char_offset: truncated.then_some(start_char + taken as u64),
+        },
+        truncated,
+        capped,
+        text,
+    })
+}
+
+/// The number of lines of a stream, as [`Lines::count`] counts them,
+/// without holding more than a buffer.
+pub fn count_lines<R: BufRead>(mut r: R) -> std::io::Result<usize> {
+    let (mut newlines, mut any, mut last_nl) = (0usize, false, false);
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        newlines += buf.iter().filter(|&&b| b == b'\n').count();
+        last_nl = buf.last() == Some(&b'\n');
+        let n = buf.len();
+        r.consume(n);
+    }
+    Ok(if any {
+        newlines + 1 - usize::from(last_nl)
+    } else {
+        0
+    })
+}
+
+/// The error of a start line past the end, as every tool words it.
+pub fn past_line(key: &str, line: i64, total: usize) -> Error {
+    Error::invalid_parameter(
+        key,
+        format!(
+            "`{key}` is {line} but the file has {total} line{}",
+            if total == 1 { "" } else { "s" }
+        ),
+    )
+    .with("total_lines", total as u64)
+}
+
+/// One window of a stream from `start`, at most `max_chars` characters;
+/// `fail` turns a read error into the tool's error.
+pub fn scan_stream<R: BufRead>(
+    r: R,
+    start: ScanStart,
+    max_chars: usize,
+    fail: impl FnOnce(std::io::Error) -> Error,
+) -> Result<ScanOutput> {
+    let at = match start {
+        ScanStart::Line { line, .. } => At::Line(line.max(1) as usize),
+        ScanStart::Offset(off) => At::Char(off.max(0) as u64),
+        ScanStart::Beginning => At::Beginning,
+    };
+    let w = match stream_window(r, at, Limit::Eof, max_chars) {
+        Ok(w) => w,
+        Err(Stop::Past { lines, chars }) => {
+            return Err(match start {
+                ScanStart::Line { line, from_cursor } => {
+                    let key = if from_cursor {
+                        "cursor.start_line"
+                    } else {
+                        "start_line"
+                    };
+                    past_line(key, line, lines)
+                }
+                ScanStart::Offset(off) => Error::invalid_parameter(
+                    "cursor.char_offset",
+                    format!("`cursor.char_offset` is {off} but the file has {chars} characters"),
+                ),
+                ScanStart::Beginning => Error::internal("an empty start cannot be past the end"),
+            });
+        }
+        Err(Stop::NotText) => {
+            return Err(fail(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "not UTF-8",
+            )));
+        }
+        Err(Stop::Io(e)) => return Err(fail(e)),
+    };
     Ok(ScanOutput {
         applied_range: w.range,
         next_cursor: w.next_cursor,
@@ -171,4 +397,122 @@ pub fn scan(content: &str, start: ScanStart, max_chars: usize) -> Result<ScanOut
         },
         text: w.text,
     })
+}
+
+/// One window of `content` from `start`, at most `max_chars` characters.
+pub fn scan(content: &str, start: ScanStart, max_chars: usize) -> Result<ScanOutput> {
+    scan_stream(content.as_bytes(), start, max_chars, |e| {
+        Error::internal(format!("reading text in memory failed: {e}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{self, Lines};
+    use proptest::prelude::*;
+
+    /// The in-memory reference: the window of the whole text.
+    fn reference(content: &str, at: At, limit: Limit, max: usize) -> Option<Window> {
+        let lines = Lines::new(content);
+        let total = lines.count();
+        let start = match at {
+            At::Beginning => 0,
+            At::Char(c) => text::byte_of_char(content, c as usize)?,
+            At::Line(n) if n > total.max(1) => return None,
+            At::Line(n) => lines.start(n),
+        };
+        let end = match limit {
+            Limit::Eof => content.len(),
+            Limit::EndOfLine(m) => lines.end(m).max(start),
+        };
+        Some(window(content, &lines, start, end, max))
+    }
+
+    fn parts(w: &Window) -> (String, u64, LineRange, Option<u64>, bool, bool) {
+        (
+            w.text.clone(),
+            w.chars,
+            w.range,
+            w.next_cursor.char_offset,
+            w.truncated,
+            w.capped,
+        )
+    }
+
+    fn texts() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just('a'),
+                Just('\n'),
+                Just('\r'),
+                Just('é'),
+                Just('日'),
+                Just('😀')
+            ],
+            0..40,
+        )
+        .prop_map(String::from_iter)
+    }
+
+    proptest! {
+        /// The streamed window is the in-memory one, whatever the buffer
+        /// size (characters split across reads), start, limit and cap.
+        #[test]
+        fn streamed_windows_equal_in_memory_ones(
+            content in texts(),
+            buf in 1usize..9,
+            start in 0u64..45,
+            by_line in any::<bool>(),
+            extra_lines in proptest::option::of(0usize..5),
+            max in 1usize..20,
+        ) {
+            let at = if by_line { At::Line(start as usize / 3 + 1) } else { At::Char(start) };
+            let limit = match (at, extra_lines) {
+                (At::Line(n), Some(k)) => Limit::EndOfLine(n + k),
+                _ => Limit::Eof,
+            };
+            let reader = std::io::BufReader::with_capacity(buf, content.as_bytes());
+            let streamed = stream_window(reader, at, limit, max);
+            match (reference(&content, at, limit, max), streamed) {
+                (Some(want), Ok(got)) => prop_assert_eq!(parts(&got), parts(&want)),
+                (None, Err(Stop::Past { lines, chars })) => {
+                    prop_assert_eq!(lines, Lines::new(&content).count());
+                    prop_assert_eq!(chars, content.chars().count() as u64);
+                }
+                (want, got) => prop_assert!(false, "reference {:?} vs stream {:?}", want.map(|w| parts(&w)), got.map(|w| parts(&w))),
+            }
+        }
+
+        /// A scan resumed from each `next_cursor` loses and repeats nothing.
+        #[test]
+        fn resumed_scans_cover_the_file_exactly(content in texts(), max in 1usize..12) {
+            let mut at = ScanStart::Beginning;
+            let mut out = String::new();
+            for _ in 0..=content.len() + 1 {
+                let s = scan(&content, at, max).unwrap();
+                out.push_str(&s.text);
+                match s.next_cursor.char_offset {
+                    Some(c) => at = ScanStart::Offset(c as i64),
+                    None => break,
+                }
+            }
+            prop_assert_eq!(out, content);
+        }
+
+        /// Streamed line counts agree with the line table.
+        #[test]
+        fn streamed_line_counts_agree(content in texts()) {
+            prop_assert_eq!(count_lines(content.as_bytes()).unwrap(), Lines::new(&content).count());
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_is_not_text() {
+        let bytes: &[u8] = b"ok\n\xff\xfe";
+        assert!(matches!(
+            stream_window(bytes, At::Beginning, Limit::Eof, 100),
+            Err(Stop::NotText)
+        ));
+    }
 }

@@ -100,6 +100,30 @@ async fn plugin_denial_code_is_passed_through() {
 }
 
 #[tokio::test]
+async fn a_component_denial_message_is_cut_to_a_bounded_length() {
+    // The component denies with a 4 MiB message (its memory cap is 16 MiB);
+    // the result carries at most 500 characters of it and the server goes on.
+    let f = Fixture::new();
+    let k = hostile(&f).await;
+    let r = k
+        .call(
+            "vault_create",
+            json!({"path": "shout/a.md", "content": "x"}),
+        )
+        .await;
+    assert_eq!(r.code(), "forbidden", "{}", r.body);
+    let message = r.body["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("nono"), "{message}");
+    assert!(
+        message.chars().count() <= 501,
+        "{} characters",
+        message.len()
+    );
+    assert!(!f.vault().join("shout").exists());
+    still_serving(&k).await;
+}
+
+#[tokio::test]
 async fn a_swapped_policy_cannot_lift_the_baseline_rules() {
     // The hostile component allows everything but its trap folders: the
     // host's baseline still reserves `.system/` and keeps daily notes

@@ -14,20 +14,20 @@
 mod path;
 mod state;
 mod watch;
+mod write;
 
 pub use path::RelPath;
 pub use state::StateDir;
 pub use watch::{Changes, Watch, watch_files};
+pub use write::{TEMP_PREFIX, is_temp_name};
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 
 use crate::error::{Code, Error, Result};
 
@@ -60,7 +60,16 @@ pub struct Root {
     dir: Dir,
     path: PathBuf,
     locks: Mutex<HashMap<RelPath, Arc<Mutex<()>>>>,
+    /// Files over this are streamed, indexed by their first bytes, and
+    /// never read whole or rewritten (`max_file_bytes`).
+    max_file_bytes: u64,
+    /// Names that differ only in case are the same file here (macOS,
+    /// Windows, casefolded ext4): path rules must compare folded.
+    folds_case: bool,
 }
+
+/// The default of `max_file_bytes`.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
     m.modified()
@@ -71,9 +80,8 @@ fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
         .unwrap_or(0)
 }
 
-static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-fn io_error(e: io::Error, what: &RelPath) -> Error {
+/// An I/O failure on `what` as the tool error it is.
+pub fn io_error(e: io::Error, what: &RelPath) -> Error {
     match e.kind() {
         // `a/file.md/b`: nothing by that name exists either.
         io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
@@ -85,8 +93,120 @@ fn io_error(e: io::Error, what: &RelPath) -> Error {
             format!("`{what}` leads outside the root through a symbolic link"),
         )
         .with("path", what.to_string()),
-        _ => Error::internal(format!("file system error on `{what}`: {e}"))
-            .with("path", what.to_string()),
+        io::ErrorKind::InvalidData => {
+            Error::invalid_parameter("path", format!("`{what}` is not a UTF-8 text file"))
+                .with("path", what.to_string())
+        }
+        _ => fault(e, what),
+    }
+}
+
+/// The file system refused: `filesystem_error` with the OS's reason, named
+/// (`reason`) so a client can tell a full disk from a permission problem.
+fn fault(e: io::Error, what: &RelPath) -> Error {
+    let (reason, sentence) = match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT) => ("no_space", "the disk is full"),
+        Some(libc::EACCES | libc::EPERM) => ("permission_denied", "permission denied"),
+        Some(libc::ENAMETOOLONG) => ("name_too_long", "a name is too long for the file system"),
+        Some(libc::ELOOP) => ("link_loop", "symbolic links loop"),
+        Some(libc::EROFS) => ("read_only_file_system", "the file system is read-only"),
+        Some(libc::EMFILE | libc::ENFILE) => ("too_many_open_files", "too many open files"),
+        _ => ("io_error", "the file system failed"),
+    };
+    Error::new(Code::FilesystemError, format!("`{what}`: {sentence} ({e})"))
+        .with("path", what.to_string())
+        .with("reason", reason)
+        .with("os_error", e.to_string())
+}
+
+/// `open(O_NOFOLLOW)` on a link fails with ELOOP.
+fn is_loop(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::ELOOP)
+}
+
+/// A file opened for streaming: reads of any size go through this, so
+/// memory follows what a tool returns, not the file's size.
+pub struct Reader {
+    inner: io::BufReader<std::fs::File>,
+    size: u64,
+}
+
+impl Reader {
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl BufRead for Reader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt)
+    }
+}
+
+/// Does the file system at `root` fold case? Look up an entry under its
+/// name with the case of its letters swapped: the same inode means yes.
+/// With no entry to try, the platform's usual answer.
+fn probe_folds_case(root: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return cfg!(any(target_os = "macos", target_os = "windows"));
+    };
+    for entry in entries.flatten().take(64) {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let swapped: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_lowercase() {
+                    c.to_ascii_uppercase()
+                } else {
+                    c.to_ascii_lowercase()
+                }
+            })
+            .collect();
+        if swapped == name {
+            continue;
+        }
+        let (Ok(a), b) = (
+            std::fs::symlink_metadata(root.join(&name)),
+            std::fs::symlink_metadata(root.join(&swapped)),
+        ) else {
+            continue;
+        };
+        return b.is_ok_and(|b| b.ino() == a.ino() && b.dev() == a.dev());
+    }
+    cfg!(any(target_os = "macos", target_os = "windows"))
+}
+
+/// Drop an incomplete UTF-8 sequence that a byte cap cut at the end.
+fn trim_cut_char(bytes: &mut Vec<u8>) {
+    let len = bytes.len();
+    for back in 1..=len.min(4) {
+        let b = bytes[len - back];
+        if b & 0xC0 == 0x80 {
+            continue; // a continuation byte: the start is further back
+        }
+        let need = match b {
+            0x00..=0x7F => 1,
+            0xC0..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            _ => 4,
+        };
+        if need > back {
+            bytes.truncate(len - back);
+        }
+        return;
     }
 }
 
@@ -98,11 +218,37 @@ impl Root {
             return Err(io::Error::new(io::ErrorKind::NotADirectory, "not a folder"));
         }
         let dir = Dir::open_ambient_dir(&path, ambient_authority())?;
+        let folds_case = probe_folds_case(&path);
         Ok(Root {
             dir,
             path,
             locks: Mutex::new(HashMap::new()),
+            max_file_bytes: MAX_FILE_BYTES,
+            folds_case,
         })
+    }
+
+    /// Whether names differing only in case name one file in this root.
+    pub fn folds_case(&self) -> bool {
+        self.folds_case
+    }
+
+    /// Treat this root as case-insensitive whatever the probe found (tests
+    /// of the folding rules on a case-sensitive machine).
+    #[doc(hidden)]
+    pub fn assume_folds_case(mut self) -> Root {
+        self.folds_case = true;
+        self
+    }
+
+    /// Set `max_file_bytes` (at least 1).
+    pub fn with_max_file_bytes(mut self, max: u64) -> Root {
+        self.max_file_bytes = max.max(1);
+        self
+    }
+
+    pub fn max_file_bytes(&self) -> u64 {
+        self.max_file_bytes
     }
 
     /// The canonical path, for messages and configuration checks only.
@@ -125,10 +271,13 @@ impl Root {
             if !meta.file_type().is_symlink() {
                 continue;
             }
-            let target = self
-                .dir
-                .read_link_contents(&prefix)
-                .map_err(|e| io_error(e, p))?;
+            let target = match self.dir.read_link_contents(&prefix) {
+                Ok(t) => t,
+                // No longer a link (swapped since the look): the opens that
+                // follow never go through links, so they decide.
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => continue,
+                Err(e) => return Err(io_error(e, p)),
+            };
             let escapes = if target.is_absolute() {
                 true
             } else {
@@ -179,8 +328,8 @@ impl Root {
         }
     }
 
-    /// Read a whole file (links inside the root are followed).
-    pub fn read(&self, p: &RelPath) -> Result<Vec<u8>> {
+    /// Open a file for streaming (links inside the root are followed).
+    pub fn open_file(&self, p: &RelPath) -> Result<Reader> {
         self.check_links(p, true)?;
         if p.is_root() {
             return Err(Error::invalid_parameter(
@@ -188,7 +337,11 @@ impl Root {
                 "the root is a folder, not a file",
             ));
         }
-        let mut f = self.dir.open(p.as_fs_path()).map_err(|e| io_error(e, p))?;
+        let f = self
+            .dir
+            .open(p.as_fs_path())
+            .map_err(|e| io_error(e, p))?
+            .into_std();
         let meta = f.metadata().map_err(|e| io_error(e, p))?;
         if meta.is_dir() {
             return Err(
@@ -196,9 +349,60 @@ impl Root {
                     .with("path", p.to_string()),
             );
         }
-        let mut buf = Vec::with_capacity(meta.len() as usize);
-        f.read_to_end(&mut buf).map_err(|e| io_error(e, p))?;
+        Ok(Reader {
+            inner: io::BufReader::with_capacity(64 << 10, f),
+            size: meta.len(),
+        })
+    }
+
+    /// The refusal of a whole-file operation on a file over `max_file_bytes`.
+    fn too_large(&self, p: &RelPath, what: &str) -> Error {
+        Error::invalid_parameter(
+            "path",
+            format!(
+                "`{p}` is over the {} bytes kura {what} whole (MAX_FILE_BYTES); read it piece by piece with a scan",
+                self.max_file_bytes
+            ),
+        )
+        .with("path", p.to_string())
+        .with("limit", self.max_file_bytes)
+    }
+
+    /// Read a whole file of at most `max_file_bytes` (links inside the
+    /// root are followed); a larger one is `invalid_parameter`.
+    pub fn read(&self, p: &RelPath) -> Result<Vec<u8>> {
+        let f = self.open_file(p)?;
+        if f.size > self.max_file_bytes {
+            return Err(self.too_large(p, "reads"));
+        }
+        let mut buf = Vec::with_capacity(f.size as usize);
+        // `take`: a file that grew since the size was read stays bounded.
+        let mut f = f;
+        (&mut f.inner)
+            .take(self.max_file_bytes + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error(e, p))?;
+        if buf.len() as u64 > self.max_file_bytes {
+            return Err(self.too_large(p, "reads"));
+        }
         Ok(buf)
+    }
+
+    /// The first `max_file_bytes` of a file, cut at a character boundary,
+    /// and whether that is not all of it: what indexing and searches see of
+    /// a file too large to read whole.
+    pub fn read_prefix(&self, p: &RelPath) -> Result<(Vec<u8>, bool)> {
+        let mut f = self.open_file(p)?;
+        let mut buf = Vec::with_capacity(f.size.min(self.max_file_bytes) as usize);
+        (&mut f.inner)
+            .take(self.max_file_bytes)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error(e, p))?;
+        let cut = f.fill_buf().map(|rest| !rest.is_empty()).unwrap_or(false);
+        if cut {
+            trim_cut_char(&mut buf);
+        }
+        Ok((buf, cut))
     }
 
     /// Read a file the index listed, for its section text: cap-std's own
@@ -206,11 +410,19 @@ impl Root {
     /// segment). Nothing outside the root can be reached either way; this
     /// path just does not tell `out_of_scope` from other failures, which
     /// matters for a tool's argument, not for re-reading an indexed file.
+    /// Like indexing, it sees at most the first `max_file_bytes`.
     pub fn read_indexed(&self, p: &RelPath) -> Option<String> {
-        let mut f = self.dir.open(p.as_fs_path()).ok()?;
-        let mut buf = String::new();
-        f.read_to_string(&mut buf).ok()?;
-        Some(buf)
+        let f = self.dir.open(p.as_fs_path()).ok()?;
+        let mut buf = Vec::new();
+        let mut r = io::BufReader::new(f.into_std());
+        (&mut r)
+            .take(self.max_file_bytes)
+            .read_to_end(&mut buf)
+            .ok()?;
+        if r.fill_buf().is_ok_and(|rest| !rest.is_empty()) {
+            trim_cut_char(&mut buf);
+        }
+        String::from_utf8(buf).ok()
     }
 
     /// Read a whole file as UTF-8 text.
@@ -253,6 +465,9 @@ impl Root {
             let Ok(name) = entry.file_name().into_string() else {
                 continue; // not UTF-8: cannot be named by a tool anyway
             };
+            if kind == EntryKind::File && is_temp_name(&name) {
+                continue; // a write in progress, or debris the start-up sweep removes
+            }
             let (size, mtime_ns) = if kind == EntryKind::File {
                 entry
                     .metadata()
@@ -272,8 +487,8 @@ impl Root {
         Ok(out)
     }
 
-    /// Every regular file below `p` (recursively, links skipped), sorted,
-    /// with its size and modification time.
+    /// Every regular file below `p` (recursively, links and temporary
+    /// files skipped), sorted, with its size and modification time.
     pub fn walk_files(&self, p: &RelPath) -> Result<Vec<(RelPath, FileStat)>> {
         let mut out = Vec::new();
         let mut stack = vec![p.clone()];
@@ -296,194 +511,25 @@ impl Root {
         out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
-
-    fn file_lock(&self, p: &RelPath) -> Arc<Mutex<()>> {
-        let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(p.clone()).or_default().clone()
-    }
-
-    /// Read-modify-write of one file, atomically. `change` gets the current
-    /// bytes (None when the file does not exist) and returns the new content,
-    /// or None to leave the file untouched. It may be called more than once
-    /// (when the parent folder has to be created first) and runs while the
-    /// file's locks are held, so its view of the file is the one replaced.
-    pub fn update<T>(
-        &self,
-        p: &RelPath,
-        mut change: impl FnMut(Option<&[u8]>) -> Result<Option<(Vec<u8>, T)>>,
-    ) -> Result<Option<T>> {
-        if p.is_root() {
-            return Err(Error::new(
-                Code::InvalidPath,
-                "the root is a folder, not a file",
-            ));
-        }
-        self.check_links(p, false)?;
-        let lock = self.file_lock(p);
-        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let parent = p.parent();
-        let name = p.file_name().unwrap_or_default().to_owned();
-        loop {
-            let pdir = if parent.is_root() {
-                self.dir.try_clone().map_err(|e| io_error(e, p))?
-            } else {
-                match self.dir.open_dir(parent.as_fs_path()) {
-                    Ok(d) => d,
-                    Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                        // Ask first, create folders only for a write that will happen.
-                        if change(None)?.is_none() {
-                            return Ok(None);
-                        }
-                        self.dir
-                            .create_dir_all(parent.as_fs_path())
-                            .map_err(|e| io_error(e, p))?;
-                        self.check_links(p, false)?;
-                        continue;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::NotADirectory => {
-                        return Err(Error::new(
-                            Code::Conflict,
-                            format!("`{parent}` is a file, not a folder"),
-                        )
-                        .with("path", p.to_string()));
-                    }
-                    Err(e) => return Err(io_error(e, p)),
-                }
-            };
-            // Advisory lock across processes, on the folder: the file itself is
-            // replaced by rename, so its inode cannot carry the lock.
-            let lockfile = open_dir_fd(&pdir).map_err(|e| io_error(e, p))?;
-            lockfile.lock().map_err(|e| io_error(e, p))?;
-            let current = match read_nofollow(&pdir, &name) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e) if is_loop(&e) => {
-                    return Err(Error::new(
-                        Code::Forbidden,
-                        format!("`{p}` is a symbolic link; kura never writes through links"),
-                    )
-                    .with("path", p.to_string()));
-                }
-                Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
-                    return Err(Error::new(
-                        Code::Conflict,
-                        format!("`{p}` is a folder, not a file"),
-                    )
-                    .with("path", p.to_string()));
-                }
-                Err(e) => return Err(io_error(e, p)),
-            };
-            let Some((bytes, out)) = change(current.as_deref())? else {
-                return Ok(None);
-            };
-            replace_atomically(&pdir, &name, &bytes).map_err(|e| io_error(e, p))?;
-            return Ok(Some(out));
-        }
-    }
 }
 
-impl Root {
-    /// Create a new file in `folder` (created if missing) under the
-    /// folder's locks (in-process and advisory): `pick` sees the names the
-    /// folder holds and returns the new file's name, content and a value; a
-    /// name already taken is a `conflict`. Concurrent callers never see the
-    /// same listing, so a name derived from it (a next number) is unique.
-    pub fn create_in<T>(
-        &self,
-        folder: &RelPath,
-        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
-    ) -> Result<(RelPath, T)> {
-        self.check_links(folder, false)?;
-        let lock = self.file_lock(folder);
-        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = if folder.is_root() {
-            self.dir.try_clone().map_err(|e| io_error(e, folder))?
-        } else {
-            match self.dir.open_dir(folder.as_fs_path()) {
-                Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    self.dir
-                        .create_dir_all(folder.as_fs_path())
-                        .map_err(|e| io_error(e, folder))?;
-                    self.check_links(folder, false)?;
-                    self.dir
-                        .open_dir(folder.as_fs_path())
-                        .map_err(|e| io_error(e, folder))?
-                }
-                Err(e) => return Err(io_error(e, folder)),
+/// `path` with links resolved, for comparing configured folders: the
+/// longest existing ancestor canonicalised, the rest appended as given.
+pub fn resolve_path(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut at = path.to_path_buf();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&at) {
+            return rest.iter().rev().fold(c, |p, name| p.join(name));
+        }
+        match (at.file_name(), at.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                at = parent.to_path_buf();
             }
-        };
-        let lockfile = open_dir_fd(&dir).map_err(|e| io_error(e, folder))?;
-        lockfile.lock().map_err(|e| io_error(e, folder))?;
-        let mut names = Vec::new();
-        for entry in dir.entries().map_err(|e| io_error(e, folder))? {
-            let entry = entry.map_err(|e| io_error(e, folder))?;
-            if let Ok(name) = entry.file_name().into_string() {
-                names.push(name);
-            }
+            _ => return path.to_path_buf(),
         }
-        names.sort();
-        let (name, bytes, out) = pick(&names)?;
-        let path = folder.join(&name);
-        if names.contains(&name) {
-            return Err(
-                Error::new(Code::Conflict, format!("`{path}` already exists"))
-                    .with("path", path.to_string()),
-            );
-        }
-        replace_atomically(&dir, &name, &bytes).map_err(|e| io_error(e, &path))?;
-        Ok((path, out))
     }
-}
-
-/// A readable descriptor of the folder itself (cap-std's own handle may be
-/// `O_PATH`, which can be neither locked nor synced).
-fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
-    let mut opts = OpenOptions::new();
-    opts.read(true).maybe_dir(true);
-    Ok(dir.open_with(".", &opts)?.into_std())
-}
-
-/// `open(O_NOFOLLOW)` on a link fails with ELOOP.
-fn is_loop(e: &io::Error) -> bool {
-    #[cfg(target_os = "linux")]
-    const ELOOP: i32 = 40;
-    #[cfg(not(target_os = "linux"))]
-    const ELOOP: i32 = 62;
-    e.raw_os_error() == Some(ELOOP)
-}
-
-fn read_nofollow(dir: &Dir, name: &str) -> io::Result<Vec<u8>> {
-    let mut opts = OpenOptions::new();
-    opts.read(true).follow(FollowSymlinks::No);
-    let mut f = dir.open_with(name, &opts)?;
-    if f.metadata()?.is_dir() {
-        return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a folder"));
-    }
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)?;
-    Ok(buf)
-}
-
-/// Temporary file in the same folder, fsync, rename over the target, fsync
-/// the folder: a reader or a crash sees the old file or the new, never a mix.
-fn replace_atomically(dir: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = format!(".{name}.kura-tmp-{}-{n}", std::process::id());
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true).follow(FollowSymlinks::No);
-    let result = (|| {
-        let mut f = dir.open_with(&tmp, &opts)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        dir.rename(&tmp, dir, name)?;
-        open_dir_fd(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = dir.remove_file(&tmp);
-    }
-    result
 }
 
 /// Read a file the operator named on the command line or in the config
@@ -560,11 +606,40 @@ mod tests {
     }
 
     #[test]
+    fn file_system_failures_name_their_reason() {
+        for (errno, reason) in [
+            (libc::ENOSPC, "no_space"),
+            (libc::EDQUOT, "no_space"),
+            (libc::EACCES, "permission_denied"),
+            (libc::ENAMETOOLONG, "name_too_long"),
+            (libc::ELOOP, "link_loop"),
+            (libc::EROFS, "read_only_file_system"),
+            (libc::EIO, "io_error"),
+        ] {
+            let e = io_error(io::Error::from_raw_os_error(errno), &rel("a.md"));
+            assert_eq!(e.code, Code::FilesystemError, "{errno}");
+            assert_eq!(e.details["reason"], reason);
+            assert!(e.details["os_error"].as_str().unwrap().contains("os error"));
+        }
+    }
+
+    #[test]
+    fn a_prefix_never_ends_inside_a_character() {
+        let mut b = "ab日".as_bytes()[..4].to_vec(); // "ab" + 2 of 日's 3 bytes
+        trim_cut_char(&mut b);
+        assert_eq!(b, b"ab");
+        let mut b = "ab日".as_bytes().to_vec();
+        trim_cut_char(&mut b);
+        assert_eq!(b, "ab日".as_bytes());
+    }
+
+    #[test]
     fn list_orders_dirs_first_and_hides_links() {
         let (t, r) = root();
         std::fs::create_dir(t.path().join("zdir")).unwrap();
         std::fs::write(t.path().join("a.md"), "x").unwrap();
         std::os::unix::fs::symlink(t.path().join("a.md"), t.path().join("link.md")).unwrap();
+        std::fs::write(t.path().join(".kura-tmp-1-0"), "a write in progress").unwrap();
         let names: Vec<_> = r
             .list(&RelPath::root())
             .unwrap()

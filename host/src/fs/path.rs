@@ -4,6 +4,9 @@
 
 use crate::error::{Code, Error, Result};
 
+/// The longest path a tool accepts (Linux's `PATH_MAX`).
+pub const PATH_MAX_BYTES: usize = 4096;
+
 /// A validated path relative to a root: no `.`/`..`, no empty segments.
 /// The empty path (no segments) is the root itself.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -19,6 +22,16 @@ impl RelPath {
     /// Parse a user-supplied path. `allow_root` accepts "" / "." / "/"-free
     /// spellings of the root itself (for listings); files never are the root.
     pub fn parse(input: &str, allow_root: bool) -> Result<Self> {
+        if input.len() > PATH_MAX_BYTES {
+            // Refused before any work, and not echoed back.
+            return Err(Error::new(
+                Code::InvalidPath,
+                format!(
+                    "the path is {} bytes long; at most {PATH_MAX_BYTES} are accepted",
+                    input.len()
+                ),
+            ));
+        }
         let bad = |why: &str| {
             Error::new(
                 Code::InvalidPath,
@@ -171,5 +184,21 @@ mod tests {
     fn root_only_where_allowed() {
         assert!(RelPath::parse(".", true).unwrap().is_root());
         assert_eq!(code("."), Code::InvalidPath);
+    }
+
+    proptest::proptest! {
+        /// Whatever the input, a parsed path holds only plain names: it can
+        /// never name anything above the root, and it prints back as itself.
+        #[test]
+        fn parsed_paths_stay_beneath_the_root(input in "[a./\\\\:%\\x00-\\x1f日]{0,24}") {
+            if let Ok(p) = RelPath::parse(&input, true) {
+                for seg in p.segments() {
+                    proptest::prop_assert!(!seg.is_empty() && seg != "." && seg != "..");
+                    proptest::prop_assert!(!seg.contains('/') && !seg.contains('\\'));
+                }
+                let again = RelPath::parse(&p.to_string(), true).unwrap();
+                proptest::prop_assert_eq!(again, p);
+            }
+        }
     }
 }

@@ -109,6 +109,6 @@ impl StateDir {
             }
             None => self.dir.try_clone()?,
         };
-        super::replace_atomically(&dir, file, bytes)
+        super::write::replace_atomically(&dir, file, bytes, None)
     }
 }

@@ -65,7 +65,10 @@ impl Watch {
             ..Seen::default()
         }));
         let sink = seen.clone();
-        let made = notify::recommended_watcher(move |ev| record(&sink, ev));
+        // Links are never followed: a root holding `usr -> /usr` must not
+        // put watches on /usr (notify follows them by default).
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let made = notify::RecommendedWatcher::new(move |ev| record(&sink, ev), config);
         let watcher = match made {
             Ok(mut w) => match w.watch(path, RecursiveMode::Recursive) {
                 Ok(()) => Some(w),

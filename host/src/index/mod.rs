@@ -427,9 +427,17 @@ impl SectionIndex {
             batch.stats.unchanged += 1;
             return Ok(());
         }
-        let Ok(bytes) = root.read(path) else {
+        let Ok((bytes, cut)) = root.read_prefix(path) else {
             return Ok(()); // vanished or unreadable since the walk: next sync decides
         };
+        if cut {
+            tracing::warn!(
+                path = %path,
+                size = stat.size,
+                indexed = bytes.len(),
+                "file over max_file_bytes: only its first bytes are indexed"
+            );
+        }
         let mut state = FileState {
             size: stat.size,
             mtime_ns: stat.mtime_ns,

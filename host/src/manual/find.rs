@@ -423,13 +423,7 @@ struct Request {
 
 impl Manuals {
     fn parse_find(&self, args: &Args) -> Result<Request> {
-        let query = args.req_str("query")?;
-        if query.trim().is_empty() {
-            return Err(Error::invalid_parameter(
-                "query",
-                "`query` must not be empty",
-            ));
-        }
+        let query = args.query("query")?;
         let manual_id = match args.str("manual_id")? {
             Some(_) => Some(self.manual(args, "manual_id")?.to_string()),
             None => match &self.find.default_manual_id {

@@ -260,11 +260,14 @@ impl Manuals {
     pub fn scan(&self, args: Args) -> Result<ManualScanOutput> {
         let (manual, full, _) = self.file(&args, "manual_id")?;
         let start = ScanStart::from_args_with(&args, true)?;
-        let content = self.root.read_text(&full)?;
+        // Streamed: only the returned window is held, whatever the file's size.
+        let file = self.root.open_file(&full)?;
         Ok(ManualScanOutput {
             manual_id: manual.to_string(),
             path: full.segments()[1..].join("/"),
-            scan: scan::scan(&content, start, self.max_chars)?,
+            scan: scan::scan_stream(file, start, self.max_chars, |e| {
+                crate::fs::io_error(e, &full)
+            })?,
         })
     }
 }

@@ -38,8 +38,14 @@ pub fn outline(wasm: &[u8]) -> Result<Outline, String> {
         let (payload, consumed) = match parser.parse(data, true) {
             Ok(Chunk::Parsed { payload, consumed }) => (payload, consumed),
             Ok(Chunk::NeedMoreData(_)) => return Err("the file is truncated".into()),
-            Err(e) if data.len() == wasm.len() => {
-                return Err(format!("not a WebAssembly file ({})", e.message()));
+            Err(_) if data.len() == wasm.len() => {
+                // wasmparser's message lists the expected bytes over several
+                // lines; what matters is that the file is something else.
+                return Err(if wasm.starts_with(b"\0asm") {
+                    "a WebAssembly file of an unsupported version".into()
+                } else {
+                    "not a WebAssembly file (it does not start with the `\\0asm` magic)".into()
+                });
             }
             Err(e) => return Err(format!("not a valid component: {e}")),
         };

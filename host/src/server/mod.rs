@@ -5,6 +5,7 @@
 //! sentence.
 
 pub mod catalog;
+pub mod framing;
 mod vibe;
 
 use std::sync::Arc;
@@ -296,8 +297,10 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     // changes, or on SIGHUP. A bad new component leaves the old one serving.
     let _watch = app.plugins.watch();
     reload_on_sighup(app.plugins.clone());
+    // Malformed lines are answered by the guard; rmcp sees the rest.
+    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
     let service = KuraServer::new(app)
-        .serve(rmcp::transport::io::stdio_pipes())
+        .serve(framing::guard(stdin, stdout))
         .await?;
     service.waiting().await?;
     Ok(())

@@ -12,7 +12,6 @@ use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
 use crate::scan::LineRange;
-use crate::text::Lines;
 
 /// Covered and uncovered ranges of a file of `total` lines.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,8 +139,9 @@ impl Vault {
         if args.get("cited_ranges").is_none() {
             return Err(args.missing("cited_ranges"));
         }
-        let text = self.root.read_text(&path)?;
-        let total = Lines::new(&text).count() as u64;
+        let file = self.root.open_file(&path)?;
+        let total =
+            crate::scan::count_lines(file).map_err(|e| crate::fs::io_error(e, &path))? as u64;
         let ranges = cited_ranges(&args, "cited_ranges", total)?.unwrap_or_default();
         let c = measure(total, ranges);
         let ratio = c.ratio();

@@ -331,7 +331,7 @@ impl Vault {
 
     pub fn find(&self, args: Args) -> Result<FindOutput> {
         let started = Instant::now();
-        let query = args.req_nonempty("query")?;
+        let query = args.query("query")?;
         let phrase = collapse(Folded::new(query).as_str());
         if phrase.is_empty() {
             return Err(Error::invalid_parameter(

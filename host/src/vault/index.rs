@@ -4,9 +4,17 @@
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, markdown_units};
 
+/// Under `.system/`, the server's own state, never searched or indexed;
+/// in any case, since on a case-folding file system `.SYSTEM/` is that folder.
+pub fn is_reserved(p: &RelPath) -> bool {
+    p.segments()
+        .first()
+        .is_some_and(|s| s.eq_ignore_ascii_case(".system"))
+}
+
 /// Whether the index holds this file.
 pub fn indexable(p: &RelPath) -> bool {
-    let reserved = p.segments().first().is_some_and(|s| s == ".system");
+    let reserved = is_reserved(p);
     let ext = p.extension().map(|e| e.to_ascii_lowercase());
     !reserved && matches!(ext.as_deref(), Some("md" | "markdown" | "txt"))
 }

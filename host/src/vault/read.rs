@@ -6,9 +6,8 @@ use serde::Serialize;
 use super::Vault;
 use crate::args::Args;
 use crate::error::{Error, Result};
-use crate::fs::{EntryKind, RelPath};
+use crate::fs::{EntryKind, RelPath, io_error};
 use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
-use crate::text::Lines;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LsItem {
@@ -96,23 +95,30 @@ impl Vault {
                 "`range` is required when `full` is false (give `range.start_line`/`end_line`, or `full: true`)",
             ));
         }
-        let content = self.root.read_text(&path)?;
-        let lines = Lines::new(&content);
-        let total = lines.count();
-        let (from, to) = if full {
-            (1, total.max(1))
-        } else {
-            let r = range.as_ref().expect("checked above");
-            let from = r.line_in("start_line", start.unwrap_or(1), total)?;
-            // An end past the last line reads to the end (reported in applied_range).
-            let to = end
-                .map_or(total, |e| (e as usize).min(total))
-                .max(from.min(total));
-            (from, to)
+        // Streamed: only the returned window is held, whatever the file's size.
+        let mut file = self.root.open_file(&path)?;
+        let from = if full { 1 } else { start.unwrap_or(1) };
+        let limit = match end {
+            Some(e) if !full => scan::Limit::EndOfLine(e as usize),
+            _ => scan::Limit::Eof,
         };
-        let start_byte = lines.start(from);
-        let limit = if total == 0 { 0 } else { lines.end(to) };
-        let w = scan::window(&content, &lines, start_byte, limit, self.max_chars);
+        let w = match scan::stream_window(
+            &mut file,
+            scan::At::Line(from as usize),
+            limit,
+            self.max_chars,
+        ) {
+            Ok(w) => w,
+            Err(scan::Stop::Past { lines, .. }) => {
+                let r = range.as_ref().expect("only a range can start past line 1");
+                r.line_in("start_line", from, lines)?;
+                return Err(Error::internal("a start line inside the file was refused"));
+            }
+            Err(scan::Stop::NotText) => {
+                return Err(io_error(std::io::ErrorKind::InvalidData.into(), &path));
+            }
+            Err(scan::Stop::Io(e)) => return Err(io_error(e, &path)),
+        };
         let reason = if w.capped {
             "max_chars"
         } else if w.truncated {
@@ -137,7 +143,7 @@ impl Vault {
     pub fn scan(&self, args: Args) -> Result<ScanOutput> {
         let path = self.file_path(&args)?;
         let start = ScanStart::from_args(&args)?;
-        let content = self.root.read_text(&path)?;
-        scan::scan(&content, start, self.max_chars)
+        let file = self.root.open_file(&path)?;
+        scan::scan_stream(file, start, self.max_chars, |e| io_error(e, &path))
     }
 }

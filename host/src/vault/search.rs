@@ -4,6 +4,8 @@
 //! `applied`. `loose` matches lines holding every query word after NFKC and
 //! case folding, in any order.
 
+use std::io::{BufRead, Read};
+
 use globset::GlobBuilder;
 use regex::RegexBuilder;
 use schemars::JsonSchema;
@@ -13,9 +15,74 @@ use super::Vault;
 use crate::args::Args;
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
-use crate::text::{Lines, normalize};
+use crate::text::normalize;
 
 const LIMIT_MAX: i64 = 1000;
+/// A line is searched in its first this many bytes (the rest is skipped
+/// unread into memory), so one huge line costs no more than this.
+const LINE_MAX: usize = 1 << 20;
+
+/// Lines of a stream without their endings (`\n`, `\r\n`), each cut at
+/// `LINE_MAX` bytes; an error for bytes that are not UTF-8.
+struct LineReader<R> {
+    r: R,
+    buf: Vec<u8>,
+    text: String,
+}
+
+impl<R: BufRead> LineReader<R> {
+    fn new(r: R) -> Self {
+        LineReader {
+            r,
+            buf: Vec::new(),
+            text: String::new(),
+        }
+    }
+
+    fn next_line(&mut self) -> Option<std::result::Result<&str, ()>> {
+        self.buf.clear();
+        let mut any = false;
+        loop {
+            let Ok(chunk) = self.r.fill_buf() else {
+                return Some(Err(()));
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            let room = LINE_MAX.saturating_sub(self.buf.len());
+            self.buf.extend_from_slice(&chunk[..take.min(room)]);
+            self.r.consume(take);
+            if done {
+                break;
+            }
+        }
+        if !any {
+            return None;
+        }
+        let mut end = self.buf.len();
+        for ending in [b'\n', b'\r'] {
+            if end > 0 && self.buf[end - 1] == ending {
+                end -= 1;
+            }
+        }
+        self.buf.truncate(end);
+        let valid = match std::str::from_utf8(&self.buf) {
+            Ok(_) => end,
+            // Cut at LINE_MAX inside a character: keep what is whole.
+            Err(e) if e.error_len().is_none() && end >= LINE_MAX => e.valid_up_to(),
+            Err(_) => return Some(Err(())),
+        };
+        self.text.clear();
+        self.text
+            .push_str(std::str::from_utf8(&self.buf[..valid]).unwrap_or_default());
+        Some(Ok(&self.text))
+    }
+}
 const SNIPPET_CHARS: usize = 240;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -89,6 +156,16 @@ fn snippet(line: &str, at: usize) -> String {
 
 /// A glob on vault-relative paths; a bad pattern is `invalid_parameter`.
 pub(super) fn glob_matcher(pattern: &str, name: &str) -> Result<globset::GlobMatcher> {
+    if pattern.len() > crate::args::QUERY_MAX_CHARS {
+        return Err(Error::invalid_parameter(
+            name,
+            format!(
+                "`{name}` is {} bytes long; at most {} are accepted",
+                pattern.len(),
+                crate::args::QUERY_MAX_CHARS
+            ),
+        ));
+    }
     Ok(GlobBuilder::new(pattern)
         .build()
         .map_err(|e| {
@@ -99,7 +176,7 @@ pub(super) fn glob_matcher(pattern: &str, name: &str) -> Result<globset::GlobMat
 
 impl Vault {
     pub fn search(&self, args: Args) -> Result<SearchOutput> {
-        let query = args.req_nonempty("query")?;
+        let query = args.query("query")?;
         let mode = args
             .choice("mode", &["plain", "regex", "loose"])?
             .unwrap_or("regex");
@@ -147,22 +224,28 @@ impl Vault {
         let mut results = Vec::new();
         'files: for (file, _) in self.root.walk_files(&dir)? {
             let rel = file.to_string();
-            if file.segments().first().is_some_and(|s| s == ".system") {
+            if super::index::is_reserved(&file) {
                 continue; // the server's own state, not notes
             }
             if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
                 continue;
             }
-            let Ok(text) = self.root.read_text(&file) else {
-                continue; // not text, or gone since the walk
+            // Streamed a line at a time: a file costs one line (at most
+            // LINE_MAX bytes of it), whatever its size.
+            let Ok(reader) = self.root.open_file(&file) else {
+                continue; // gone since the walk
             };
-            let lines = Lines::new(&text);
-            for n in 1..=lines.count() {
-                let line = lines.line(n);
+            let mut lines = LineReader::new(reader.take(self.root.max_file_bytes()));
+            let mut n = 0u64;
+            while let Some(line) = lines.next_line() {
+                n += 1;
+                let Ok(line) = line else {
+                    continue 'files; // not text, or unreadable: not a note
+                };
                 if let Some(at) = matcher.find(line) {
                     results.push(SearchResult {
                         path: rel.clone(),
-                        line: n as u64,
+                        line: n,
                         snippet: snippet(line, at),
                     });
                     if results.len() as i64 >= limit {

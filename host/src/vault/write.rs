@@ -28,11 +28,20 @@ fn conflict(path: &RelPath, message: String) -> Error {
 }
 
 impl Vault {
-    fn policy(&self, tool: &str, kind: WriteKind, path: &RelPath, exists: bool) -> Result<()> {
+    /// The write policy's verdict on `path`. Where the file system folds
+    /// case, the policy judges the folded path: `Daily/…` and `.SYSTEM/…`
+    /// are the protected folders there.
+    pub(crate) fn policy(
+        &self,
+        tool: &str,
+        kind: WriteKind,
+        path: &RelPath,
+        exists: bool,
+    ) -> Result<()> {
         self.plugins.check_write(&WriteRequest {
             tool,
             kind,
-            path: &path.to_string(),
+            path: &judged_path(path, self.root.folds_case()),
             exists,
         })
     }
@@ -61,7 +70,7 @@ impl Vault {
 
     pub fn write(&self, args: Args) -> Result<WriteOutput> {
         let path = RelPath::parse(args.req_str("path")?, false)?;
-        let content = args.req_str("content")?;
+        let content = args.req_text("content")?;
         let mode = args
             .choice("mode", &["overwrite", "append"])?
             .ok_or_else(|| args.missing("mode"))?;
@@ -95,7 +104,7 @@ impl Vault {
     pub fn replace(&self, args: Args) -> Result<ReplaceOutput> {
         let path = RelPath::parse(args.req_str("path")?, false)?;
         let find = args.req_nonempty("find")?;
-        let replace = args.req_str("replace")?;
+        let replace = args.req_text("replace")?;
         let max = args.int("max_replacements", 0)?.unwrap_or(1) as usize;
         let done = self.root.update(&path, |current| {
             // The policy decides before anything else, so a forbidden path is
@@ -132,5 +141,50 @@ impl Vault {
             written_path: path.to_string(),
             replacements: n as u64,
         })
+    }
+}
+
+/// The path as the write policy sees it.
+fn judged_path(path: &RelPath, folds_case: bool) -> String {
+    if folds_case {
+        path.to_string().to_lowercase()
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kura_write_policy::policy;
+
+    /// Whether the baseline policy allows an overwrite of `path`.
+    fn verdict(path: &str, folds_case: bool) -> bool {
+        let judged = judged_path(&RelPath::parse(path, false).unwrap(), folds_case);
+        policy::check(policy::Kind::Overwrite, &judged, true).is_ok()
+    }
+
+    #[test]
+    fn policy_judges_the_folded_path_where_the_file_system_folds_case() {
+        for path in [
+            ".SYSTEM/x.md",
+            ".System/audit/a.json",
+            "Daily/2026-01-05.md",
+        ] {
+            assert!(!verdict(path, true), "{path} reached a protected folder");
+            assert!(
+                verdict(path, false),
+                "{path} is another folder where case matters"
+            );
+        }
+        assert!(verdict("Notes/x.md", true));
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the fixture folder is made with std::fs
+    fn a_case_sensitive_temp_folder_does_not_fold() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("daily")).unwrap();
+        assert!(!crate::fs::Root::open(t.path()).unwrap().folds_case());
     }
 }

@@ -121,9 +121,11 @@ pub fn as_vibe(e: Error) -> Error {
         Code::InvalidPath | Code::OutOfScope | Code::Forbidden => VibeCode::InvalidPath,
         Code::NotFound => VibeCode::FileNotFound,
         Code::InvalidScope => VibeCode::InvalidParameter,
-        Code::Conflict | Code::Internal | Code::PluginFailed | Code::Timeout => {
-            VibeCode::FilesystemError
-        }
+        Code::Conflict
+        | Code::FilesystemError
+        | Code::Internal
+        | Code::PluginFailed
+        | Code::Timeout => VibeCode::FilesystemError,
     };
     Error {
         code: Code::Vibe(code),

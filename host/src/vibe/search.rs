@@ -124,7 +124,7 @@ pub const BOOSTS: Boosts = Boosts {
 
 const DEFAULT_LIMIT: i64 = 20;
 const MAX_LIMIT: i64 = 100;
-const MAX_QUERY_CHARS: usize = 1000;
+const MAX_QUERY_CHARS: usize = crate::args::QUERY_MAX_CHARS;
 
 fn table(t: &[(&str, f64)], key: &str) -> f64 {
     t.iter().find(|(k, _)| *k == key).map_or(1.0, |(_, v)| *v)
@@ -166,11 +166,11 @@ fn age_days(date: &str, today: chrono::NaiveDate) -> Option<f64> {
 
 impl Vibe {
     pub fn search(&self, a: Args) -> Result<SearchOutput> {
-        let query = a.req_str("query")?;
+        let query = a.req_text("query")?;
         if query.trim().is_empty() {
             return Err(Error::vibe(VibeCode::InvalidQuery, "the query is empty"));
         }
-        if query.chars().count() > MAX_QUERY_CHARS {
+        if query.chars().take(MAX_QUERY_CHARS + 1).count() > MAX_QUERY_CHARS {
             return Err(Error::vibe(
                 VibeCode::InvalidQuery,
                 format!("the query is longer than {MAX_QUERY_CHARS} characters"),

@@ -297,7 +297,7 @@ impl Vibe {
         let (project, _) = self.project_arg(&a)?;
         let folder = Self::req_folder(&a)?;
         let filename = super::segment("filename", a.req_str("filename")?)?;
-        let content = a.req_str("content")?;
+        let content = a.req_text("content")?;
         let text = match a.map("frontmatter")? {
             Some(f) => with_front(content, None, f),
             None => content.to_owned(),
@@ -329,7 +329,7 @@ impl Vibe {
         let (project, _) = self.project_arg(&a)?;
         let folder = Self::req_folder(&a)?;
         let filename = super::segment("filename", a.req_str("filename")?)?;
-        let content = a.req_str("content")?;
+        let content = a.req_text("content")?;
         let front = a.map("frontmatter")?;
         let expected = a
             .str("expected_hash")?
@@ -523,7 +523,7 @@ impl Vibe {
             Some(f) => super::segment("filename", f)?,
             None => "execution-plan.md",
         };
-        let content = a.req_str("content")?;
+        let content = a.req_text("content")?;
         let path = dir.join("plans").join(filename);
         let action = self
             .root

@@ -1,0 +1,410 @@
+//! The write path: race-free folder walks, atomic replacement that keeps the
+//! file's mode and owner, short recognisable temporary names, and the sweep
+//! that removes the temporary files a killed process left behind.
+
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
+use cap_std::fs::{Dir, OpenOptions};
+
+use super::{RelPath, Root, io_error, is_loop};
+use crate::error::{Code, Error, Result};
+
+/// Every temporary file kura writes starts with this: short (so any name
+/// the file system accepts can be written), hidden, and recognisable.
+pub const TEMP_PREFIX: &str = ".kura-tmp-";
+
+/// A temporary file older than this is stale even when its process id is
+/// alive again (ids are reused); no write takes this long.
+const STALE_AFTER: Duration = Duration::from_secs(3600);
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Kura's own temporary names: the current `.kura-tmp-PID-N` (hex), and
+/// the `.<name>.kura-tmp-PID-N` of earlier versions.
+pub fn is_temp_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX) || (name.starts_with('.') && name.contains(".kura-tmp-"))
+}
+
+/// The process id a temporary name carries, if it is one of kura's.
+fn temp_pid(name: &str) -> Option<u32> {
+    if let Some(rest) = name.strip_prefix(TEMP_PREFIX) {
+        let (pid, n) = rest.split_once('-')?;
+        u64::from_str_radix(n, 16).ok()?;
+        return u32::from_str_radix(pid, 16).ok();
+    }
+    // Earlier versions: `.<name>.kura-tmp-<decimal pid>-<decimal n>`.
+    let (_, rest) = name.rsplit_once(".kura-tmp-")?;
+    let (pid, n) = rest.split_once('-')?;
+    n.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // Signal 0 checks existence only; EPERM means it exists under another user.
+    // SAFETY: kill with signal 0 sends nothing.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The owner and mode a replaced file had, given to its replacement.
+#[derive(Clone, Copy, Debug)]
+pub struct Keep {
+    mode: u32,
+    uid: u32,
+    gid: u32,
+}
+
+impl Keep {
+    fn of(meta: &std::fs::Metadata) -> Keep {
+        Keep {
+            mode: meta.mode() & 0o7777,
+            uid: meta.uid(),
+            gid: meta.gid(),
+        }
+    }
+}
+
+/// What a write finds where it is going to write.
+struct Current {
+    bytes: Vec<u8>,
+    keep: Keep,
+}
+
+impl Root {
+    fn file_lock(&self, p: &RelPath) -> Arc<Mutex<()>> {
+        let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(p.clone()).or_default().clone()
+    }
+
+    /// Open folder `p` from the root one segment at a time, never following
+    /// a link (`openat` with `O_NOFOLLOW` per segment): a folder swapped for
+    /// a link between any check and the write fails the write instead of
+    /// redirecting it, so the path the policy judged is the path written.
+    /// With `create`, missing folders are made; without, a missing one is None.
+    pub(super) fn open_dir_nofollow(&self, p: &RelPath, create: bool) -> Result<Option<Dir>> {
+        let mut dir = self.dir.try_clone().map_err(|e| io_error(e, p))?;
+        for (i, seg) in p.segments().iter().enumerate() {
+            let next = match dir.open_dir_nofollow(seg) {
+                Ok(d) => d,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                    match dir.create_dir(seg) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(io_error(e, p)),
+                    }
+                    dir.open_dir_nofollow(seg)
+                        .map_err(|e| not_a_plain_folder(&dir, seg, e, p, i))?
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(not_a_plain_folder(&dir, seg, e, p, i)),
+            };
+            dir = next;
+        }
+        Ok(Some(dir))
+    }
+
+    /// Read-modify-write of one file, atomically. `change` gets the current
+    /// bytes (None when the file does not exist) and returns the new content,
+    /// or None to leave the file untouched. It may be called more than once
+    /// (when the parent folder has to be created first) and runs while the
+    /// file's locks are held, so its view of the file is the one replaced.
+    /// The replacement keeps the old file's mode (and owner, where the
+    /// process may set it); a file without its owner's write permission is
+    /// refused, never made writable.
+    pub fn update<T>(
+        &self,
+        p: &RelPath,
+        mut change: impl FnMut(Option<&[u8]>) -> Result<Option<(Vec<u8>, T)>>,
+    ) -> Result<Option<T>> {
+        if p.is_root() {
+            return Err(Error::new(
+                Code::InvalidPath,
+                "the root is a folder, not a file",
+            ));
+        }
+        self.check_links(p, false)?;
+        let lock = self.file_lock(p);
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let parent = p.parent();
+        let name = p.file_name().unwrap_or_default().to_owned();
+        let pdir = match self.open_dir_nofollow(&parent, false)? {
+            Some(d) => d,
+            None => {
+                // Ask first, create folders only for a write that will happen.
+                if change(None)?.is_none() {
+                    return Ok(None);
+                }
+                self.open_dir_nofollow(&parent, true)?
+                    .expect("created folders exist")
+            }
+        };
+        // Advisory lock across processes, on the folder: the file itself is
+        // replaced by rename, so its inode cannot carry the lock.
+        let lockfile = open_dir_fd(&pdir).map_err(|e| io_error(e, p))?;
+        lockfile.lock().map_err(|e| io_error(e, p))?;
+        let current = match read_nofollow(&pdir, &name, self.max_file_bytes) {
+            Ok(c) => Some(c),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) if is_loop(&e) => {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    format!("`{p}` is a symbolic link; kura never writes through links"),
+                )
+                .with("path", p.to_string()));
+            }
+            Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
+                return Err(
+                    Error::new(Code::Conflict, format!("`{p}` is a folder, not a file"))
+                        .with("path", p.to_string()),
+                );
+            }
+            Err(e) if e.kind() == io::ErrorKind::FileTooLarge => {
+                return Err(self.too_large(p, "rewrites"));
+            }
+            Err(e) => return Err(io_error(e, p)),
+        };
+        if let Some(c) = &current
+            && c.keep.mode & 0o200 == 0
+        {
+            return Err(Error::new(
+                Code::Forbidden,
+                format!(
+                    "`{p}` is read-only (mode {:04o}); kura keeps it so. Give it write permission to change it",
+                    c.keep.mode
+                ),
+            )
+            .with("path", p.to_string())
+            .with("mode", format!("{:04o}", c.keep.mode)));
+        }
+        let Some((bytes, out)) = change(current.as_ref().map(|c| c.bytes.as_slice()))? else {
+            return Ok(None);
+        };
+        self.check_size(p, bytes.len())?;
+        replace_atomically(&pdir, &name, &bytes, current.map(|c| c.keep))
+            .map_err(|e| io_error(e, p))?;
+        Ok(Some(out))
+    }
+
+    /// Create a new file in `folder` (created if missing) under the
+    /// folder's locks (in-process and advisory): `pick` sees the names the
+    /// folder holds and returns the new file's name, content and a value; a
+    /// name already taken is a `conflict`. Concurrent callers never see the
+    /// same listing, so a name derived from it (a next number) is unique.
+    pub fn create_in<T>(
+        &self,
+        folder: &RelPath,
+        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
+    ) -> Result<(RelPath, T)> {
+        self.check_links(folder, false)?;
+        let lock = self.file_lock(folder);
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = self
+            .open_dir_nofollow(folder, true)?
+            .expect("created folders exist");
+        let lockfile = open_dir_fd(&dir).map_err(|e| io_error(e, folder))?;
+        lockfile.lock().map_err(|e| io_error(e, folder))?;
+        let mut names = Vec::new();
+        for entry in dir.entries().map_err(|e| io_error(e, folder))? {
+            let entry = entry.map_err(|e| io_error(e, folder))?;
+            if let Ok(name) = entry.file_name().into_string()
+                && !is_temp_name(&name)
+            {
+                names.push(name);
+            }
+        }
+        names.sort();
+        let (name, bytes, out) = pick(&names)?;
+        let path = folder.join(&name);
+        if names.contains(&name) {
+            return Err(
+                Error::new(Code::Conflict, format!("`{path}` already exists"))
+                    .with("path", path.to_string()),
+            );
+        }
+        self.check_size(&path, bytes.len())?;
+        replace_atomically(&dir, &name, &bytes, None).map_err(|e| io_error(e, &path))?;
+        Ok((path, out))
+    }
+
+    /// A write never makes a file kura could not read back whole.
+    fn check_size(&self, p: &RelPath, len: usize) -> Result<()> {
+        if len as u64 > self.max_file_bytes {
+            return Err(Error::invalid_parameter(
+                "content",
+                format!(
+                    "the new `{p}` would be {len} bytes, over the {} bytes kura writes (MAX_FILE_BYTES)",
+                    self.max_file_bytes
+                ),
+            )
+            .with("path", p.to_string())
+            .with("limit", self.max_file_bytes));
+        }
+        Ok(())
+    }
+
+    /// Remove the temporary files that a killed kura left in this root:
+    /// only kura's own names, only regular files, only stale ones (their
+    /// process is gone, or they are over an hour old), never through a
+    /// link. Returns how many were removed.
+    pub fn sweep_temp_files(&self) -> usize {
+        let own = std::process::id();
+        let mut removed = 0;
+        let Ok(top) = self.dir.try_clone() else {
+            return 0;
+        };
+        let mut stack = vec![(RelPath::root(), top)];
+        while let Some((at, dir)) = stack.pop() {
+            let Ok(entries) = dir.entries() else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(name) = entry.file_name().into_string() else {
+                    continue;
+                };
+                let Ok(ft) = entry.file_type() else {
+                    continue;
+                };
+                if ft.is_dir() {
+                    if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                        stack.push((at.join(&name), sub));
+                    }
+                    continue;
+                }
+                if !ft.is_file() || !is_temp_name(&name) {
+                    continue;
+                }
+                let Some(pid) = temp_pid(&name) else {
+                    continue;
+                };
+                let old = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| SystemTime::now().duration_since(t.into_std()).ok())
+                    .is_some_and(|age| age > STALE_AFTER);
+                if pid == own || (alive(pid) && !old) {
+                    continue;
+                }
+                match dir.remove_file(&name) {
+                    Ok(()) => {
+                        removed += 1;
+                        tracing::info!(path = %at.join(&name), "removed a stale temporary file");
+                    }
+                    Err(e) => {
+                        tracing::warn!(path = %at.join(&name), "cannot remove a stale temporary file: {e}")
+                    }
+                }
+            }
+        }
+        removed
+    }
+}
+
+/// Why `seg` (the `i`-th segment of `p`) could not be opened as a folder
+/// without following links.
+fn not_a_plain_folder(dir: &Dir, seg: &str, e: io::Error, p: &RelPath, i: usize) -> Error {
+    let at: Vec<&str> = p.segments()[..=i].iter().map(String::as_str).collect();
+    match dir.symlink_metadata(seg) {
+        Ok(m) if m.file_type().is_symlink() => Error::new(
+            Code::Forbidden,
+            format!(
+                "`{p}` goes through a symbolic link (`{}`); kura never writes through links",
+                at.join("/")
+            ),
+        )
+        .with("path", p.to_string()),
+        Ok(m) if !m.is_dir() => Error::new(
+            Code::Conflict,
+            format!("`{}` is a file, not a folder", at.join("/")),
+        )
+        .with("path", p.to_string()),
+        _ => io_error(e, p),
+    }
+}
+
+/// A readable descriptor of the folder itself (cap-std's own handle may be
+/// `O_PATH`, which can be neither locked nor synced).
+fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).maybe_dir(true);
+    Ok(dir.open_with(".", &opts)?.into_std())
+}
+
+/// The file `name` in `dir`, never through a link, with its mode and owner;
+/// `FileTooLarge` over `max` bytes (checked before reading).
+fn read_nofollow(dir: &Dir, name: &str, max: u64) -> io::Result<Current> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).follow(FollowSymlinks::No);
+    let mut f = dir.open_with(name, &opts)?.into_std();
+    let meta = f.metadata()?;
+    if meta.is_dir() {
+        return Err(io::Error::new(io::ErrorKind::IsADirectory, "is a folder"));
+    }
+    if meta.len() > max {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            "over the limit",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut bytes)?;
+    Ok(Current {
+        bytes,
+        keep: Keep::of(&meta),
+    })
+}
+
+/// Temporary file in the same folder, fsync, rename over the target, fsync
+/// the folder: a reader or a crash sees the old file or the new, never a mix.
+/// The temporary gets `keep`'s mode and owner before it takes the name.
+pub(super) fn replace_atomically(
+    dir: &Dir,
+    name: &str,
+    bytes: &[u8],
+    keep: Option<Keep>,
+) -> io::Result<()> {
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id());
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true).follow(FollowSymlinks::No);
+    let result = (|| {
+        let mut f = dir.open_with(&tmp, &opts)?.into_std();
+        if let Some(k) = keep {
+            // Owner first: a chown may clear set-id bits that the mode restores.
+            let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
+            f.set_permissions(std::fs::Permissions::from_mode(k.mode))?;
+        }
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        dir.rename(&tmp, dir, name)?;
+        open_dir_fd(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temp_names_are_recognised_with_their_process() {
+        assert_eq!(temp_pid(".kura-tmp-1f-a"), Some(0x1f));
+        assert_eq!(temp_pid(".note.md.kura-tmp-1234-7"), Some(1234));
+        assert_eq!(temp_pid(".kura-tmp-zz-1"), None);
+        assert!(is_temp_name(".kura-tmp-1-0"));
+        assert!(!is_temp_name("kura-tmp-notes.md"));
+        assert!(alive(std::process::id()));
+    }
+}
