@@ -316,7 +316,7 @@ async fn run(
                     )
                     .await?;
                 let files = files_of(&structured(&h)?, &g.manual);
-                kura_hits.push(score(&g.id, &files, &g.expected, 0.0).hit5);
+                kura_hits.push(score(&g.id, &files, &g.expected, &g.sides, 0.0).hit5);
             }
         }
     }
@@ -343,7 +343,7 @@ async fn run(
                         files.push(p);
                     }
                 }
-                fts_hits.push(score(&g.id, &files, &g.expected, 0.0).hit5);
+                fts_hits.push(score(&g.id, &files, &g.expected, &g.sides, 0.0).hit5);
             }
         }
     }

@@ -49,7 +49,28 @@ pub struct Gold {
     pub manual: String,
     pub query: String,
     pub facet: String,
+    /// What the query tests: `topic`, `name` (it names the document),
+    /// `chapter` (a chapter or section reference), `near_duplicate` (a
+    /// name that other names contain), `compare`, `facet` (a leading facet
+    /// word).
+    #[serde(default = "topic")]
+    pub kind: String,
+    /// `dev` (tuned on) or `test` (reported only).
+    #[serde(default = "dev")]
+    pub split: String,
     pub expected: Vec<String>,
+    /// For a comparison: the files of each side; `both@5` counts a query
+    /// whose every side has a file in the top 5.
+    #[serde(default)]
+    pub sides: Vec<Vec<String>>,
+}
+
+fn topic() -> String {
+    "topic".to_owned()
+}
+
+fn dev() -> String {
+    "dev".to_owned()
 }
 
 /// One query's outcome.
@@ -62,6 +83,8 @@ pub struct Outcome {
     pub recall5: f64,
     pub rr5: f64,
     pub ndcg10: f64,
+    /// Every side of a comparison in the top 5 (None: not a comparison).
+    pub both5: Option<f64>,
     pub ms: f64,
 }
 
@@ -72,6 +95,8 @@ pub struct Figures {
     pub recall_at_5: f64,
     pub mrr_at_5: f64,
     pub ndcg_at_10: f64,
+    /// Over the comparisons with sides only (None: there are none).
+    pub both_at_5: Option<f64>,
     pub p50_ms: f64,
     pub p95_ms: f64,
 }
@@ -86,7 +111,9 @@ fn figures(o: &[&Outcome]) -> Figures {
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| ms[((ms.len() as f64 - 1.0) * q).round() as usize];
     let r = |x: f64| (x * 1000.0).round() / 1000.0;
+    let both: Vec<f64> = o.iter().filter_map(|x| x.both5).collect();
     Figures {
+        both_at_5: (!both.is_empty()).then(|| r(both.iter().sum::<f64>() / both.len() as f64)),
         queries: o.len(),
         hit_at_5: r(mean(|x| x.hit5)),
         recall_at_5: r(mean(|x| x.recall5)),
@@ -98,7 +125,13 @@ fn figures(o: &[&Outcome]) -> Figures {
 }
 
 /// Measures for one ranked file list.
-pub fn score(id: &str, files: &[String], expected: &[String], ms: f64) -> Outcome {
+pub fn score(
+    id: &str,
+    files: &[String],
+    expected: &[String],
+    sides: &[Vec<String>],
+    ms: f64,
+) -> Outcome {
     let rel = |f: &String| expected.contains(f);
     let rank = files.iter().take(10).position(rel).map(|i| i + 1);
     let in5 = files.iter().take(5).filter(|f| rel(f)).count();
@@ -119,6 +152,13 @@ pub fn score(id: &str, files: &[String], expected: &[String], ms: f64) -> Outcom
         recall5: in5 as f64 / expected.len().max(1) as f64,
         rr5: rank.filter(|r| *r <= 5).map_or(0.0, |r| 1.0 / r as f64),
         ndcg10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        both5: (!sides.is_empty()).then(|| {
+            let top: Vec<&String> = files.iter().take(5).collect();
+            let all = sides
+                .iter()
+                .all(|side| top.iter().any(|f| side.contains(f)));
+            f64::from(u8::from(all))
+        }),
         ms,
     }
 }
@@ -154,7 +194,7 @@ fn run_set(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
                 files.push(path);
             }
         }
-        out.push(score(&g.id, &files, &g.expected, ms));
+        out.push(score(&g.id, &files, &g.expected, &g.sides, ms));
     }
     Ok(out)
 }
@@ -198,6 +238,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         .unwrap_or_else(|| tmp.path().to_owned());
     let mut report = serde_json::Map::new();
     let mut table = String::new();
+    let mut ab: Vec<(String, Figures)> = Vec::new();
     let switches = if args.quick { &SWITCHES[..1] } else { SWITCHES };
     for (i, (name, rerank, graph, corrective)) in switches.iter().enumerate() {
         let config = Config {
@@ -221,39 +262,69 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             run_set(&app, &gold[..gold.len().min(5)])?;
         }
         let outcomes = run_set(&app, &gold)?;
-        let all: Vec<&Outcome> = outcomes.iter().collect();
-        let total = figures(&all);
-        let by = |key: fn(&Gold) -> &str| -> BTreeMap<String, Figures> {
-            let mut groups: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
-            for (g, o) in gold.iter().zip(&outcomes) {
-                groups.entry(key(g).to_owned()).or_default().push(o);
-            }
-            groups.into_iter().map(|(k, v)| (k, figures(&v))).collect()
-        };
-        let per_facet = by(|g| g.facet.as_str());
-        let per_lang = by(|g| g.lang.as_str());
         if i == 0 && !args.json {
+            let n = |split: &str| gold.iter().filter(|g| g.split == split).count();
             table.push_str(&format!(
-                "kura eval: {} queries, manuals at {} (index built in {:.0} ms)\n\n",
+                "kura eval: {} queries ({} dev, {} test), manuals at {} (index built in {:.0} ms)\n\n",
                 gold.len(),
+                n("dev"),
+                n("test"),
                 args.root.display(),
                 index_ms
             ));
-            table.push_str(&header("facet"));
+        }
+        let all: Vec<&Outcome> = outcomes.iter().collect();
+        let total = figures(&all);
+        let pairs: Vec<(&Gold, &Outcome)> = gold.iter().zip(&outcomes).collect();
+        let per_facet = group(&pairs, |g| g.facet.clone());
+        let per_lang = group(&pairs, |g| g.lang.clone());
+        let mut splits = serde_json::Map::new();
+        for split in SPLITS {
+            let part: Vec<(&Gold, &Outcome)> = pairs
+                .iter()
+                .filter(|(g, _)| g.split == split)
+                .copied()
+                .collect();
+            let outs: Vec<&Outcome> = part.iter().map(|(_, o)| *o).collect();
+            let split_total = figures(&outs);
+            let per_manual = group(&part, |g| g.manual.clone());
+            let per_kind = group(&part, |g| g.kind.clone());
+            if i == 0 && !args.json && !part.is_empty() {
+                table.push_str(&header(&format!("{split}: corpus")));
+                for (k, f) in &per_manual {
+                    table.push_str(&row(k, f));
+                }
+                table.push_str(&row("all", &split_total));
+                table.push('\n');
+                table.push_str(&header(&format!("{split}: kind")));
+                for (k, f) in &per_kind {
+                    table.push_str(&row(k, f));
+                }
+                table.push('\n');
+            }
+            ab.push((format!("{name} [{split}]"), split_total.clone()));
+            splits.insert(
+                split.to_owned(),
+                json!({ "total": split_total, "per_manual": per_manual, "per_kind": per_kind }),
+            );
+        }
+        if i == 0 && !args.json {
+            table.push_str(&header("facet (dev and test)"));
             for (k, f) in &per_facet {
                 table.push_str(&row(k, f));
             }
             table.push('\n');
-            table.push_str(&header("language"));
+            table.push_str(&header("language (dev and test)"));
             for (k, f) in &per_lang {
                 table.push_str(&row(k, f));
             }
             table.push('\n');
             if args.verbose {
-                for (g, o) in gold.iter().zip(&outcomes) {
+                for (g, o) in &pairs {
                     table.push_str(&format!(
-                        "  {:<6} rank {:<4} {:>7.2} ms  {}\n",
+                        "  {:<6} {:<4} rank {:<4} {:>7.2} ms  {}\n",
                         g.id,
+                        g.split,
                         o.rank.map_or("-".to_owned(), |r| r.to_string()),
                         o.ms,
                         g.query
@@ -261,19 +332,25 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
                 }
                 table.push('\n');
             }
-            table.push_str(&header("configuration"));
         }
-        table.push_str(&row(name, &total));
         report.insert(
             (*name).to_owned(),
             json!({
                 "total": total,
                 "per_facet": per_facet,
                 "per_language": per_lang,
+                "dev": splits["dev"],
+                "test": splits["test"],
                 "index_ms": index_ms,
                 "queries": outcomes,
             }),
         );
+    }
+    if !args.json {
+        table.push_str(&header("configuration [split]"));
+        for (name, f) in &ab {
+            table.push_str(&row(name, f));
+        }
     }
     if args.json {
         println!("{}", Value::Object(report));
@@ -283,16 +360,29 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The halves of the gold set: tuned on, and reported only.
+const SPLITS: [&str; 2] = ["dev", "test"];
+
+/// Figures per value of `key`.
+fn group(pairs: &[(&Gold, &Outcome)], key: impl Fn(&Gold) -> String) -> BTreeMap<String, Figures> {
+    let mut groups: BTreeMap<String, Vec<&Outcome>> = BTreeMap::new();
+    for (g, o) in pairs {
+        groups.entry(key(g)).or_default().push(o);
+    }
+    groups.into_iter().map(|(k, v)| (k, figures(&v))).collect()
+}
+
 fn header(first: &str) -> String {
     format!(
-        "{first:<34} {:>5} {:>7} {:>9} {:>7} {:>8} {:>8} {:>8}\n",
-        "n", "hit@5", "recall@5", "MRR@5", "nDCG@10", "p50 ms", "p95 ms"
+        "{first:<44} {:>5} {:>7} {:>9} {:>7} {:>8} {:>7} {:>8} {:>8}\n",
+        "n", "hit@5", "recall@5", "MRR@5", "nDCG@10", "both@5", "p50 ms", "p95 ms"
     )
 }
 
 fn row(name: &str, f: &Figures) -> String {
+    let both = f.both_at_5.map_or("-".to_owned(), |b| format!("{b:.3}"));
     format!(
-        "{name:<34} {:>5} {:>7.3} {:>9.3} {:>7.3} {:>8.3} {:>8.2} {:>8.2}\n",
+        "{name:<44} {:>5} {:>7.3} {:>9.3} {:>7.3} {:>8.3} {both:>7} {:>8.2} {:>8.2}\n",
         f.queries, f.hit_at_5, f.recall_at_5, f.mrr_at_5, f.ndcg_at_10, f.p50_ms, f.p95_ms
     )
 }
@@ -307,14 +397,43 @@ mod tests {
 
     #[test]
     fn measures_of_a_ranked_list() {
-        let o = score("q", &s(&["a", "b", "c"]), &s(&["b", "x"]), 1.0);
+        let o = score("q", &s(&["a", "b", "c"]), &s(&["b", "x"]), &[], 1.0);
         assert_eq!(o.rank, Some(2));
         assert_eq!(o.hit5, 1.0);
         assert_eq!(o.recall5, 0.5);
         assert_eq!(o.rr5, 0.5);
         let ideal = 1.0 + 1.0 / 3f64.log2();
         assert!((o.ndcg10 - (1.0 / 3f64.log2()) / ideal).abs() < 1e-9);
-        let miss = score("q", &s(&["a", "b", "c", "d", "e", "f"]), &s(&["f"]), 1.0);
+        let miss = score(
+            "q",
+            &s(&["a", "b", "c", "d", "e", "f"]),
+            &s(&["f"]),
+            &[],
+            1.0,
+        );
         assert_eq!((miss.rank, miss.hit5, miss.rr5), (Some(6), 0.0, 0.0));
+        assert_eq!(miss.both5, None);
+    }
+
+    #[test]
+    fn a_comparison_counts_when_every_side_is_in_the_top_5() {
+        let sides = vec![s(&["a1", "a2"]), s(&["b"])];
+        let both = score(
+            "q",
+            &s(&["x", "a2", "y", "b"]),
+            &s(&["a1", "a2", "b"]),
+            &sides,
+            1.0,
+        );
+        assert_eq!(both.both5, Some(1.0));
+        let one = score(
+            "q",
+            &s(&["a1", "x", "y", "z", "w", "b"]),
+            &s(&["a1", "b"]),
+            &sides,
+            1.0,
+        );
+        assert_eq!(one.both5, Some(0.0));
+        assert_eq!(one.hit5, 1.0);
     }
 }
