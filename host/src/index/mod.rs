@@ -29,7 +29,7 @@ use crate::fs::{FileStat, RelPath, Root, StateDir};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -134,6 +134,10 @@ struct Fields {
     end_line: Field,
     heading: Field,
     body: Field,
+    /// The file's name: its path below the scope, without the extension
+    /// ([`name_of`]). In many manual sets the file name is the title and
+    /// the body never repeats it.
+    name: Field,
     /// The file's [`Extracted::tags`], for filters.
     tag: Field,
 }
@@ -157,9 +161,22 @@ fn schema() -> (Schema, Fields) {
         // Not stored: the text is in the file (see `Hit::body`), and a small
         // document store keeps loading 200 candidates cheap.
         body: b.add_text_field("body", text(analyzer::PLAIN, false)),
+        name: b.add_text_field("name", text(analyzer::PLAIN, false)),
         tag: b.add_text_field("tag", STRING),
     };
     (b.build(), fields)
+}
+
+/// The searchable name of a file key: the path below its first segment
+/// (the manual, the project; a one-segment key keeps it), without the
+/// extension, folders separated by spaces.
+fn name_of(file: &str) -> String {
+    let below = file.split_once('/').map_or(file, |(_, rest)| rest);
+    let stem = below
+        .rsplit_once('.')
+        .filter(|(_, ext)| !ext.contains('/'))
+        .map_or(below, |(stem, _)| stem);
+    stem.replace('/', " ")
 }
 
 /// A markdown text's sections (split at headings, fence-aware) as units.
@@ -503,6 +520,7 @@ impl SectionIndex {
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
         d.add_text(f.body, &unit.body);
+        d.add_text(f.name, name_of(file));
         for t in tags {
             d.add_text(f.tag, t);
         }
@@ -694,6 +712,7 @@ impl SectionIndex {
         filter: impl Fn(&str, u64) -> bool,
     ) -> Result<(Vec<(Hit, tantivy::DocAddress)>, usize)> {
         const HEADING_BOOST: f32 = 2.0;
+        const NAME_BOOST: f32 = 2.0;
         const STEM_BOOST: f32 = 0.5;
         let f = &self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -707,6 +726,7 @@ impl SectionIndex {
         for t in crate::text::tokenize::query_terms(query) {
             clauses.push(term_q(f.body, &t, 1.0));
             clauses.push(term_q(f.heading, &t, HEADING_BOOST));
+            clauses.push(term_q(f.name, &t, NAME_BOOST));
         }
         let tv = std::time::Instant::now();
         for t in crate::text::tokenize::query_terms(query) {
@@ -797,6 +817,17 @@ impl SectionIndex {
 mod tests {
     #![allow(clippy::disallowed_methods)] // fixtures are written with std::fs
     use super::*;
+
+    #[test]
+    fn a_file_name_is_its_path_below_the_scope_without_extension() {
+        assert_eq!(
+            name_of("m/第２章-６ 壊れたシステム.md"),
+            "第２章-６ 壊れたシステム"
+        );
+        assert_eq!(name_of("manpages-ja/man5/crontab.5.md"), "man5 crontab.5");
+        assert_eq!(name_of("note.md"), "note");
+        assert_eq!(name_of("a.b/c"), "c");
+    }
 
     fn setup() -> (tempfile::TempDir, Root) {
         let t = tempfile::tempdir().unwrap();
