@@ -70,6 +70,10 @@ const WEAK_CANDIDATES: usize = 3;
 const W_HEADING: f64 = 0.15;
 const W_FOCUS: f64 = 0.25;
 const W_EXCEPTIONS: f64 = 0.2;
+/// The query's chapter, section or page reference is the document's.
+const W_REFERENCE: f64 = 0.5;
+/// The query states the document's name (not just words the name contains).
+const W_EXACT_NAME: f64 = 0.3;
 
 /// What manual_find settles from the configuration.
 #[derive(Clone, Debug)]
@@ -340,6 +344,7 @@ struct Analysis {
 }
 
 fn analyse(
+    query: &str,
     units: &[Vec<String>],
     asks_exceptions: bool,
     coverage_weight: f64,
@@ -347,7 +352,12 @@ fn analyse(
 ) -> Analysis {
     let terms: Vec<String> = units.iter().flatten().cloned().collect();
     let body_text = clip(&hit.body, ANALYSE_CHARS);
-    let head = Folded::new(&hit.heading);
+    // The file's name is the document's outermost heading (many manual
+    // sets name a document by its file and never repeat the title).
+    let title = super::name::title(&hit.file);
+    let head = Folded::new(&format!("{title} > {}", hit.heading));
+    let named = Folded::new(&title);
+    let named_by = super::name::compare(query, &hit.file, &hit.heading);
     let own = Folded::new(hit.heading.rsplit(" > ").next().unwrap_or(""));
     let body = Folded::new(body_text);
     let mut signals = Vec::new();
@@ -365,7 +375,10 @@ fn analyse(
     };
     let coverage = share(&|t| matched.contains(&t));
     let in_heading = terms.iter().any(|t| head.has_term(t));
-    let focus = share(&|t| own.has_term(t)) >= 0.5;
+    let focus = share(&|t| own.has_term(t)) >= 0.5
+        || share(&|t| named.has_term(t)) >= 0.5
+        || named_by.exact;
+    let in_heading = in_heading || named_by.reference;
     if in_heading {
         signals.push(Signal::Heading);
     }
@@ -401,6 +414,8 @@ fn analyse(
     let bonus = W_HEADING * f64::from(u8::from(in_heading))
         + W_FOCUS * f64::from(u8::from(focus))
         + W_EXCEPTIONS * f64::from(u8::from(exceptions))
+        + W_REFERENCE * f64::from(u8::from(named_by.reference))
+        + W_EXACT_NAME * f64::from(u8::from(named_by.exact))
         + coverage_weight * coverage;
     Analysis {
         signals,
@@ -624,7 +639,13 @@ impl Manuals {
                     0.0
                 };
                 let a = if i < SIGNAL_POOL {
-                    analyse(&units, asks_exceptions, self.find.coverage_weight, &f.hit)
+                    analyse(
+                        query,
+                        &units,
+                        asks_exceptions,
+                        self.find.coverage_weight,
+                        &f.hit,
+                    )
                 } else {
                     Analysis {
                         signals: vec![],
@@ -662,13 +683,23 @@ impl Manuals {
         if top == 0 {
             return (StageUse::NotNeeded, None);
         }
-        let list: Vec<RerankCandidate<'_>> = cands[..top]
+        // The file's title leads the heading path, as in the signals.
+        let headings: Vec<String> = cands[..top]
             .iter()
             .map(|c| {
+                let heading = texts.get(&c.key()).map_or("", |h| h.heading.as_str());
+                let title = super::name::title(&format!("{}/{}", c.manual_id, c.path));
+                format!("{title} > {heading}")
+            })
+            .collect();
+        let list: Vec<RerankCandidate<'_>> = cands[..top]
+            .iter()
+            .zip(&headings)
+            .map(|(c, heading)| {
                 let hit = texts.get(&c.key());
                 RerankCandidate {
                     id: format!("{}/{}#{}", c.manual_id, c.path, c.start_line),
-                    heading: hit.map_or("", |h| h.heading.as_str()),
+                    heading,
                     text: hit.map_or("", |h| clip(&h.body, PLUGIN_TEXT_CHARS)),
                     score: c.score,
                 }

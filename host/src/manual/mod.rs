@@ -8,6 +8,7 @@
 mod browse;
 pub mod find;
 mod hits;
+pub mod name;
 mod read;
 mod trace;
 pub mod units;
