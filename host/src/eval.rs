@@ -86,6 +86,8 @@ pub struct Outcome {
     /// Every side of a comparison in the top 5 (None: not a comparison).
     pub both5: Option<f64>,
     pub ms: f64,
+    /// The first three files, as ranked.
+    pub top: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -160,6 +162,7 @@ pub fn score(
             f64::from(u8::from(all))
         }),
         ms,
+        top: files.iter().take(3).cloned().collect(),
     }
 }
 
@@ -329,6 +332,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
                         o.ms,
                         g.query
                     ));
+                    if o.rank != Some(1) {
+                        table.push_str(&format!("         top: {}\n", o.top.join(" | ")));
+                    }
                 }
                 table.push('\n');
             }

@@ -26,10 +26,11 @@ use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocu
 
 use crate::error::{Error, Result};
 use crate::fs::{FileStat, RelPath, Root, StateDir};
+use crate::text::reference::references;
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +139,10 @@ struct Fields {
     /// ([`name_of`]). In many manual sets the file name is the title and
     /// the body never repeats it.
     name: Field,
+    /// The chapter, section and page references of the file's name and the
+    /// unit's heading path, whole (`第2章-6`, `5.6`, `crontab(5)`), so a query
+    /// naming one finds it however common its digits are.
+    refs: Field,
     /// The file's [`Extracted::tags`], for filters.
     tag: Field,
 }
@@ -162,6 +167,7 @@ fn schema() -> (Schema, Fields) {
         // document store keeps loading 200 candidates cheap.
         body: b.add_text_field("body", text(analyzer::PLAIN, false)),
         name: b.add_text_field("name", text(analyzer::PLAIN, false)),
+        refs: b.add_text_field("refs", STRING),
         tag: b.add_text_field("tag", STRING),
     };
     (b.build(), fields)
@@ -520,7 +526,15 @@ impl SectionIndex {
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
         d.add_text(f.body, &unit.body);
-        d.add_text(f.name, name_of(file));
+        let name = name_of(file);
+        let mut refs = references(&name);
+        refs.extend(references(&unit.heading));
+        refs.sort();
+        refs.dedup();
+        for r in refs {
+            d.add_text(f.refs, r);
+        }
+        d.add_text(f.name, name);
         for t in tags {
             d.add_text(f.tag, t);
         }
@@ -713,6 +727,7 @@ impl SectionIndex {
     ) -> Result<(Vec<(Hit, tantivy::DocAddress)>, usize)> {
         const HEADING_BOOST: f32 = 2.0;
         const NAME_BOOST: f32 = 2.0;
+        const REFERENCE_BOOST: f32 = 3.0;
         const STEM_BOOST: f32 = 0.5;
         let f = &self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -727,6 +742,13 @@ impl SectionIndex {
             clauses.push(term_q(f.body, &t, 1.0));
             clauses.push(term_q(f.heading, &t, HEADING_BOOST));
             clauses.push(term_q(f.name, &t, NAME_BOOST));
+        }
+        for r in references(query) {
+            let q = TermQuery::new(Term::from_field_text(f.refs, &r), IndexRecordOption::Basic);
+            clauses.push((
+                Occur::Should,
+                Box::new(BoostQuery::new(Box::new(q), REFERENCE_BOOST)),
+            ));
         }
         let tv = std::time::Instant::now();
         for t in crate::text::tokenize::query_terms(query) {

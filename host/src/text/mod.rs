@@ -3,6 +3,7 @@
 //! matching.
 
 pub mod markdown;
+pub mod reference;
 pub use kura_text::{Folded, facet, normalize, tokenize};
 
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
