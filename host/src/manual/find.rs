@@ -71,7 +71,7 @@ const W_HEADING: f64 = 0.15;
 const W_FOCUS: f64 = 0.25;
 const W_EXCEPTIONS: f64 = 0.2;
 /// The query's chapter, section or page reference is the document's.
-const W_REFERENCE: f64 = 0.5;
+const W_REFERENCE: f64 = 1.0;
 /// The query states the document's name (not just words the name contains).
 const W_EXACT_NAME: f64 = 0.3;
 
