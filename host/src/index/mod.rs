@@ -76,6 +76,8 @@ pub struct Filter<'a> {
     pub scope: Option<&'a str>,
     /// Only units carrying every one of these tags.
     pub tags: &'a [&'a str],
+    /// Match the query against file names (and references) only.
+    pub names_only: bool,
 }
 
 /// A term to look for in the hits of [`SectionIndex::search_marked`].
@@ -612,9 +614,40 @@ impl SectionIndex {
         filter: impl Fn(&str, u64) -> bool,
     ) -> Result<Vec<Hit>> {
         let searcher = self.reader.searcher();
-        let only = Filter { scope, tags: &[] };
+        let only = Filter {
+            scope,
+            ..Filter::default()
+        };
         let (found, _) = self.search_in(&searcher, query, limit, fetch, only, false, filter)?;
         Ok(found.into_iter().map(|(h, _)| h).collect())
+    }
+
+    /// The units of the files whose names best match `query` (BM25 over the
+    /// name field and references only), at most `files` files, each by
+    /// its first unit: a document named by the query is always looked at,
+    /// however its body scores.
+    pub fn search_names(&self, query: &str, files: usize, scope: Option<&str>) -> Result<Vec<Hit>> {
+        let searcher = self.reader.searcher();
+        let only = Filter {
+            scope,
+            names_only: true,
+            ..Filter::default()
+        };
+        // Every unit of a file shares its name: fetch enough to see `files` files.
+        let fetch = files * 40;
+        let (found, _) =
+            self.search_in(&searcher, query, fetch, fetch, only, false, |_, _| true)?;
+        let mut firsts: Vec<Hit> = Vec::new();
+        for (hit, _) in found {
+            if let Some(h) = firsts.iter_mut().find(|h| h.file == hit.file) {
+                if hit.start_line < h.start_line && hit.score >= h.score {
+                    *h = hit;
+                }
+            } else if firsts.len() < files {
+                firsts.push(hit);
+            }
+        }
+        Ok(firsts)
     }
 
     /// [`SectionIndex::search`], and for each hit which of `probes` occur in
@@ -739,8 +772,10 @@ impl SectionIndex {
             (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
         };
         for t in crate::text::tokenize::query_terms(query) {
-            clauses.push(term_q(f.body, &t, 1.0));
-            clauses.push(term_q(f.heading, &t, HEADING_BOOST));
+            if !only.names_only {
+                clauses.push(term_q(f.body, &t, 1.0));
+                clauses.push(term_q(f.heading, &t, HEADING_BOOST));
+            }
             clauses.push(term_q(f.name, &t, NAME_BOOST));
         }
         for r in references(query) {
@@ -752,7 +787,10 @@ impl SectionIndex {
         }
         let tv = std::time::Instant::now();
         for t in crate::text::tokenize::query_terms(query) {
-            if t.chars().count() >= 4 && !t.chars().any(crate::text::tokenize::is_cjk) {
+            if !only.names_only
+                && t.chars().count() >= 4
+                && !t.chars().any(crate::text::tokenize::is_cjk)
+            {
                 for v in self.variants(searcher, &t) {
                     clauses.push(term_q(f.body, &v, STEM_BOOST));
                 }

@@ -42,6 +42,8 @@ use crate::text::tokenize::{content_terms, content_units, is_cjk, query_terms};
 
 /// Candidates that get the full signal analysis; the rest keep their BM25 rank.
 const SIGNAL_POOL: usize = 30;
+/// Files whose names best match the query that are always analysed.
+const NAMED_FILES: usize = 3;
 /// Candidates the reranker sees.
 const RERANK_TOP: usize = 16;
 /// Weight of the reranker's score (in [0, 1]) added to the first-stage score.
@@ -558,9 +560,31 @@ impl Manuals {
             },
         )?;
         let more = hits.len() > limit;
+        let mut hits: Vec<Hit> = hits.into_iter().take(limit).collect();
+        // A document the query names joins the analysed pool even when its
+        // body scores low (its name is all that says what it is); it enters
+        // at the pool's last score, and the signals place it.
+        let named = self.index.search_names(query, NAMED_FILES, scope)?;
+        let pool = hits.len().min(SIGNAL_POOL);
+        let floor = hits.get(pool.saturating_sub(1)).map_or(0.0, |h| h.score);
+        for mut hit in named {
+            if hits[..pool].iter().any(|h| h.file == hit.file) {
+                continue;
+            }
+            let excluded = !exclude.is_empty() && {
+                let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
+                exclude.contains(&(m.to_owned(), p.to_owned(), hit.start_line))
+            };
+            if excluded {
+                continue;
+            }
+            hits.retain(|h| !(h.file == hit.file && h.start_line == hit.start_line));
+            hit.score = floor;
+            let at = hits.len().min(SIGNAL_POOL.saturating_sub(NAMED_FILES));
+            hits.insert(at, hit);
+        }
         let mut found: Vec<Found> = hits
             .into_iter()
-            .take(limit)
             .map(|hit| {
                 let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
                 Found {

@@ -202,6 +202,7 @@ impl Vibe {
         let only = Filter {
             scope: project,
             tags: &tags,
+            ..Filter::default()
         };
         let terms: Vec<String> = kura_text::tokenize::query_terms(query);
         let probes: Vec<Probe> = terms
