@@ -179,12 +179,17 @@ fn schema() -> (Schema, Fields) {
 /// (the manual, the project; a one-segment key keeps it), without the
 /// extension, folders separated by spaces.
 fn name_of(file: &str) -> String {
+    stem_below_scope(file).replace('/', " ")
+}
+
+/// A file key's path below its first segment (a one-segment key keeps it),
+/// without the extension: `manual/man5/crontab.5.md` → `man5/crontab.5`.
+pub fn stem_below_scope(file: &str) -> &str {
     let below = file.split_once('/').map_or(file, |(_, rest)| rest);
-    let stem = below
+    below
         .rsplit_once('.')
         .filter(|(_, ext)| !ext.contains('/'))
-        .map_or(below, |(stem, _)| stem);
-    stem.replace('/', " ")
+        .map_or(below, |(stem, _)| stem)
 }
 
 /// A markdown text's sections (split at headings, fence-aware) as units.

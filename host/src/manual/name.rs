@@ -12,11 +12,7 @@ use crate::text::tokenize::{content_units, query_terms};
 /// A file key's path below its manual, without the extension, and its last
 /// segment (the file's own name).
 fn parts(file: &str) -> (&str, &str) {
-    let below = file.split_once('/').map_or(file, |(_, rest)| rest);
-    let stem = below
-        .rsplit_once('.')
-        .filter(|(_, ext)| !ext.contains('/'))
-        .map_or(below, |(stem, _)| stem);
+    let stem = crate::index::stem_below_scope(file);
     let last = stem.rsplit('/').next().unwrap_or(stem);
     (stem, last)
 }
