@@ -6,7 +6,11 @@
 //! Measured: the first index (a fresh state folder, waited for by the first
 //! search), `reindex full=true`, `reindex` with nothing changed, search
 //! latency for queries made of the corpus' own words, a write's latency
-//! (create_task, indexed before it returns) and the server's peak RSS.
+//! (create_task, indexed before it returns) and the server's peak RSS. The
+//! write is also measured on a 20-document workspace and against a bare
+//! durable write (temporary file, fsync, rename, fsync of the folder) in the
+//! same run, so the cost a write adds and whether it grows with the
+//! workspace are ratios, not figures from different days.
 
 #![allow(clippy::disallowed_methods)] // a bench tool: writes its own workspace
 
@@ -30,6 +34,15 @@ const LAYOUT: [(&str, usize); 8] = [
     ("scratch", 15),
     ("plans", 2),
     ("assets", 8),
+];
+
+/// A small workspace for the write comparison: one project, 20 documents.
+const SMALL_LAYOUT: [(&str, usize); 5] = [
+    ("tasks", 8),
+    ("sessions", 6),
+    ("references", 3),
+    ("reports", 2),
+    ("plans", 1),
 ];
 
 const STATUSES: [&str; 4] = ["pending", "in-progress", "done", "blocked"];
@@ -150,15 +163,24 @@ pub fn generate(
     projects: usize,
     seed: u64,
 ) -> anyhow::Result<(u64, u64)> {
-    let lines = prose(source)?;
+    generate_with(&prose(source)?, out, projects, &LAYOUT, seed)
+}
+
+fn generate_with(
+    lines: &[String],
+    out: &Path,
+    projects: usize,
+    layout: &[(&str, usize)],
+    seed: u64,
+) -> anyhow::Result<(u64, u64)> {
     let mut rng = Rng::new(seed);
     let (mut files, mut bytes) = (0u64, 0u64);
     for p in 0..projects {
-        for (folder, count) in LAYOUT {
+        for &(folder, count) in layout {
             let dir = out.join(format!("project-{p:02}")).join(folder);
             std::fs::create_dir_all(&dir)?;
             for n in 0..count {
-                let (name, text) = document(folder, n, &lines, &mut rng);
+                let (name, text) = document(folder, n, lines, &mut rng);
                 std::fs::write(dir.join(name), &text)?;
                 files += 1;
                 bytes += text.len() as u64;
@@ -193,20 +215,12 @@ pub async fn run(
     kura_bin: &Path,
 ) -> anyhow::Result<Value> {
     let dir = tempfile::tempdir()?;
+    let lines = prose(source)?;
     let root = dir.path().join("vibe");
-    let (files, bytes) = generate(source, &root, projects, 5)?;
+    let (files, bytes) = generate_with(&lines, &root, projects, &LAYOUT, 5)?;
     eprintln!("vibe: {files} files, {:.1} MB", bytes as f64 / 1048576.0);
-    std::fs::write(dir.path().join("none.toml"), "")?;
-    let args = vec![
-        "--vibe-root".to_owned(),
-        root.display().to_string(),
-        "--state-dir".to_owned(),
-        dir.path().join("state").display().to_string(),
-        "--config".to_owned(),
-        dir.path().join("none.toml").display().to_string(),
-    ];
     let t = Instant::now();
-    let s = Session::spawn(kura_bin, &args).await?;
+    let s = spawn(kura_bin, dir.path(), "vibe").await?;
     let started = ms(t.elapsed());
     // The first search waits for the background index of the whole workspace.
     let t = Instant::now();
@@ -224,7 +238,6 @@ pub async fn run(
     }
     unchanged.sort_by(f64::total_cmp);
     let mut rng = Rng::new(9);
-    let lines = prose(source)?;
     let qs = queries(&lines, 100, &mut rng);
     let mut lat = Vec::new();
     let mut empty = 0;
@@ -245,16 +258,7 @@ pub async fn run(
     let mut writes = Vec::new();
     let mut after = Vec::new();
     for i in 0..rounds * 4 {
-        let t = Instant::now();
-        structured(
-            &s.call(
-                "create_task",
-                json!({"project": "project-00", "title": format!("bench task {i}"), "objective": "measure",
-                       "steps": ["one"], "acceptance_criteria": ["two"]}),
-            )
-            .await?,
-        )?;
-        writes.push(ms(t.elapsed()));
+        writes.push(create_task(&s, i).await?);
         // The watcher reports the write too: the search re-checks that file only.
         let t = Instant::now();
         structured(
@@ -267,6 +271,27 @@ pub async fn run(
     after.sort_by(f64::total_cmp);
     let rss = s.pid.and_then(|p| peak_rss_mib(&p.to_string()));
     s.close().await?;
+    // The same writes on a 20-document workspace, and bare durable writes,
+    // interleaved round by round so that disk weather touches all three.
+    let (small_files, _) = generate_with(&lines, &dir.path().join("small"), 1, &SMALL_LAYOUT, 6)?;
+    let small = spawn(kura_bin, dir.path(), "small").await?;
+    structured(&small.call("search", json!({"query": "warm up"})).await?)?;
+    let s = spawn(kura_bin, dir.path(), "vibe").await?;
+    structured(&s.call("search", json!({"query": "warm up"})).await?)?;
+    let bare_dir = dir.path().join("bare");
+    std::fs::create_dir_all(&bare_dir)?;
+    let (mut big, mut tiny, mut bare) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..rounds * 8 {
+        let n = 1000 + i;
+        big.push(create_task(&s, n).await?);
+        tiny.push(create_task(&small, n).await?);
+        bare.push(durable_write(&bare_dir, n)?);
+    }
+    small.close().await?;
+    s.close().await?;
+    for v in [&mut big, &mut tiny, &mut bare] {
+        v.sort_by(f64::total_cmp);
+    }
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     Ok(json!({
         "workspace": { "projects": projects, "files": files, "megabytes": r3(bytes as f64 / 1048576.0) },
@@ -282,9 +307,59 @@ pub async fn run(
             "empty": empty,
         },
         "create_task_stdio_ms": { "p50": r3(percentile(&writes, 0.5)), "p95": r3(percentile(&writes, 0.95)), "n": writes.len() },
+        "write_comparison_ms": {
+            "create_task_large": { "files": files, "p50": r3(percentile(&big, 0.5)), "p95": r3(percentile(&big, 0.95)) },
+            "create_task_small": { "files": small_files, "p50": r3(percentile(&tiny, 0.5)), "p95": r3(percentile(&tiny, 0.95)) },
+            "bare_durable_write": { "p50": r3(percentile(&bare, 0.5)), "p95": r3(percentile(&bare, 0.95)) },
+            "n": big.len(),
+        },
         "search_after_write_stdio_ms": { "p50": r3(percentile(&after, 0.5)), "p95": r3(percentile(&after, 0.95)), "n": after.len() },
         "serve_peak_rss_mib": rss.map(r3),
     }))
+}
+
+/// A kura serving the vibe root `dir/name` with its own state folder.
+async fn spawn(kura_bin: &Path, dir: &Path, name: &str) -> anyhow::Result<Session> {
+    std::fs::write(dir.join("none.toml"), "")?;
+    let args = vec![
+        "--vibe-root".to_owned(),
+        dir.join(name).display().to_string(),
+        "--state-dir".to_owned(),
+        dir.join(format!("state-{name}")).display().to_string(),
+        "--config".to_owned(),
+        dir.join("none.toml").display().to_string(),
+    ];
+    Session::spawn(kura_bin, &args).await
+}
+
+/// One create_task in the first project, in milliseconds.
+async fn create_task(s: &Session, i: usize) -> anyhow::Result<f64> {
+    let t = Instant::now();
+    structured(
+        &s.call(
+            "create_task",
+            json!({"project": "project-00", "title": format!("bench task {i}"), "objective": "measure",
+                   "steps": ["one"], "acceptance_criteria": ["two"]}),
+        )
+        .await?,
+    )?;
+    Ok(ms(t.elapsed()))
+}
+
+/// What a durable write costs without kura: a task-sized file written to a
+/// temporary name, fsynced, renamed over its name and the folder fsynced.
+fn durable_write(dir: &Path, i: usize) -> anyhow::Result<f64> {
+    use std::io::Write;
+    let t = Instant::now();
+    let tmp = dir.join(format!(".tmp-{i}"));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(
+        format!("# Task: bench task {i}\n\nStatus: pending\n\n## Objective\nmeasure\n").as_bytes(),
+    )?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(format!("{i:04}-bench-task.md")))?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(ms(t.elapsed()))
 }
 
 pub fn print(r: &Value) {
@@ -317,6 +392,16 @@ pub fn print(r: &Value) {
     println!(
         "search after a write  p50 {} ms, p95 {} ms over {} calls",
         a["p50"], a["p95"], a["n"]
+    );
+    let w = &r["write_comparison_ms"];
+    let (large, small, bare) = (
+        &w["create_task_large"],
+        &w["create_task_small"],
+        &w["bare_durable_write"],
+    );
+    println!(
+        "writes, interleaved   create_task at {} files p50 {} ms; at {} files p50 {} ms; bare durable write p50 {} ms ({} each)",
+        large["files"], large["p50"], small["files"], small["p50"], bare["p50"], w["n"]
     );
     println!("server peak RSS       {} MiB", r["serve_peak_rss_mib"]);
 }

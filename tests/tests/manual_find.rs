@@ -251,6 +251,84 @@ async fn expand_scope_defaults_to_true() {
     );
 }
 
+/// A manual where one side of a comparison crowds out the other: eight
+/// sections on rsync that also name scp, one short page on scp.
+fn add_crowded_manual(f: &Fixture) {
+    let dir = f.manuals().join("tools");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut rsync = String::from("# rsync\n\n");
+    for i in 1..=8 {
+        rsync.push_str(&format!(
+            "## rsync の使い方 {i}\n\nrsync は差分だけを転送する。rsync copies only the differences; rsync copia solo las diferencias. rsync is faster than scp, rsync es más rápido que scp, rsync は scp より速い。\n\n"
+        ));
+    }
+    std::fs::write(dir.join("rsync.md"), rsync).unwrap();
+    std::fs::write(
+        dir.join("scp.md"),
+        "# scp\n\nscp はファイルを ssh でコピーする。scp copies a file over ssh. scp copia un archivo por ssh.\n",
+    )
+    .unwrap();
+}
+
+/// Both sides of a comparison are in the top five, in every language.
+async fn both_sides_in_the_top_five(query: &str) {
+    let (f, k) = kura(&[]).await;
+    add_crowded_manual(&f);
+    let r = find(
+        &k,
+        json!({"query": query, "manual_id": "tools", "include_claim_graph": true}),
+    )
+    .await;
+    assert_eq!(
+        r["applied"]["compare_sides"],
+        json!(["rsync", "scp"]),
+        "{r}"
+    );
+    let top: Vec<&str> = r["claim_graph"]["evidences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(5)
+        .map(|e| e["ref"]["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        top.contains(&"rsync.md") && top.contains(&"scp.md"),
+        "{query}: {top:?}"
+    );
+    let scores: Vec<f64> = r["claim_graph"]["evidences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["score"].as_f64().unwrap())
+        .collect();
+    assert!(
+        scores.windows(2).all(|w| w[0] >= w[1]),
+        "scores stay in order: {scores:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_japanese_comparison_has_both_sides_in_the_top_five() {
+    both_sides_in_the_top_five("rsync と scp の違い").await;
+}
+
+#[tokio::test]
+async fn an_english_comparison_has_both_sides_in_the_top_five() {
+    both_sides_in_the_top_five("difference between rsync and scp").await;
+}
+
+#[tokio::test]
+async fn a_spanish_comparison_has_both_sides_in_the_top_five() {
+    both_sides_in_the_top_five("diferencia entre rsync y scp").await;
+}
+
+#[tokio::test]
+async fn a_query_that_compares_nothing_has_no_sides() {
+    let (_f, k) = kura(&[]).await;
+    let r = find(&k, json!({"query": CACHING.replace("の違い", "")})).await;
+    assert!(r["applied"].get("compare_sides").is_none(), "{r}");
+}
+
 #[tokio::test]
 async fn corrective_stage_runs_when_stage3_is_weak() {
     // Two of the three words asked about are nowhere: the best section covers a

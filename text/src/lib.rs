@@ -5,6 +5,7 @@
 //! a query or a section, recognised in Japanese, Spanish and English).
 //! Plain Rust without I/O; it compiles for the host and for wasm32-wasip2.
 
+pub mod compare;
 pub mod facet;
 pub mod tokenize;
 

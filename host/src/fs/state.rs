@@ -96,6 +96,15 @@ impl StateDir {
         self.dir.create_dir_all(sub)
     }
 
+    /// Append `bytes` to `sub/name` (created if missing) in one write call,
+    /// without fsync: for journals whose loss costs only a re-check.
+    pub fn append(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.append(true).create(true);
+        self.dir.open_with(name, &options)?.write_all(bytes)
+    }
+
     /// Write `sub/name` atomically, creating `sub` as needed.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let (sub, file) = match name.rsplit_once('/') {

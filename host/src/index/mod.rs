@@ -8,6 +8,7 @@
 
 mod analyzer;
 mod live;
+mod manifest;
 
 pub use live::LiveIndex;
 
@@ -15,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
@@ -27,10 +28,11 @@ use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocu
 use crate::error::{Error, Result};
 use crate::fs::{FileStat, RelPath, Root, StateDir};
 use crate::text::reference::references;
+use manifest::{FileState, Manifest, Store};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,21 +114,6 @@ pub struct SyncStats {
     pub updated: u64,
     pub deleted: u64,
     pub unchanged: u64,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct FileState {
-    size: u64,
-    mtime_ns: i128,
-    hash: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    meta: Option<serde_json::Value>,
-}
-
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct Manifest {
-    format: u32,
-    files: BTreeMap<String, FileState>,
 }
 
 struct Fields {
@@ -223,7 +210,8 @@ struct Batch<'a> {
     manifest: std::sync::MutexGuard<'a, Manifest>,
     writer: std::sync::MutexGuard<'a, IndexWriter>,
     stats: SyncStats,
-    changed: bool,
+    /// The files whose manifest entry changed, for the manifest's journal.
+    changed: Vec<String>,
     full: bool,
 }
 
@@ -266,8 +254,8 @@ pub struct SectionIndex {
     writer: Mutex<IndexWriter>,
     fields: Fields,
     manifest: Mutex<Manifest>,
-    /// Where the manifest is saved: (state folder, relative name).
-    store: Option<(StateDir, String)>,
+    /// Where the manifest is saved (None: an index in RAM).
+    store: Option<Store>,
 }
 
 fn internal(e: impl std::fmt::Display) -> Error {
@@ -279,39 +267,34 @@ impl SectionIndex {
     pub fn open(state: Option<&Path>, name: &str) -> Result<SectionIndex> {
         let (schema, fields) = schema();
         let mut store = None;
-        let mut manifest = Manifest {
-            format: FORMAT,
-            ..Manifest::default()
-        };
+        let mut manifest = Manifest::default();
         let index = match state {
             Some(dir) => {
                 let sd = StateDir::open(dir).map_err(internal)?;
                 let sub = format!("index/{name}");
                 let path = sd.ensure_dir(&sub).map_err(internal)?;
-                let saved: Option<Manifest> = sd
-                    .read(&format!("{sub}/manifest.json"))
+                let saved = Store::new(sd, sub.clone(), FORMAT);
+                // Reuse the index only with the same schema and a manifest of
+                // this format that matches its last commit; anything else is
+                // rebuilt from scratch.
+                let reused = Index::open_in_dir(&path)
                     .ok()
-                    .flatten()
-                    .and_then(|b| serde_json::from_slice(&b).ok());
-                // Reuse the index only with a manifest of this format and the
-                // same schema; anything else is rebuilt from scratch.
-                let reused = saved.filter(|m| m.format == FORMAT).and_then(|m| {
-                    Index::open_in_dir(&path)
-                        .ok()
-                        .filter(|i| i.schema() == schema)
-                        .map(|i| (i, m))
-                });
+                    .filter(|i| i.schema() == schema)
+                    .and_then(|i| {
+                        let payload = i.load_metas().ok()?.payload;
+                        saved.load(payload.as_deref()).map(|m| (i, m))
+                    });
                 let index = match reused {
                     Some((index, saved)) => {
                         manifest = saved;
                         index
                     }
                     None => {
-                        sd.clear_dir(&sub).map_err(internal)?;
+                        saved.clear().map_err(internal)?;
                         Index::create_in_dir(&path, schema.clone()).map_err(internal)?
                     }
                 };
-                store = Some((sd, format!("{sub}/manifest.json")));
+                store = Some(saved);
                 index
             }
             None => Index::create_in_ram(schema),
@@ -411,7 +394,7 @@ impl SectionIndex {
             manifest: self.manifest.lock().unwrap_or_else(|e| e.into_inner()),
             writer: self.writer.lock().unwrap_or_else(|e| e.into_inner()),
             stats: SyncStats::default(),
-            changed: false,
+            changed: Vec::new(),
             full: false,
         }
     }
@@ -423,12 +406,23 @@ impl SectionIndex {
             .delete_term(Term::from_field_text(self.fields.file, key));
         batch.manifest.files.remove(key);
         batch.stats.deleted += 1;
-        batch.changed = true;
+        batch.changed.push(key.to_owned());
     }
 
+    /// Make the changes visible to searches and save the manifest: its
+    /// state goes into the commit's payload, so that an index and a
+    /// manifest that do not match are seen at the next start.
     fn finish(&self, mut batch: Batch) -> Result<SyncStats> {
-        if batch.changed {
-            self.commit(&batch.manifest, &mut batch.writer)?;
+        if batch.changed.is_empty() {
+            return Ok(batch.stats);
+        }
+        let plan = batch.manifest.plan(batch.changed.len());
+        let mut commit = batch.writer.prepare_commit().map_err(internal)?;
+        commit.set_payload(&plan.payload());
+        commit.commit().map_err(internal)?;
+        self.reader.reload().map_err(internal)?;
+        if let Some(store) = &self.store {
+            store.save(&mut batch.manifest, &batch.changed, plan);
         }
         Ok(batch.stats)
     }
@@ -479,8 +473,8 @@ impl SectionIndex {
             // Touched but not changed: remember the new mtime only.
             state.meta = k.meta.clone();
             batch.stats.unchanged += 1;
-            batch.manifest.files.insert(key, state);
-            batch.changed = true;
+            batch.manifest.files.insert(key.clone(), state);
+            batch.changed.push(key);
             return Ok(());
         }
         if was_indexed {
@@ -500,8 +494,8 @@ impl SectionIndex {
                 .map_err(internal)?;
         }
         state.meta = extracted.meta;
-        batch.manifest.files.insert(key, state);
-        batch.changed = true;
+        batch.manifest.files.insert(key.clone(), state);
+        batch.changed.push(key);
         Ok(())
     }
 
@@ -509,19 +503,6 @@ impl SectionIndex {
     /// manifest's lock: drop it before syncing.
     pub fn files(&self) -> Files<'_> {
         Files(self.manifest.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// Make the changes visible to searches and save the manifest.
-    fn commit(&self, manifest: &Manifest, writer: &mut IndexWriter) -> Result<()> {
-        writer.commit().map_err(internal)?;
-        self.reader.reload().map_err(internal)?;
-        if let Some((sd, name)) = &self.store {
-            let json = serde_json::to_vec(manifest).map_err(internal)?;
-            if let Err(e) = sd.write(name, &json) {
-                tracing::warn!("cannot save the index manifest: {e}");
-            }
-        }
-        Ok(())
     }
 
     fn doc(&self, file: &str, unit: &Unit, tags: &[String]) -> TantivyDocument {
@@ -939,6 +920,32 @@ mod tests {
             "stemmed English"
         );
         assert_eq!(top("C++ (\"rate-limiting\") auth.py:"), None);
+    }
+
+    #[test]
+    fn a_manifest_that_lost_a_committed_change_means_a_rebuild_without_duplicates() {
+        let (t, r) = setup();
+        let state = t.path().join("state");
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        sync(&ix, &r);
+        std::fs::write(t.path().join("root/m/c.md"), "# Zebra\nA zebra.\n").unwrap();
+        assert_eq!(sync(&ix, &r).added, 1);
+        drop(ix);
+        // As if the process died between tantivy's commit and the journal.
+        let dir = state.join("index/t");
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "log") {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        assert_eq!(sync(&ix, &r).added, 3, "rebuilt from scratch");
+        assert_eq!(
+            ix.search("zebra", 5, 5, None, |_, _| true).unwrap().len(),
+            1,
+            "no unit twice"
+        );
     }
 
     #[test]
