@@ -373,29 +373,56 @@ async fn a_write_is_found_by_the_next_find() {
     assert_eq!(v["summary"]["integration_status"], "blocked");
     k.call(
         "vault_create",
-        json!({"path": "zoo/okapi.md", "content": "# Okapi\n\nThe okapi is a forest giraffe.\n"}),
+        json!({"path": "zoo/animal.md", "content": "# Okapi\n\nThe okapi is a forest giraffe.\n"}),
     )
     .await
     .ok();
     let v = find(&k, json!({"query": "okapi"})).await;
     assert_eq!(
-        v["next_actions"][0]["params"]["path"], "zoo/okapi.md",
+        v["next_actions"][0]["params"]["path"], "zoo/animal.md",
         "{v:#}"
     );
     k.call(
         "vault_replace",
-        json!({"path": "zoo/okapi.md", "find": "okapi", "replace": "zebra", "max_replacements": 0}),
+        json!({"path": "zoo/animal.md", "find": "okapi", "replace": "zebra", "max_replacements": 0}),
     )
     .await
     .ok();
     k.call(
         "vault_replace",
-        json!({"path": "zoo/okapi.md", "find": "Okapi", "replace": "Zebra"}),
+        json!({"path": "zoo/animal.md", "find": "Okapi", "replace": "Zebra"}),
     )
     .await
     .ok();
+    // (The file is not named after the okapi: a note's name is evidence too.)
     let v = find(&k, json!({"query": "okapi"})).await;
     assert_eq!(v["summary"]["integration_status"], "blocked", "{v:#}");
+}
+
+#[tokio::test]
+async fn a_note_is_found_by_its_file_name_when_the_body_never_says_it() {
+    let (f, k) = kura().await;
+    f.write(
+        "people/Ada Lovelace.md",
+        "Wrote the first published program, for the Analytical Engine.\n",
+    );
+    f.write(
+        "会議/週次定例 2026.md",
+        "## 議題\n\n予算の見直しと採用計画。\n",
+    );
+    for (query, path) in [
+        ("Ada Lovelace", "people/Ada Lovelace.md"),
+        ("週次定例の議題", "会議/週次定例 2026.md"),
+    ] {
+        let v = find(&k, json!({"query": query})).await;
+        assert_eq!(
+            v["next_actions"][0]["params"]["path"], path,
+            "{query}: {v:#}"
+        );
+    }
+    // The whole query is the note's name: stage 0.
+    let v = find(&k, json!({"query": "ada lovelace"})).await;
+    assert_eq!(v["summary"]["max_stage_applied"], 0, "{v:#}");
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::fs::{Changes, RelPath, Root, Watch};
 
 pub struct LiveIndex {
-    /// What the index is of ("vault", "vibe"), for logs.
+    /// What the index is of ("manuals", "vault", "vibe"), for logs.
     what: &'static str,
     name: String,
     state_dir: Option<std::path::PathBuf>,
@@ -25,8 +25,25 @@ pub struct LiveIndex {
 struct Inner {
     index: SectionIndex,
     watch: Watch,
-    /// Whether the first full sync has run; held during a sync.
-    synced: Mutex<bool>,
+    /// Held during a sync.
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Whether the first full sync has run.
+    synced: bool,
+    /// Bumped by every sync or write that changed the index (and by the
+    /// first sync), so that caches of search results know when to drop.
+    generation: u64,
+}
+
+impl State {
+    fn saw(&mut self, stats: &SyncStats) {
+        if stats.added + stats.updated + stats.deleted > 0 || !self.synced {
+            self.generation += 1;
+        }
+    }
 }
 
 impl LiveIndex {
@@ -66,7 +83,7 @@ impl LiveIndex {
                 Ok(Inner {
                     index,
                     watch: Watch::start(&self.root_path),
-                    synced: Mutex::new(false),
+                    state: Mutex::new(State::default()),
                 })
             })
             .as_ref()
@@ -82,9 +99,9 @@ impl LiveIndex {
     /// indexes everything); `None` when there was nothing to check.
     pub fn refresh(&self, root: &Root) -> Result<Option<SyncStats>> {
         let inner = self.inner()?;
-        let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let changes = inner.watch.take_changes();
-        if *synced {
+        if state.synced {
             match changes {
                 Changes::Nothing => return Ok(None),
                 Changes::Paths(paths) => {
@@ -93,6 +110,7 @@ impl LiveIndex {
                             inner
                                 .index
                                 .update_files(root, &files, self.indexable, self.extract)?;
+                        state.saw(&stats);
                         return Ok(Some(stats));
                     }
                 }
@@ -100,8 +118,17 @@ impl LiveIndex {
             }
         }
         let stats = self.sync_locked(inner, root, &SyncOptions::default())?;
-        *synced = true;
+        state.saw(&stats);
+        state.synced = true;
         Ok(Some(stats))
+    }
+
+    /// The index's generation: it changes whenever what a search can find
+    /// may have changed.
+    pub fn generation(&self) -> u64 {
+        self.inner().map_or(0, |i| {
+            i.state.lock().unwrap_or_else(|e| e.into_inner()).generation
+        })
     }
 
     /// The files behind the watcher's paths, or None when a whole walk is
@@ -146,13 +173,14 @@ impl LiveIndex {
     /// Re-check now with options: one folder only, a full rebuild, progress.
     pub fn sync(&self, root: &Root, options: &SyncOptions) -> Result<SyncStats> {
         let inner = self.inner()?;
-        let mut synced = inner.synced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let whole = options.under.is_none();
         if whole {
             inner.watch.take_changes();
         }
         let stats = self.sync_locked(inner, root, options)?;
-        *synced |= whole;
+        state.saw(&stats);
+        state.synced |= whole;
         Ok(stats)
     }
 
@@ -173,12 +201,17 @@ impl LiveIndex {
     /// whether that worked.
     pub fn written(&self, root: &Root, path: &RelPath) -> bool {
         let done = self.inner().and_then(|i| {
-            i.index.update_files(
+            let stats = i.index.update_files(
                 root,
                 std::slice::from_ref(path),
                 self.indexable,
                 self.extract,
-            )
+            )?;
+            let mut state = i.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.synced {
+                state.saw(&stats);
+            }
+            Ok(stats)
         });
         if let Err(e) = &done {
             // The watcher has seen the write too: the next search re-checks.

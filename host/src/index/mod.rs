@@ -82,7 +82,7 @@ pub struct Filter<'a> {
     pub names_only: bool,
 }
 
-/// A term to look for in the hits of [`SectionIndex::search_marked`].
+/// A term to look for in the body of each hit ([`Search::probes`]).
 #[derive(Clone, Debug)]
 pub struct Probe {
     /// A term as the analyzer makes them.
@@ -91,8 +91,52 @@ pub struct Probe {
     pub prefix: bool,
 }
 
-/// A hit and which probes its body holds.
-pub type Marked = (Hit, Vec<bool>);
+/// Whether to keep a hit, by its file path and first line.
+pub type Keep<'a> = dyn Fn(&str, u64) -> bool + 'a;
+
+/// One search of a [`SectionIndex`]: the query and what to bring back.
+/// `Search { fetch: 50, ..Search::new(text, 10) }` sets what differs.
+#[derive(Clone, Copy)]
+pub struct Search<'a> {
+    /// The user's text, analysed into terms (never parsed as syntax).
+    pub text: &'a str,
+    /// Hits returned at most.
+    pub limit: usize,
+    /// Hits looked at, so that `limit` remain after `keep`.
+    pub fetch: usize,
+    /// Which units are searched.
+    pub only: Filter<'a>,
+    /// Keeps a hit by its file path and first line; None keeps every hit.
+    pub keep: Option<&'a Keep<'a>>,
+    /// Terms to look for in each hit's body, from the postings (no text is
+    /// read): [`Hit::marks`].
+    pub probes: &'a [Probe],
+    /// Count every unit that matches (before `keep`): [`Results::matched`].
+    pub count: bool,
+}
+
+impl<'a> Search<'a> {
+    pub fn new(text: &'a str, limit: usize) -> Search<'a> {
+        Search {
+            text,
+            limit,
+            fetch: limit,
+            only: Filter::default(),
+            keep: None,
+            probes: &[],
+            count: false,
+        }
+    }
+}
+
+/// What a [`Search`] found.
+#[derive(Debug, Default)]
+pub struct Results {
+    /// Best first.
+    pub hits: Vec<Hit>,
+    /// Units matching the query within [`Search::only`] (0 unless counted).
+    pub matched: usize,
+}
 
 /// One search hit.
 #[derive(Clone, Debug)]
@@ -101,10 +145,12 @@ pub struct Hit {
     pub start_line: u64,
     pub end_line: u64,
     pub heading: String,
-    /// Empty from [`SectionIndex::search`] (bodies are not stored); the
-    /// domain fills it from the file when it needs it.
+    /// Empty from the index (bodies are not stored); the domain fills it
+    /// from the file when it needs it.
     pub body: String,
     pub score: f32,
+    /// Which of [`Search::probes`] the body holds, in their order.
+    pub marks: Vec<bool>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -585,88 +631,40 @@ impl SectionIndex {
         self.len() == 0
     }
 
-    /// BM25 over heading (×`heading_boost`) and body for the analyzer terms of
-    /// `query`, and over body (×`stem_boost`) for the words that share a
-    /// query word's English or Spanish stem ([`SectionIndex::variants`]); only
-    /// files under `scope/` when a scope is given. `filter` keeps hits whose
-    /// file path and first line it accepts; `fetch` is how many to look at
-    /// so that `limit` remain after it.
-    pub fn search(
-        &self,
-        query: &str,
-        limit: usize,
-        fetch: usize,
-        scope: Option<&str>,
-        filter: impl Fn(&str, u64) -> bool,
-    ) -> Result<Vec<Hit>> {
+    /// BM25 over heading (×`HEADING_BOOST`), body and file name
+    /// (×`NAME_BOOST`) for the analyzer terms of the query, whole
+    /// chapter/section/page references (×`REFERENCE_BOOST`), and body words
+    /// sharing a query word's English or Spanish stem (×`STEM_BOOST`,
+    /// [`SectionIndex::variants`]); restricted by [`Search::only`], kept by
+    /// [`Search::keep`], each hit marked with the [`Search::probes`] its body
+    /// holds.
+    pub fn search(&self, q: &Search) -> Result<Results> {
         let searcher = self.reader.searcher();
-        let only = Filter {
-            scope,
-            ..Filter::default()
-        };
-        let (found, _) = self.search_in(&searcher, query, limit, fetch, only, false, filter)?;
-        Ok(found.into_iter().map(|(h, _)| h).collect())
+        let (found, matched) = self.search_in(&searcher, q)?;
+        let marks = self.marks(&searcher, &found, q.probes)?;
+        let hits = found
+            .into_iter()
+            .zip(marks)
+            .map(|((mut h, _), m)| {
+                h.marks = m;
+                h
+            })
+            .collect();
+        Ok(Results { hits, matched })
     }
 
-    /// The units of the files whose names best match `query` (BM25 over the
-    /// name field and references only), at most `files` files, each by
-    /// its first unit: a document named by the query is always looked at,
-    /// however its body scores.
-    pub fn search_names(&self, query: &str, files: usize, scope: Option<&str>) -> Result<Vec<Hit>> {
-        let searcher = self.reader.searcher();
-        let only = Filter {
-            scope,
-            names_only: true,
-            ..Filter::default()
-        };
-        // Every unit of a file shares its name: fetch enough to see `files` files.
-        let fetch = files * 40;
-        let (found, _) =
-            self.search_in(&searcher, query, fetch, fetch, only, false, |_, _| true)?;
-        let mut firsts: Vec<Hit> = Vec::new();
-        for (hit, _) in found {
-            if let Some(h) = firsts.iter_mut().find(|h| h.file == hit.file) {
-                if hit.start_line < h.start_line && hit.score >= h.score {
-                    *h = hit;
-                }
-            } else if firsts.len() < files {
-                firsts.push(hit);
-            }
-        }
-        Ok(firsts)
-    }
-
-    /// [`SectionIndex::search`], and for each hit which of `probes` occur in
-    /// its body, from the postings (no text is read): a probe is a term, or
-    /// with `prefix` any word of the body starting with it.
-    pub fn search_marked(
+    /// For each hit, which probes occur in its body, from the postings: a
+    /// probe is a term, or with `prefix` any word of the body starting with it.
+    fn marks(
         &self,
-        query: &str,
-        limit: usize,
-        fetch: usize,
-        filter: impl Fn(&str, u64) -> bool,
+        searcher: &tantivy::Searcher,
+        found: &[(Hit, tantivy::DocAddress)],
         probes: &[Probe],
-    ) -> Result<Vec<(Hit, Vec<bool>)>> {
-        let only = Filter::default();
-        Ok(self
-            .search_marked_in(query, limit, fetch, only, filter, probes)?
-            .0)
-    }
-
-    /// [`SectionIndex::search_marked`] restricted by `only`, with the
-    /// number of units that match the query within it (before `keep`).
-    pub fn search_marked_in(
-        &self,
-        query: &str,
-        limit: usize,
-        fetch: usize,
-        only: Filter,
-        keep: impl Fn(&str, u64) -> bool,
-        probes: &[Probe],
-    ) -> Result<(Vec<Marked>, usize)> {
+    ) -> Result<Vec<Vec<bool>>> {
         const MAX_EXPANSIONS: usize = 64;
-        let searcher = self.reader.searcher();
-        let (found, count) = self.search_in(&searcher, query, limit, fetch, only, true, keep)?;
+        if probes.is_empty() {
+            return Ok(vec![Vec::new(); found.len()]);
+        }
         let mut marks = vec![vec![false; probes.len()]; found.len()];
         // Candidates by segment, in doc order (postings are read forward).
         let mut by_segment: BTreeMap<u32, Vec<(u32, usize)>> = BTreeMap::new();
@@ -725,25 +723,15 @@ impl SectionIndex {
                 }
             }
         }
-        let marked = found
-            .into_iter()
-            .zip(marks)
-            .map(|((h, _), m)| (h, m))
-            .collect();
-        Ok((marked, count))
+        Ok(marks)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn search_in(
         &self,
         searcher: &tantivy::Searcher,
-        query: &str,
-        limit: usize,
-        fetch: usize,
-        only: Filter,
-        count: bool,
-        filter: impl Fn(&str, u64) -> bool,
+        req: &Search,
     ) -> Result<(Vec<(Hit, tantivy::DocAddress)>, usize)> {
+        let (query, limit, fetch, only) = (req.text, req.limit, req.fetch, req.only);
         const HEADING_BOOST: f32 = 2.0;
         const NAME_BOOST: f32 = 2.0;
         const REFERENCE_BOOST: f32 = 3.0;
@@ -804,7 +792,7 @@ impl SectionIndex {
         };
         let t0 = std::time::Instant::now();
         let top_docs = TopDocs::with_limit(fetch.max(limit).max(1)).order_by_score();
-        let (top, matched) = if count {
+        let (top, matched) = if req.count {
             searcher
                 .search(&q, &(top_docs, tantivy::collector::Count))
                 .map_err(internal)?
@@ -826,7 +814,7 @@ impl SectionIndex {
                 .get_first(f.start_line)
                 .and_then(|v| v.as_u64())
                 .unwrap_or(1);
-            if !filter(&file, start_line) {
+            if req.keep.is_some_and(|keep| !keep(&file, start_line)) {
                 continue;
             }
             out.push((
@@ -840,6 +828,7 @@ impl SectionIndex {
                     body: String::new(),
                     file,
                     score,
+                    marks: Vec::new(),
                 },
                 addr,
             ));
@@ -903,8 +892,9 @@ mod tests {
         let ix = SectionIndex::open(None, "t").unwrap();
         assert_eq!(sync(&ix, &r).added, 2);
         let top = |q: &str| {
-            ix.search(q, 3, 3, None, |_, _| true)
+            ix.search(&Search::new(q, 3))
                 .unwrap()
+                .hits
                 .first()
                 .map(|h| (h.file.clone(), h.start_line))
         };
@@ -942,7 +932,7 @@ mod tests {
         let ix = SectionIndex::open(Some(&state), "t").unwrap();
         assert_eq!(sync(&ix, &r).added, 3, "rebuilt from scratch");
         assert_eq!(
-            ix.search("zebra", 5, 5, None, |_, _| true).unwrap().len(),
+            ix.search(&Search::new("zebra", 5)).unwrap().hits.len(),
             1,
             "no unit twice"
         );
@@ -976,22 +966,16 @@ mod tests {
         .unwrap();
         let s = sync(&ix, &r);
         assert_eq!((s.updated, s.unchanged), (1, 1));
-        assert_eq!(
-            ix.search("zebra", 3, 3, None, |_, _| true).unwrap().len(),
-            1
-        );
+        assert_eq!(ix.search(&Search::new("zebra", 3)).unwrap().hits.len(), 1);
         assert!(
-            ix.search("callback", 3, 3, None, |_, _| true)
+            ix.search(&Search::new("callback", 3))
                 .unwrap()
+                .hits
                 .is_empty()
         );
         std::fs::remove_file(t.path().join("root/m/b.md")).unwrap();
         assert_eq!(sync(&ix, &r).deleted, 1);
-        assert!(
-            ix.search("zebra", 3, 3, None, |_, _| true)
-                .unwrap()
-                .is_empty()
-        );
+        assert!(ix.search(&Search::new("zebra", 3)).unwrap().hits.is_empty());
         drop(ix);
         // Reopened from the state folder: nothing to re-read.
         let ix = SectionIndex::open(Some(&state), "t").unwrap();
@@ -1004,9 +988,7 @@ mod tests {
             }
         );
         assert_eq!(
-            ix.search("キャッシュ", 3, 3, None, |_, _| true)
-                .unwrap()
-                .len(),
+            ix.search(&Search::new("キャッシュ", 3)).unwrap().hits.len(),
             1
         );
     }

@@ -19,8 +19,8 @@ use std::time::Duration;
 
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
-use crate::fs::{RelPath, Root, Watch};
-use crate::index::{SectionIndex, SyncStats};
+use crate::fs::{RelPath, Root};
+use crate::index::{Extracted, LiveIndex, SyncStats};
 use crate::plugins::Plugins;
 
 pub use browse::{LsOutput, TocOutput};
@@ -38,11 +38,7 @@ pub struct Manuals {
     pub max_chars: usize,
     /// Sections already read in this session (stdio: one session per process).
     seen: Mutex<HashSet<(String, String, usize)>>,
-    index: SectionIndex,
-    watch: Watch,
-    /// Index generation (bumped by every sync that changed something) and
-    /// whether the first sync has run; held during a sync.
-    sync: Mutex<(u64, bool)>,
+    index: LiveIndex,
     plugins: Arc<Plugins>,
     find: FindSettings,
     traces: Mutex<trace::Store<find::Trace>>,
@@ -83,29 +79,26 @@ impl FileType {
     }
 }
 
+/// A manual is a folder: files directly under the root belong to none.
+fn indexable(path: &RelPath) -> bool {
+    path.segments().len() >= 2 && FileType::of(path).is_some()
+}
+
 impl Manuals {
     pub fn new(root: Root, plugins: Arc<Plugins>, cfg: ManualsConfig) -> Result<Self> {
-        // One index per manuals root, named after its path.
-        let name = format!(
-            "manuals-{}",
-            &blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex()[..16]
+        let index = LiveIndex::new(
+            "manuals",
+            &root,
+            cfg.state_dir.as_deref(),
+            indexable,
+            |path, text| Extracted::from(units::extract(path, text)),
         );
-        let index = match SectionIndex::open(cfg.state_dir.as_deref(), &name) {
-            Ok(i) => i,
-            Err(e) => {
-                tracing::warn!("manual index kept in memory: {}", e.message);
-                SectionIndex::open(None, &name)?
-            }
-        };
-        let watch = Watch::start(root.path());
         Ok(Manuals {
             root,
             allow_file_scope: cfg.allow_file_scope,
             max_chars: cfg.max_chars,
             seen: Mutex::new(HashSet::new()),
             index,
-            watch,
-            sync: Mutex::new((0, false)),
             plugins,
             find: cfg.find,
             traces: Mutex::new(trace::Store::new(cfg.trace_ttl, cfg.trace_max_keep)),
@@ -124,34 +117,14 @@ impl Manuals {
 
     /// [`Manuals::refresh`] with what the sync did (`None`: nothing to check).
     pub fn refresh_stats(&self) -> Result<(u64, Option<SyncStats>)> {
-        self.sync_now(false)
+        let stats = self.index.refresh(&self.root)?;
+        Ok((self.index.generation(), stats))
     }
 
     /// Re-check every file now, whatever the watcher says (for the benchmark
     /// of an unchanged corpus, and for filesystems without change events).
     pub fn recheck(&self) -> Result<SyncStats> {
-        Ok(self.sync_now(true)?.1.unwrap_or_default())
-    }
-
-    fn sync_now(&self, force: bool) -> Result<(u64, Option<SyncStats>)> {
-        let mut state = self.sync.lock().unwrap_or_else(|e| e.into_inner());
-        let changed = self.watch.take_changed();
-        if state.1 && !changed && !force {
-            return Ok((state.0, None));
-        }
-        let files: Vec<_> = self
-            .root
-            .walk_files(&RelPath::root())?
-            .into_iter()
-            // A manual is a folder: files directly under the root belong to none.
-            .filter(|(p, _)| p.segments().len() >= 2 && FileType::of(p).is_some())
-            .collect();
-        let stats = self.index.sync(&self.root, &files, units::extract)?;
-        if stats.added + stats.updated + stats.deleted > 0 || !state.1 {
-            state.0 += 1;
-        }
-        state.1 = true;
-        Ok((state.0, Some(stats)))
+        self.index.recheck(&self.root)
     }
 
     /// A manual id: one folder directly under the root.

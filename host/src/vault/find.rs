@@ -6,10 +6,11 @@
 //! `budget.max_candidates` of them. Each is read back from its file and
 //! given two signals:
 //! - Stage 0, `normalized`: the whole query, NFKC-normalised, lower-cased,
-//!   diacritics folded and spaces collapsed, occurs in the section as is.
+//!   diacritics folded and spaces collapsed, occurs in the section (or in
+//!   the note's title, its file name) as is.
 //! - Stage 1, `loose`: at least half of the query's content words (its
 //!   units: a Latin word, or a CJK run as its bigrams) occur anywhere in the
-//!   section, in any order (a Latin word of 4+ letters also as a word prefix:
+//!   section or the note's title, in any order (a Latin word of 4+ letters also as a word prefix:
 //!   `backup` finds `backups`).
 //!
 //! Stage 0 is tried first: when any candidate matches it, Stage 1 is not
@@ -36,7 +37,7 @@ use super::coverage::round3;
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
-use crate::index::Probe;
+use crate::index::{Probe, Search};
 use crate::text::Lines;
 
 /// `budget.max_candidates` above this is applied as this (`hard_limit`).
@@ -172,6 +173,13 @@ struct Query<'a> {
     units: Vec<Vec<String>>,
 }
 
+/// A note's title as its file name says it: the last segment without its
+/// extension (`projects/Backup plan.md` → `Backup plan`).
+fn note_title(file: &str) -> &str {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    name.rsplit_once('.').map_or(name, |(stem, _)| stem)
+}
+
 fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -241,36 +249,52 @@ impl Vault {
             }
             unit_probes.push(from..probes.len());
         }
-        let mut hits = self.index.index()?.search_marked(
-            q.text,
-            cap as usize + 1,
-            fetch as usize,
-            |file, _| scope.contains(file),
-            &probes,
-        )?;
+        let keep = |file: &str, _: u64| scope.contains(file);
+        let mut hits = self
+            .index
+            .index()?
+            .search(&Search {
+                fetch: fetch as usize,
+                keep: Some(&keep),
+                probes: &probes,
+                ..Search::new(q.text, cap as usize + 1)
+            })?
+            .hits;
         if hits.len() as u64 > cap {
             hits.truncate(cap as usize);
             pass.cutoff = Some(cap_reason);
         }
         let t_search = t.elapsed();
-        for (h, marks) in hits {
+        for h in hits {
+            let marks = &h.marks;
             if Instant::now() >= deadline {
                 pass.cutoff = Some(Cutoff::TimeBudget);
                 break;
             }
             pass.nodes += 1;
             // A unit is found when at least half of its terms are (a CJK
-            // run's bigrams; a word is one term).
+            // run's bigrams; a word is one term), in the section or in the
+            // note's title: in many vaults the file name is the title, and
+            // `[[wikilinks]]` name notes by it, while the body never repeats it.
+            let title = Folded::new(note_title(&h.file));
             let units: Vec<bool> = unit_probes
                 .iter()
-                .map(|r| marks[r.clone()].iter().filter(|&&m| m).count() * 2 >= r.len())
+                .zip(&q.units)
+                .map(|(r, terms)| {
+                    let in_body = marks[r.clone()].iter().filter(|&&m| m).count();
+                    let in_title = terms.iter().filter(|t| title.has_term(t)).count();
+                    in_body.max(in_title) * 2 >= r.len()
+                })
                 .collect();
             let found = units.iter().filter(|&&b| b).count();
             // Stage 0 needs the text, and only where every word is present.
             let normalized = found == q.units.len()
-                && self
-                    .section_text(&mut pass, &h.file, h.start_line, h.end_line, warnings)
-                    .is_some_and(|section| phrase_in(Folded::new(&section).as_str(), &q.phrase));
+                && (phrase_in(title.as_str(), &q.phrase)
+                    || self
+                        .section_text(&mut pass, &h.file, h.start_line, h.end_line, warnings)
+                        .is_some_and(|section| {
+                            phrase_in(Folded::new(&section).as_str(), &q.phrase)
+                        }));
             let coverage = if q.units.is_empty() {
                 f64::from(u8::from(normalized))
             } else {

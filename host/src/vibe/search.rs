@@ -29,7 +29,7 @@ use super::{Vibe, doc_type};
 use crate::args::Args;
 use crate::error::{Error, Result, VibeCode};
 use crate::fs::RelPath;
-use crate::index::{Filter, Probe};
+use crate::index::{Filter, Probe, Search};
 use crate::text::Lines;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -212,15 +212,22 @@ impl Vibe {
                 prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
             })
             .collect();
-        let (hits, total) = index
-            .search_marked_in(query, fetch, fetch, only, |_, _| true, &probes)
+        let found = index
+            .search(&Search {
+                only,
+                probes: &probes,
+                count: true,
+                ..Search::new(query, fetch)
+            })
             .map_err(super::index_error)?;
+        let (hits, total) = (found.hits, found.matched);
         let t2 = std::time::Instant::now();
         let today = chrono::Local::now().date_naive();
         let mut scored = Vec::with_capacity(hits.len());
         {
             let files = index.files();
-            for (h, marks) in hits {
+            for h in hits {
+                let marks = &h.marks;
                 let info = files.get(&h.file);
                 let meta = info
                     .and_then(|i| i.meta)

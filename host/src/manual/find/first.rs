@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::output::{Cand, Key};
 use super::{Request, SIGNAL_POOL, signals};
 use crate::error::Result;
-use crate::index::Hit;
+use crate::index::{Filter, Hit, Search, SectionIndex};
 use crate::manual::Manuals;
 
 /// Files whose names best match the query that are always analysed.
@@ -32,6 +32,34 @@ impl Found {
             self.hit.start_line,
         )
     }
+}
+
+/// The first unit of each of the [`NAMED_FILES`] files whose names (and
+/// references) best match `query`: a document named by the query is always
+/// looked at, however its body scores.
+fn named_files(index: &SectionIndex, query: &str, scope: Option<&str>) -> Result<Vec<Hit>> {
+    let only = Filter {
+        scope,
+        names_only: true,
+        ..Filter::default()
+    };
+    // Every unit of a file shares its name: fetch enough to see the files.
+    let fetch = NAMED_FILES * 40;
+    let found = index.search(&Search {
+        only,
+        ..Search::new(query, fetch)
+    })?;
+    let mut firsts: Vec<Hit> = Vec::new();
+    for hit in found.hits {
+        if let Some(h) = firsts.iter_mut().find(|h| h.file == hit.file) {
+            if hit.start_line < h.start_line && hit.score >= h.score {
+                *h = hit;
+            }
+        } else if firsts.len() < NAMED_FILES {
+            firsts.push(hit);
+        }
+    }
+    Ok(firsts)
 }
 
 /// Sections a search must not return (`only_unscanned_from_trace_id`).
@@ -115,19 +143,26 @@ impl Manuals {
         limit: usize,
         exclude: &Exclude,
     ) -> Result<(Vec<Found>, bool)> {
-        let hits = self.index.search(
-            query,
-            limit + 1,
-            limit + 1 + exclude.len(),
+        let index = self.index.index()?;
+        let keep = |file: &str, line: u64| !excluded(exclude, file, line);
+        let only = Filter {
             scope,
-            |file, line| !excluded(exclude, file, line),
-        )?;
+            ..Filter::default()
+        };
+        let hits = index
+            .search(&Search {
+                fetch: limit + 1 + exclude.len(),
+                only,
+                keep: Some(&keep),
+                ..Search::new(query, limit + 1)
+            })?
+            .hits;
         let more = hits.len() > limit;
         let mut hits: Vec<Hit> = hits.into_iter().take(limit).collect();
         // A document the query names joins the analysed pool even when its
         // body scores low (its name is all that says what it is); it enters
         // at the pool's last score, and the signals place it.
-        let named = self.index.search_names(query, NAMED_FILES, scope)?;
+        let named = named_files(index, query, scope)?;
         let pool = hits.len().min(SIGNAL_POOL);
         let floor = hits.get(pool.saturating_sub(1)).map_or(0.0, |h| h.score);
         for mut hit in named {
