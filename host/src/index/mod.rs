@@ -225,6 +225,22 @@ pub fn stem_below_scope(file: &str) -> &str {
         .map_or(below, |(stem, _)| stem)
 }
 
+/// What every unit of a file carries: its key, name and the name's
+/// references (worked out once per file, not per unit).
+struct FileFields<'a> {
+    key: &'a str,
+    name: String,
+    refs: Vec<String>,
+}
+
+impl<'a> FileFields<'a> {
+    fn new(key: &'a str) -> FileFields<'a> {
+        let name = name_of(key);
+        let refs = references(&name);
+        FileFields { key, name, refs }
+    }
+}
+
 /// A markdown text's sections (split at headings, fence-aware) as units.
 pub fn markdown_units(text: &str) -> Vec<Unit> {
     let lines = crate::text::Lines::new(text);
@@ -462,14 +478,25 @@ impl SectionIndex {
         if batch.changed.is_empty() {
             return Ok(batch.stats);
         }
+        let t = std::time::Instant::now();
         let plan = batch.manifest.plan(batch.changed.len());
         let mut commit = batch.writer.prepare_commit().map_err(internal)?;
         commit.set_payload(&plan.payload());
         commit.commit().map_err(internal)?;
+        let committed = t.elapsed();
         self.reader.reload().map_err(internal)?;
+        let reloaded = t.elapsed();
         if let Some(store) = &self.store {
             store.save(&mut batch.manifest, &batch.changed, plan);
         }
+        tracing::debug!(
+            target: "kura::timing",
+            "index commit {:.2}ms, reload {:.2}ms, manifest {:.2}ms ({} files changed)",
+            committed.as_secs_f64() * 1e3,
+            (reloaded - committed).as_secs_f64() * 1e3,
+            (t.elapsed() - reloaded).as_secs_f64() * 1e3,
+            batch.changed.len()
+        );
         Ok(batch.stats)
     }
 
@@ -533,10 +560,11 @@ impl SectionIndex {
         }
         let text = String::from_utf8_lossy(&bytes);
         let extracted: Extracted = extract(path, &text).into();
+        let file = FileFields::new(&key);
         for unit in &extracted.units {
             batch
                 .writer
-                .add_document(self.doc(&key, unit, &extracted.tags))
+                .add_document(self.doc(&file, unit, &extracted.tags))
                 .map_err(internal)?;
         }
         state.meta = extracted.meta;
@@ -551,24 +579,23 @@ impl SectionIndex {
         Files(self.manifest.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
-    fn doc(&self, file: &str, unit: &Unit, tags: &[String]) -> TantivyDocument {
+    fn doc(&self, file: &FileFields, unit: &Unit, tags: &[String]) -> TantivyDocument {
         let f = &self.fields;
         let mut d = TantivyDocument::default();
-        d.add_text(f.file, file);
-        d.add_text(f.scope, file.split('/').next().unwrap_or(""));
+        d.add_text(f.file, file.key);
+        d.add_text(f.scope, file.key.split('/').next().unwrap_or(""));
         d.add_u64(f.start_line, unit.start_line);
         d.add_u64(f.end_line, unit.end_line);
         d.add_text(f.heading, &unit.heading);
         d.add_text(f.body, &unit.body);
-        let name = name_of(file);
-        let mut refs = references(&name);
+        let mut refs = file.refs.clone();
         refs.extend(references(&unit.heading));
         refs.sort();
         refs.dedup();
         for r in refs {
             d.add_text(f.refs, r);
         }
-        d.add_text(f.name, name);
+        d.add_text(f.name, &file.name);
         for t in tags {
             d.add_text(f.tag, t);
         }

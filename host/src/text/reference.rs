@@ -21,6 +21,11 @@ static PAGE: LazyLock<Regex> = LazyLock::new(|| {
 
 /// The references a text makes, in one canonical spelling each.
 pub fn references(text: &str) -> Vec<String> {
+    // Every reference has a digit (full-width and circled ones included):
+    // most headings have none and need neither NFKC nor the patterns.
+    if !text.chars().any(char::is_numeric) {
+        return Vec::new();
+    }
     let text = crate::text::normalize(text);
     let mut out = Vec::new();
     for m in NUMBERED.captures_iter(&text) {
