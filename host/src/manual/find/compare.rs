@@ -52,8 +52,8 @@ impl Manuals {
             .reduce(f64::min)
             .unwrap_or(0.0);
         for side in &names {
-            let (found, _) = self.gather(side, scope, SIDE_FETCH, exclude)?;
-            let mut ranked = signals::score(side, &found, self.find.coverage_weight);
+            let (found, _) = self.gather(side, scope, SIDE_FETCH, exclude, &HashSet::new())?;
+            let mut ranked = signals::score(side, &found, self.find.coverage_weight, None);
             sort(&mut ranked);
             let Some(top) = ranked.into_iter().next() else {
                 continue;
@@ -66,7 +66,9 @@ impl Manuals {
                         == (key.0.as_str(), key.1.as_str(), key.2)
                 });
                 if let Some(mut cand) = at
-                    .map(|i| signals::score(&req.query, &found[i..=i], self.find.coverage_weight))
+                    .map(|i| {
+                        signals::score(&req.query, &found[i..=i], self.find.coverage_weight, None)
+                    })
                     .and_then(|mut v| v.pop())
                 {
                     cand.base = floor;

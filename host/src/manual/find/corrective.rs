@@ -63,9 +63,11 @@ impl Manuals {
             return Ok(StageUse::NotNeeded);
         }
         let limit = (req.max_candidates as usize).min(CORRECTIVE_FETCH);
-        let (extra, _) = self.gather(&relaxed, scope, limit, exclude)?;
-        let extra_scored = signals::score(&req.query, &extra, self.find.coverage_weight);
+        // Sections already ranked are neither read nor analysed again.
         let known: HashSet<_> = pool.cands.iter().map(Cand::key).collect();
+        let (extra, _) = self.gather(&relaxed, scope, limit, exclude, &known)?;
+        let extra_scored =
+            signals::score(&req.query, &extra, self.find.coverage_weight, Some(&known));
         // The reranked region ends at the RERANK_TOP-th first-stage score; a
         // new candidate below it cannot change the top.
         let mut bases: Vec<f64> = pool.cands.iter().map(|c| c.base).collect();

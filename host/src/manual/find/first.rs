@@ -25,7 +25,7 @@ pub(super) struct Found {
 }
 
 impl Found {
-    fn key(&self) -> Key {
+    pub(super) fn key(&self) -> Key {
         (
             self.manual_id.clone(),
             self.path.clone(),
@@ -95,10 +95,15 @@ impl Pool {
     /// comparison's side): they join the pool and count as scanned; the
     /// caller merges their candidates.
     pub fn absorb(&mut self, found: Vec<Found>) {
-        for f in &found {
-            self.scanned.insert(f.key());
+        let have: HashSet<Key> = self.found.iter().map(Found::key).collect();
+        for f in found {
+            let key = f.key();
+            self.scanned.insert(key.clone());
+            // A section already held keeps its entry (and its text).
+            if !have.contains(&key) {
+                self.found.push(f);
+            }
         }
-        self.found.extend(found);
     }
 }
 
@@ -106,13 +111,18 @@ impl Manuals {
     /// Stages 1 and 2 for `req`.
     pub(super) fn first_stage(&self, req: &Request, exclude: &Exclude) -> Result<Pool> {
         let limit = req.max_candidates as usize;
-        let (mut found, mut more) =
-            self.gather(&req.query, req.manual_id.as_deref(), limit, exclude)?;
-        let mut cands = signals::score(&req.query, &found, self.find.coverage_weight);
+        let (mut found, mut more) = self.gather(
+            &req.query,
+            req.manual_id.as_deref(),
+            limit,
+            exclude,
+            &HashSet::new(),
+        )?;
+        let mut cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
         let mut scope_expanded = false;
         let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE;
         if req.manual_id.is_some() && req.expand_scope && weak {
-            let (all, all_more) = self.gather(&req.query, None, limit, exclude)?;
+            let (all, all_more) = self.gather(&req.query, None, limit, exclude, &HashSet::new())?;
             if all.len() > found.len()
                 || all
                     .iter()
@@ -120,7 +130,7 @@ impl Manuals {
             {
                 found = all;
                 more = all_more;
-                cands = signals::score(&req.query, &found, self.find.coverage_weight);
+                cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
                 scope_expanded = true;
             }
         }
@@ -135,13 +145,15 @@ impl Manuals {
     }
 
     /// BM25 candidates of `query` in `scope` (one manual, or all), the
-    /// first [`SIGNAL_POOL`] with their text; and whether more matched.
+    /// first [`SIGNAL_POOL`] with their text (except the `known` ones, which
+    /// an earlier stage has analysed); and whether more matched.
     pub(super) fn gather(
         &self,
         query: &str,
         scope: Option<&str>,
         limit: usize,
         exclude: &Exclude,
+        known: &HashSet<Key>,
     ) -> Result<(Vec<Found>, bool)> {
         let index = self.index.index()?;
         let keep = |file: &str, line: u64| !excluded(exclude, file, line);
@@ -189,7 +201,7 @@ impl Manuals {
             .collect();
         let n = found.len().min(SIGNAL_POOL);
         let t = Instant::now();
-        self.fill_bodies(found[..n].iter_mut());
+        self.fill_bodies(found[..n].iter_mut().filter(|f| !known.contains(&f.key())));
         tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
         Ok((found, more))
     }

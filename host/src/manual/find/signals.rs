@@ -6,7 +6,9 @@
 //! repeat the title.
 
 use super::first::Found;
-use super::output::{Cand, Signal};
+use std::collections::HashSet;
+
+use super::output::{Cand, Key, Signal};
 use super::{SIGNAL_POOL, clip};
 use crate::index::Hit;
 use crate::manual::name;
@@ -113,14 +115,21 @@ fn analyse(
 
 /// Score found sections against `query`: BM25 normalised by the best, plus
 /// the signal bonuses for the first [`SIGNAL_POOL`] (the rest keep their
-/// BM25 rank).
-pub(super) fn score(query: &str, found: &[Found], coverage_weight: f64) -> Vec<Cand> {
+/// BM25 rank). Sections in `known` (ranked by an earlier stage) count for
+/// the best BM25 score but are left out.
+pub(super) fn score(
+    query: &str,
+    found: &[Found],
+    coverage_weight: f64,
+    known: Option<&HashSet<Key>>,
+) -> Vec<Cand> {
     let units = content_units(query);
     let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
     let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
     found
         .iter()
         .enumerate()
+        .filter(|(_, f)| known.is_none_or(|k| !k.contains(&f.key())))
         .map(|(i, f)| {
             let base = if best > 0.0 {
                 f64::from(f.hit.score / best)
