@@ -61,16 +61,16 @@ impl Manuals {
             let key = top.key();
             if !known.contains(&key) && !best.contains(&key) {
                 // Its signals against the whole query, its score the floor.
-                let at = found.iter().position(|f| {
-                    (f.manual_id.as_str(), f.path.as_str(), f.hit.start_line)
-                        == (key.0.as_str(), key.1.as_str(), key.2)
+                let scored = found.iter().find(|f| f.key() == key).and_then(|f| {
+                    signals::score(
+                        &req.query,
+                        std::slice::from_ref(f),
+                        self.find.coverage_weight,
+                        None,
+                    )
+                    .pop()
                 });
-                if let Some(mut cand) = at
-                    .map(|i| {
-                        signals::score(&req.query, &found[i..=i], self.find.coverage_weight, None)
-                    })
-                    .and_then(|mut v| v.pop())
-                {
+                if let Some(mut cand) = scored {
                     cand.base = floor;
                     cand.score = floor;
                     pool.cands.push(cand);
