@@ -197,16 +197,14 @@ impl LiveIndex {
         inner.index.sync_with(root, &files, self.extract, options)
     }
 
-    /// Index one file as it is now, right after the server wrote it;
+    /// Index one file as it is now, right after the server wrote it (the
+    /// next search sees it; tantivy commits it then or once writes pause);
     /// whether that worked.
     pub fn written(&self, root: &Root, path: &RelPath) -> bool {
         let done = self.inner().and_then(|i| {
-            let stats = i.index.update_files(
-                root,
-                std::slice::from_ref(path),
-                self.indexable,
-                self.extract,
-            )?;
+            let stats = i
+                .index
+                .update_written(root, path, self.indexable, self.extract)?;
             let mut state = i.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.synced {
                 state.saw(&stats);

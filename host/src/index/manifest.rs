@@ -14,7 +14,7 @@
 //! is rebuilt rather than trusted: a stale entry could leave a file's old
 //! units in the index.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +37,8 @@ pub(super) struct Manifest {
     pub files: BTreeMap<String, FileState>,
     /// The snapshot's generation and the journal lines written since.
     saved: Saved,
+    /// Files whose entry changed since the last commit: saved with the next.
+    pub unsaved: BTreeSet<String>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -146,6 +148,7 @@ impl Store {
                 generation: snapshot.generation,
                 journaled: 0,
             },
+            unsaved: BTreeSet::new(),
         };
         let journal = self
             .sd

@@ -7,6 +7,7 @@
 //! terms, never from a query parser, so user text is always just text.
 
 mod analyzer;
+mod flush;
 mod live;
 mod manifest;
 
@@ -14,7 +15,7 @@ pub use live::LiveIndex;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
@@ -23,11 +24,12 @@ use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::Language;
-use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{DocSet, Index, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::{Error, Result};
 use crate::fs::{FileStat, RelPath, Root, StateDir};
 use crate::text::reference::references;
+use flush::{Core, Flusher};
 use manifest::{FileState, Manifest, Store};
 
 /// Bump when the schema or the analyzer changes: an index of another version
@@ -272,9 +274,14 @@ struct Batch<'a> {
     manifest: std::sync::MutexGuard<'a, Manifest>,
     writer: std::sync::MutexGuard<'a, IndexWriter>,
     stats: SyncStats,
-    /// The files whose manifest entry changed, for the manifest's journal.
-    changed: Vec<String>,
     full: bool,
+}
+
+/// When a batch's changes are committed (see the `flush` module).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Commit {
+    Now,
+    Soon,
 }
 
 /// The manifest's view of the indexed files (see [`SectionIndex::files`]).
@@ -312,12 +319,17 @@ impl FileState {
 }
 
 pub struct SectionIndex {
-    reader: IndexReader,
-    writer: Mutex<IndexWriter>,
     fields: Fields,
-    manifest: Mutex<Manifest>,
-    /// Where the manifest is saved (None: an index in RAM).
-    store: Option<Store>,
+    core: Arc<Core>,
+    flusher: Flusher,
+}
+
+impl Drop for SectionIndex {
+    fn drop(&mut self) {
+        if let Err(e) = self.core.flush() {
+            tracing::warn!("index commit on close: {}", e.message);
+        }
+    }
 }
 
 fn internal(e: impl std::fmt::Display) -> Error {
@@ -375,11 +387,9 @@ impl SectionIndex {
             .try_into()
             .map_err(internal)?;
         Ok(SectionIndex {
-            reader,
-            writer: Mutex::new(writer),
             fields,
-            manifest: Mutex::new(manifest),
-            store,
+            core: Arc::new(Core::new(reader, writer, manifest, store)),
+            flusher: Flusher::default(),
         })
     }
 
@@ -426,7 +436,7 @@ impl SectionIndex {
         for key in gone {
             self.forget(&mut batch, &key);
         }
-        self.finish(batch)
+        self.finish(batch, Commit::Now)
     }
 
     /// Bring just these files up to date (after a write through the server):
@@ -439,6 +449,36 @@ impl SectionIndex {
         indexable: impl Fn(&RelPath) -> bool,
         extract: impl Fn(&RelPath, &str) -> E,
     ) -> Result<SyncStats> {
+        self.update(root, paths, indexable, extract, Commit::Now)
+    }
+
+    /// [`SectionIndex::update_files`] for a file the server just wrote:
+    /// committed on the next search or once writes pause (the `flush`
+    /// module), so a burst of writes pays for one commit.
+    pub fn update_written<E: Into<Extracted>>(
+        &self,
+        root: &Root,
+        path: &RelPath,
+        indexable: impl Fn(&RelPath) -> bool,
+        extract: impl Fn(&RelPath, &str) -> E,
+    ) -> Result<SyncStats> {
+        self.update(
+            root,
+            std::slice::from_ref(path),
+            indexable,
+            extract,
+            Commit::Soon,
+        )
+    }
+
+    fn update<E: Into<Extracted>>(
+        &self,
+        root: &Root,
+        paths: &[RelPath],
+        indexable: impl Fn(&RelPath) -> bool,
+        extract: impl Fn(&RelPath, &str) -> E,
+        when: Commit,
+    ) -> Result<SyncStats> {
         let mut batch = self.batch();
         for path in paths {
             let stat = if indexable(path) {
@@ -448,15 +488,14 @@ impl SectionIndex {
             };
             self.apply(&mut batch, root, path, stat.as_ref(), &extract)?;
         }
-        self.finish(batch)
+        self.finish(batch, when)
     }
 
     fn batch(&self) -> Batch<'_> {
         Batch {
-            manifest: self.manifest.lock().unwrap_or_else(|e| e.into_inner()),
-            writer: self.writer.lock().unwrap_or_else(|e| e.into_inner()),
+            manifest: self.core.manifest.lock().unwrap_or_else(|e| e.into_inner()),
+            writer: self.core.writer.lock().unwrap_or_else(|e| e.into_inner()),
             stats: SyncStats::default(),
-            changed: Vec::new(),
             full: false,
         }
     }
@@ -467,36 +506,25 @@ impl SectionIndex {
             .writer
             .delete_term(Term::from_field_text(self.fields.file, key));
         batch.manifest.files.remove(key);
+        batch.manifest.unsaved.insert(key.to_owned());
         batch.stats.deleted += 1;
-        batch.changed.push(key.to_owned());
     }
 
-    /// Make the changes visible to searches and save the manifest: its
-    /// state goes into the commit's payload, so that an index and a
-    /// manifest that do not match are seen at the next start.
-    fn finish(&self, mut batch: Batch) -> Result<SyncStats> {
-        if batch.changed.is_empty() {
+    /// Make the batch's changes visible to searches and save the manifest
+    /// (its state goes into the commit's payload, so that an index and a
+    /// manifest that do not match are seen at the next start) — now, or
+    /// soon (the `flush` module). A commit also takes any earlier change
+    /// that was waiting.
+    fn finish(&self, mut batch: Batch, when: Commit) -> Result<SyncStats> {
+        if batch.manifest.unsaved.is_empty() {
             return Ok(batch.stats);
         }
-        let t = std::time::Instant::now();
-        let plan = batch.manifest.plan(batch.changed.len());
-        let mut commit = batch.writer.prepare_commit().map_err(internal)?;
-        commit.set_payload(&plan.payload());
-        commit.commit().map_err(internal)?;
-        let committed = t.elapsed();
-        self.reader.reload().map_err(internal)?;
-        let reloaded = t.elapsed();
-        if let Some(store) = &self.store {
-            store.save(&mut batch.manifest, &batch.changed, plan);
+        if when == Commit::Soon {
+            self.core.mark_dirty();
+            self.flusher.poke(&self.core);
+            return Ok(batch.stats);
         }
-        tracing::debug!(
-            target: "kura::timing",
-            "index commit {:.2}ms, reload {:.2}ms, manifest {:.2}ms ({} files changed)",
-            committed.as_secs_f64() * 1e3,
-            (reloaded - committed).as_secs_f64() * 1e3,
-            (t.elapsed() - reloaded).as_secs_f64() * 1e3,
-            batch.changed.len()
-        );
+        self.core.commit(&mut batch.manifest, &mut batch.writer)?;
         Ok(batch.stats)
     }
 
@@ -547,7 +575,7 @@ impl SectionIndex {
             state.meta = k.meta.clone();
             batch.stats.unchanged += 1;
             batch.manifest.files.insert(key.clone(), state);
-            batch.changed.push(key);
+            batch.manifest.unsaved.insert(key);
             return Ok(());
         }
         if was_indexed {
@@ -569,14 +597,14 @@ impl SectionIndex {
         }
         state.meta = extracted.meta;
         batch.manifest.files.insert(key.clone(), state);
-        batch.changed.push(key);
+        batch.manifest.unsaved.insert(key);
         Ok(())
     }
 
     /// The files the index holds, with their manifest entries. Holds the
     /// manifest's lock: drop it before syncing.
     pub fn files(&self) -> Files<'_> {
-        Files(self.manifest.lock().unwrap_or_else(|e| e.into_inner()))
+        Files(self.core.manifest.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     fn doc(&self, file: &FileFields, unit: &Unit, tags: &[String]) -> TantivyDocument {
@@ -651,7 +679,8 @@ impl SectionIndex {
 
     /// How many units the index holds.
     pub fn len(&self) -> u64 {
-        self.reader.searcher().num_docs()
+        self.core.flush_for_search();
+        self.core.reader.searcher().num_docs()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -666,7 +695,8 @@ impl SectionIndex {
     /// [`Search::keep`], each hit marked with the [`Search::probes`] its body
     /// holds.
     pub fn search(&self, q: &Search) -> Result<Results> {
-        let searcher = self.reader.searcher();
+        self.core.flush_for_search();
+        let searcher = self.core.reader.searcher();
         let (found, matched) = self.search_in(&searcher, q)?;
         let marks = self.marks(&searcher, &found, q.probes)?;
         let hits = found
@@ -963,6 +993,126 @@ mod tests {
             1,
             "no unit twice"
         );
+    }
+
+    fn written(ix: &SectionIndex, r: &Root, path: &str) -> SyncStats {
+        let p = RelPath::parse(path, false).unwrap();
+        ix.update_written(r, &p, |_| true, crate::manual::units::extract)
+            .unwrap()
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &to.join(e.file_name()));
+            } else {
+                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_write_is_seen_by_the_next_search_without_waiting_for_the_commit() {
+        let (t, r) = setup();
+        let ix = SectionIndex::open(Some(&t.path().join("state")), "t").unwrap();
+        sync(&ix, &r);
+        for i in 0..3 {
+            std::fs::write(
+                t.path().join(format!("root/m/z{i}.md")),
+                "# Zebra
+A zebra.
+",
+            )
+            .unwrap();
+            assert_eq!(written(&ix, &r, &format!("m/z{i}.md")).added, 1);
+            assert_eq!(
+                ix.search(&Search::new("zebra", 9)).unwrap().hits.len(),
+                i + 1,
+                "write {i} visible at once"
+            );
+        }
+        std::fs::write(
+            t.path().join("root/m/z0.md"),
+            "# Okapi
+An okapi.
+",
+        )
+        .unwrap();
+        written(&ix, &r, "m/z0.md");
+        std::fs::remove_file(t.path().join("root/m/z1.md")).unwrap();
+        written(&ix, &r, "m/z1.md");
+        assert_eq!(ix.search(&Search::new("zebra", 9)).unwrap().hits.len(), 1);
+        assert_eq!(ix.search(&Search::new("okapi", 9)).unwrap().hits.len(), 1);
+    }
+
+    #[test]
+    fn writes_are_committed_in_the_background_once_they_pause() {
+        let (t, r) = setup();
+        let state = t.path().join("state");
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        sync(&ix, &r);
+        let payload = || {
+            Index::open_in_dir(state.join("index/t"))
+                .unwrap()
+                .load_metas()
+                .unwrap()
+                .payload
+        };
+        let before = payload();
+        std::fs::write(
+            t.path().join("root/m/z.md"),
+            "# Zebra
+A zebra.
+",
+        )
+        .unwrap();
+        written(&ix, &r, "m/z.md");
+        assert_eq!(payload(), before, "not committed by the write itself");
+        let start = std::time::Instant::now();
+        while payload() == before {
+            assert!(start.elapsed().as_secs() < 10, "never committed");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn a_crash_before_the_deferred_commit_loses_no_write() {
+        let (t, r) = setup();
+        let state = t.path().join("state");
+        let ix = SectionIndex::open(Some(&state), "t").unwrap();
+        sync(&ix, &r);
+        std::fs::write(
+            t.path().join("root/m/z.md"),
+            "# Zebra
+A zebra.
+",
+        )
+        .unwrap();
+        std::fs::write(
+            t.path().join("root/m/b.md"),
+            "# Watchers
+An okapi.
+",
+        )
+        .unwrap();
+        written(&ix, &r, "m/z.md");
+        written(&ix, &r, "m/b.md");
+        // What the disk holds if the process dies now: the last commit.
+        let crashed = t.path().join("crashed");
+        copy_dir(&state, &crashed);
+        let again = SectionIndex::open(Some(&crashed), "t").unwrap();
+        let s = sync(&again, &r);
+        assert_eq!((s.added, s.updated, s.unchanged), (1, 1, 1));
+        for (q, n) in [("zebra", 1), ("okapi", 1), ("callback", 0)] {
+            assert_eq!(
+                again.search(&Search::new(q, 9)).unwrap().hits.len(),
+                n,
+                "{q}"
+            );
+        }
+        drop(ix);
     }
 
     #[test]
