@@ -147,6 +147,57 @@ pub fn query_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`query_terms`] with a weight each: a bigram of a katakana or kanji word
+/// of `n` bigrams weighs `1/n`, so that a long word (`ディレクトリ`: five
+/// bigrams that always occur together) counts as much as a short one
+/// (`一覧`), not five times as much. Other terms weigh 1.
+pub fn weighted_query_terms(text: &str) -> Vec<(String, f32)> {
+    let norm = normalize(text);
+    #[derive(PartialEq, Clone, Copy)]
+    enum Script {
+        Katakana,
+        Han,
+        Other,
+    }
+    let script = |c: char| match c {
+        '\u{30A0}'..='\u{30FF}' | '\u{31F0}'..='\u{31FF}' => Script::Katakana,
+        c if is_cjk(c) && !('\u{3040}'..='\u{309F}').contains(&c) => Script::Han,
+        _ => Script::Other,
+    };
+    // For each byte offset of a character: the length in characters of the
+    // same-script word it is in.
+    let chars: Vec<(usize, char)> = norm.char_indices().collect();
+    let mut run_len = std::collections::HashMap::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let s = script(chars[i].1);
+        let mut j = i + 1;
+        while j < chars.len() && s != Script::Other && script(chars[j].1) == s {
+            j += 1;
+        }
+        for (b, _) in &chars[i..j] {
+            run_len.insert(*b, if s == Script::Other { 0 } else { j - i });
+        }
+        i = j;
+    }
+    let mut out: Vec<(String, f32)> = Vec::new();
+    for t in tokens(text) {
+        let first = norm[t.from..].chars().next().map_or(Script::Other, script);
+        let same = t.text.chars().count() == 2 && t.text.chars().all(|c| script(c) == first);
+        let n = run_len.get(&t.from).copied().unwrap_or(0);
+        let w = if same && first != Script::Other && n > 2 {
+            1.0 / ((n - 1) as f32)
+        } else {
+            1.0
+        };
+        match out.iter_mut().find(|(x, _)| *x == t.text) {
+            Some(e) => e.1 = e.1.max(w),
+            None => out.push((t.text, w)),
+        }
+    }
+    out
+}
+
 /// The query terms that carry meaning: facet cue phrases ("とは", "how to")
 /// and bigrams made only of hiragana (particles and inflections) are left
 /// out, unless nothing else is left. Used for query coverage and by the
@@ -228,6 +279,24 @@ mod tests {
 
     fn texts(s: &str) -> Vec<String> {
         tokens(s).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn a_long_katakana_word_weighs_as_much_as_a_short_kanji_word() {
+        let w = weighted_query_terms("ディレクトリの内容を一覧表示");
+        let weight = |t: &str| w.iter().find(|(x, _)| x == t).map(|(_, w)| *w);
+        assert_eq!(weight("ディ"), Some(0.2));
+        assert_eq!(weight("トリ"), Some(0.2));
+        assert_eq!(weight("内容"), Some(1.0));
+        assert_eq!(weight("一覧"), Some(1.0 / 3.0));
+        // Across a script change, and Latin words: weight 1.
+        assert_eq!(weight("リの"), Some(1.0));
+        let latin = weighted_query_terms("sticky bit");
+        assert!(latin.iter().all(|(_, w)| *w == 1.0));
+        assert_eq!(
+            w.iter().map(|(t, _)| t.clone()).collect::<Vec<_>>(),
+            query_terms("ディレクトリの内容を一覧表示")
+        );
     }
 
     #[test]

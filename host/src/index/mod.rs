@@ -802,12 +802,12 @@ impl SectionIndex {
             );
             (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
         };
-        for t in crate::text::tokenize::query_terms(query) {
+        for (t, w) in crate::text::tokenize::weighted_query_terms(query) {
             if !only.names_only {
-                clauses.push(term_q(f.body, &t, 1.0));
-                clauses.push(term_q(f.heading, &t, HEADING_BOOST));
+                clauses.push(term_q(f.body, &t, w));
+                clauses.push(term_q(f.heading, &t, HEADING_BOOST * w));
             }
-            clauses.push(term_q(f.name, &t, NAME_BOOST));
+            clauses.push(term_q(f.name, &t, NAME_BOOST * w));
         }
         for r in references(query) {
             let q = TermQuery::new(Term::from_field_text(f.refs, &r), IndexRecordOption::Basic);
