@@ -824,6 +824,7 @@ impl SectionIndex {
             {
                 for v in self.variants(searcher, &t) {
                     clauses.push(term_q(f.body, &v, STEM_BOOST));
+                    clauses.push(term_q(f.heading, &v, HEADING_BOOST * STEM_BOOST));
                 }
             }
         }
