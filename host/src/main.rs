@@ -390,6 +390,10 @@ fn main() -> ExitCode {
                 .map_err(|e| e.to_string())?,
         }
     });
+    // Whatever still runs on the blocking pool is done with (the server
+    // waits for its tool calls): typically a read of stdin that will never
+    // return, which must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {

@@ -104,6 +104,31 @@ async fn a_domain_without_a_root_is_not_listed() {
     assert!(k.tools().await.is_empty());
     // A tool of an unserved domain is unknown: a JSON-RPC error.
     assert!(k.raw("vault_ls", json!({})).await.is_err());
+    let said = instructions(&k);
+    assert!(said.contains("no root configured"), "{said}");
+}
+
+fn instructions(k: &Kura) -> String {
+    k.client
+        .peer_info()
+        .and_then(|i| i.instructions.clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_instructions_describe_only_what_is_served() {
+    let f = Fixture::new();
+    let k = Kura::start(
+        f.args(&["--set", "scan_max_chars=500"]),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let said = instructions(&k);
+    assert!(said.contains("vault_find"), "{said}");
+    assert!(said.contains("500 characters"), "{said}");
+    for absent in ["manual_find", "vibe://", "12000"] {
+        assert!(!said.contains(absent), "{absent} in {said}");
+    }
 }
 
 #[tokio::test]
@@ -307,4 +332,61 @@ fn kura_call_runs_one_tool_and_prints_its_result() {
     assert!(!out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["error"]["code"], "forbidden");
+}
+
+/// Send `signal` to a `kura serve --demo` whose stdin stays open, once it
+/// answered `initialize`: it ends within a second, and its copy of the demo
+/// data is gone.
+fn a_signal_ends_serve_demo_cleanly(signal: i32) {
+    let f = Fixture::new();
+    let log_path = f.dir.path().join("stderr.log");
+    let mut child = std::process::Command::new(kura_bin())
+        .args(["serve", "--demo", "--config"])
+        .arg(f.dir.path().join("empty.toml"))
+        .env("HOME", f.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}});
+    writeln!(stdin, "{init}").unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"id\":1"), "{line}");
+    let stderr = std::fs::read_to_string(&log_path).unwrap();
+    let copy = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("kura: serving the demo vault at "))
+        .map(|v| std::path::PathBuf::from(v).parent().unwrap().to_owned())
+        .expect("the demo copy is named on stderr");
+    assert!(copy.is_dir());
+    // SAFETY: kill sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "still running after the signal"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    assert!(status.success(), "{status}");
+    assert!(!copy.exists(), "the demo copy {} is left", copy.display());
+}
+
+#[test]
+fn sigterm_ends_serve_demo_and_removes_its_copy() {
+    a_signal_ends_serve_demo_cleanly(libc::SIGTERM);
+}
+
+#[test]
+fn sigint_ends_serve_demo_and_removes_its_copy() {
+    a_signal_ends_serve_demo_cleanly(libc::SIGINT);
 }

@@ -262,6 +262,21 @@ async fn session_start_loads_the_focus_task() {
     assert!(err.is_err());
     let err = prompt(&k, "project_briefing", json!({})).await;
     assert!(err.is_err());
+    // An unknown prompt is named as such, with or without arguments.
+    for args in [json!({}), json!({"project": "webapp"})] {
+        let err = prompt(&k, "ghost_prompt", args).await.unwrap_err();
+        assert!(
+            err.to_string().contains("no such prompt: ghost_prompt"),
+            "{err}"
+        );
+    }
+    let err = resource(&k, "vibe://elsewhere").await.unwrap_err();
+    match err {
+        rmcp::ServiceError::McpError(e) => {
+            assert_eq!(e.code, rmcp::model::ErrorCode::RESOURCE_NOT_FOUND, "{e:?}")
+        }
+        other => panic!("{other}"),
+    }
     k.stop().await;
 }
 

@@ -26,11 +26,46 @@ use crate::error::Error;
 #[derive(Clone)]
 pub struct KuraServer {
     app: Arc<App>,
+    /// Held (shared) by every running tool call; taken whole at shutdown to
+    /// wait for them.
+    calls: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl KuraServer {
     pub fn new(app: Arc<App>) -> Self {
-        KuraServer { app }
+        KuraServer {
+            app,
+            calls: Arc::default(),
+        }
+    }
+
+    /// What the server offers, for `initialize`: only the domains served.
+    fn instructions(&self) -> String {
+        let app = &self.app;
+        let mut parts = Vec::new();
+        if app.manuals.is_some() {
+            parts.push("read-only manuals (manual_find, manual_read, manual_toc, ...)");
+        }
+        if app.vault.is_some() {
+            parts.push("a markdown vault of notes (vault_find, vault_read, vault_write, ...)");
+        }
+        if app.vibe.is_some() {
+            parts.push(
+                "vibe project workspaces (search, read_doc, list_tasks, create_task, log_session, ...; \
+                 resources vibe://projects, prompts project_briefing and session_start)",
+            );
+        }
+        if parts.is_empty() {
+            return "kura is running with no root configured, so it serves no tool: set manuals_root, \
+                    vault_root or vibe_root (or start it with --demo)."
+                .to_owned();
+        }
+        format!(
+            "kura gives evidence-tracking access to {}. Paths are relative to their root; reads are \
+             capped at {} characters and resume with a scan cursor.",
+            parts.join(", "),
+            app.config.scan_max_chars
+        )
     }
 
     /// The MCP tool list for this configuration.
@@ -75,7 +110,9 @@ impl KuraServer {
     ) -> Option<CallToolResult> {
         let app = self.app.clone();
         let tool = name.clone();
+        let running = self.calls.clone().read_owned().await;
         let joined = tokio::task::spawn_blocking(move || {
+            let _running = running;
             let sink = progress.map(|tx| {
                 move |done: u64, total: u64| {
                     let _ = tx.send((done, total));
@@ -127,12 +164,7 @@ impl ServerHandler for KuraServer {
         };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "kura gives evidence-tracking access to manuals (manual_*), a markdown vault (vault_*) and vibe \
-                 project workspaces (search, read_doc, list_tasks, create_task, log_session, ...; resources \
-                 vibe://projects). Paths are relative to their root; reads are capped at 12000 characters and \
-                 resume with a scan cursor.",
-            )
+            .with_instructions(self.instructions())
     }
 
     async fn list_resources(
@@ -266,7 +298,6 @@ impl ServerHandler for KuraServer {
     }
 }
 
-/// Serve MCP over this process's stdin/stdout until the client goes away.
 fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
     use tokio::signal::unix::{SignalKind, signal};
     let mut hup = match signal(SignalKind::hangup()) {
@@ -291,7 +322,16 @@ fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
     });
 }
 
+/// Serve MCP over this process's stdin/stdout until the client goes away
+/// or a SIGTERM or SIGINT arrives.
 pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
+    if app.manuals.is_none() && app.vault.is_none() && app.vibe.is_none() {
+        eprintln!(
+            "kura: no root configured, so no tool is served: set manuals_root, vault_root or \
+             vibe_root (in the config file, as --manuals-root/--vault-root/--vibe-root, or as \
+             MANUALS_ROOT/VAULT_ROOT/VIBE_ROOT), or try `kura serve --demo`"
+        );
+    }
     app.index_in_background();
     // Swap plugin components without a restart: when a configured `.wasm`
     // changes, or on SIGHUP. A bad new component leaves the old one serving.
@@ -299,9 +339,72 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     reload_on_sighup(app.plugins.clone());
     // Malformed lines are answered by the guard; rmcp sees the rest.
     let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
-    let service = KuraServer::new(app)
-        .serve(framing::guard(stdin, stdout))
-        .await?;
-    service.waiting().await?;
+    // SIGTERM (what desktop clients send on close) and SIGINT end the
+    // service like a closed stdin, before or after `initialize`: the
+    // caller's destructors run (the demo copy is removed, pending index
+    // commits are made) and the runtime waits for writes already running.
+    // SIGHUP keeps reloading components.
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    let server = KuraServer::new(app);
+    let calls = server.calls.clone();
+    let service = tokio::select! {
+        s = server.serve(framing::guard(stdin, stdout)) => s?,
+        signal = &mut shutdown => {
+            tracing::info!("{signal}: shutting down");
+            return Ok(());
+        }
+    };
+    let token = service.cancellation_token();
+    let waiting = service.waiting();
+    tokio::pin!(waiting);
+    tokio::select! {
+        r = &mut waiting => {
+            r?;
+        }
+        signal = &mut shutdown => {
+            tracing::info!("{signal}: shutting down");
+            token.cancel();
+            waiting.await?;
+        }
+    }
+    // Calls still running (a write, a reindex) finish before the process
+    // ends; one that takes longer than this is left to the exit.
+    const CALLS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+    if tokio::time::timeout(CALLS_WAIT, calls.write())
+        .await
+        .is_err()
+    {
+        tracing::warn!("a tool call was still running at exit");
+    }
     Ok(())
+}
+
+/// The first of SIGTERM and SIGINT (never, for one that cannot be caught).
+/// The handlers are installed when this is called, not when first polled.
+fn shutdown_signal() -> impl std::future::Future<Output = &'static str> {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    let catch = |kind: SignalKind| {
+        signal(kind)
+            .inspect_err(|e| tracing::warn!("cannot catch a signal ({e})"))
+            .ok()
+    };
+    async fn next(s: Option<Signal>) {
+        match s {
+            Some(mut s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+    let (term, int) = (
+        catch(SignalKind::terminate()),
+        catch(SignalKind::interrupt()),
+    );
+    async move {
+        tokio::select! {
+            () = next(term) => "SIGTERM",
+            () = next(int) => "SIGINT",
+        }
+    }
 }

@@ -129,6 +129,12 @@ pub fn prompt(
     name: &str,
     args: Option<&serde_json::Map<String, serde_json::Value>>,
 ) -> Result<GetPromptResult, McpError> {
+    if !PROMPTS.iter().any(|p| p.name == name) {
+        return Err(McpError::invalid_params(
+            format!("no such prompt: {name}"),
+            None,
+        ));
+    }
     let arg = |key: &str| args.and_then(|a| a.get(key)).and_then(|v| v.as_str());
     let project = arg("project").ok_or_else(|| {
         McpError::invalid_params(format!("{name} needs the argument `project`"), None)
