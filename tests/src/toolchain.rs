@@ -1,7 +1,7 @@
 //! The guest toolchains a plugin author uses, installed from the package
 //! registries on first use and cached under `target/toolchains/`:
-//! componentize-py (a Python virtual environment) and componentize-js (an
-//! npm prefix). Examples are built with them exactly as `docs/plugins.md`
+//! componentize-py (a Python virtual environment), componentize-js and the
+//! MCP Inspector (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
 //! says, into `target/examples/`. A file lock makes concurrent test
 //! processes install once.
 
@@ -13,6 +13,8 @@ use crate::{kura_bin, workspace};
 /// The versions the guide documents.
 pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 pub const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
+/// The MCP Inspector whose CLI the surface tests run.
+pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
 /// `target/` (beside the profile folder of the kura binary).
 fn target() -> PathBuf {
@@ -75,9 +77,9 @@ pub fn componentize_py() -> PathBuf {
     dir.join("venv/bin/componentize-py")
 }
 
-/// The `componentize-js` command.
-pub fn componentize_js() -> PathBuf {
-    let dir = installed("componentize-js", COMPONENTIZE_JS, |dir| {
+/// An npm package installed in its own prefix under the toolchains folder.
+fn npm_installed(name: &str, package: &str) -> PathBuf {
+    installed(name, package, |dir| {
         std::fs::write(dir.join("package.json"), "{\"private\": true}\n").unwrap();
         run(
             Command::new("npm").current_dir(dir).args([
@@ -85,12 +87,21 @@ pub fn componentize_js() -> PathBuf {
                 "--silent",
                 "--no-audit",
                 "--no-fund",
-                COMPONENTIZE_JS,
+                package,
             ]),
-            "npm install componentize-js",
+            &format!("npm install {package}"),
         );
-    });
-    dir.join("node_modules/.bin/componentize-js")
+    })
+}
+
+/// The `componentize-js` command.
+pub fn componentize_js() -> PathBuf {
+    npm_installed("componentize-js", COMPONENTIZE_JS).join("node_modules/.bin/componentize-js")
+}
+
+/// The MCP Inspector's `mcp-inspector` command.
+pub fn inspector() -> PathBuf {
+    npm_installed("inspector", INSPECTOR).join("node_modules/.bin/mcp-inspector")
 }
 
 /// Where built examples go.

@@ -32,6 +32,8 @@ pub struct HitsOutput {
     /// share one (then `items[].ref.manual_id` is left out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manual_id: Option<String>,
+    /// One object per item; its fields depend on `kind`.
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub items: Vec<Value>,
 }
 

@@ -22,6 +22,48 @@ pub struct ToolDef {
     pub idempotent: bool,
 }
 
+/// A tool's `outputSchema`: its success object, or kura's error envelope
+/// (`{error: {code, message, details}}`, with `success: false` for the vibe
+/// tools), so a client that validates `structuredContent` even when
+/// `isError` is set still shows kura's error. The success schema's `$defs`
+/// stay at the root, where its references point.
+pub fn admitting_errors(success: Arc<JsonObject>) -> Arc<JsonObject> {
+    let mut success = Arc::unwrap_or_clone(success);
+    let mut defs = match success.remove("$defs") {
+        Some(Value::Object(d)) => d,
+        _ => JsonObject::new(),
+    };
+    success.remove("$schema");
+    defs.insert(
+        "ToolError".into(),
+        json!({
+            "type": "object",
+            "description": "A failed call (isError): the error's code, message and details.",
+            "properties": {
+                "success": { "const": false },
+                "error": {
+                    "type": "object",
+                    "properties": {
+                        "code": { "type": "string" },
+                        "message": { "type": "string" },
+                        "details": { "type": "object" }
+                    },
+                    "required": ["code", "message"]
+                }
+            },
+            "required": ["error"]
+        }),
+    );
+    let mut out = JsonObject::new();
+    out.insert("type".into(), json!("object"));
+    out.insert(
+        "anyOf".into(),
+        json!([Value::Object(success), { "$ref": "#/$defs/ToolError" }]),
+    );
+    out.insert("$defs".into(), Value::Object(defs));
+    Arc::new(out)
+}
+
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
 }

@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod framing;
+mod schema;
 mod vibe;
 
 use std::sync::Arc;
@@ -75,12 +76,23 @@ impl KuraServer {
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
-                let input = match (t.input)() {
+                let mut input = (t.input)();
+                schema::portable(&mut input);
+                let input = match input {
                     serde_json::Value::Object(m) => m,
                     _ => unreachable!("input schemas are objects"),
                 };
+                let mut output =
+                    serde_json::Value::Object(Arc::unwrap_or_clone(catalog::admitting_errors((t
+                        .output)(
+                    ))));
+                schema::portable(&mut output);
+                let output = match output {
+                    serde_json::Value::Object(m) => m,
+                    _ => unreachable!("output schemas are objects"),
+                };
                 Tool::new(t.name, t.description, Arc::new(input))
-                    .with_raw_output_schema((t.output)())
+                    .with_raw_output_schema(Arc::new(output))
                     .with_annotations(
                         ToolAnnotations::new()
                             .read_only(t.read_only)
