@@ -42,6 +42,8 @@ pub enum StartError {
     },
     #[error(transparent)]
     Plugin(#[from] LoadError),
+    #[error("tools: `{0}` is neither a tool nor a domain (manual, vault, vibe, bridge)")]
+    Profile(String),
 }
 
 fn open_root(name: &'static str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
@@ -88,6 +90,9 @@ fn spawn_sync(
 impl App {
     /// Open the roots, check them, load the plugins.
     pub fn start(config: Config) -> Result<App, StartError> {
+        if let Some(p) = Self::unknown_profile_entry(&config) {
+            return Err(StartError::Profile(p.to_owned()));
+        }
         let mut roots: Vec<(&'static str, Root)> = Vec::new();
         for (name, path) in [
             ("vault_root", &config.vault_root),
@@ -250,13 +255,27 @@ impl App {
         Ok(out)
     }
 
-    /// The names of the tools this configuration serves.
+    /// The names of the tools this configuration serves: those of the
+    /// configured roots, only the read-only ones with `read_only`, only the
+    /// named ones (or those of the named domains) with `tools`.
     pub fn tool_names(&self) -> Vec<&'static str> {
+        let profile = &self.config.tools;
         crate::server::catalog::TOOLS
             .iter()
             .filter(|t| self.serves(t.domain))
+            .filter(|t| t.read_only || !self.config.read_only)
+            .filter(|t| profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain))
             .map(|t| t.name)
             .collect()
+    }
+
+    /// A `tools` entry that names no tool and no domain.
+    fn unknown_profile_entry(config: &Config) -> Option<&str> {
+        config.tools.iter().map(String::as_str).find(|p| {
+            !crate::server::catalog::TOOLS
+                .iter()
+                .any(|t| t.name == *p || t.domain == *p)
+        })
     }
 
     fn serves(&self, domain: &str) -> bool {

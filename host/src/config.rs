@@ -14,6 +14,9 @@ enum Kind {
     Bool,
     Int,
     Float,
+    /// Comma-separated in the environment and on the command line, an array
+    /// (or the same string) in TOML.
+    List,
 }
 
 /// Every setting: its key (the upper-case form is the environment variable),
@@ -43,6 +46,8 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("plugin_timeout_ms", Kind::Int),
     ("plugin_memory_mib", Kind::Int),
     ("plugin_instances", Kind::Int),
+    ("read_only", Kind::Bool),
+    ("tools", Kind::List),
 ];
 
 /// A plugin slot: one `kura:plugins` world. Printed as the world's name
@@ -190,7 +195,32 @@ pub struct Config {
     /// Core instances, and as many memories and tables, one component may
     /// create (componentize-py needs 14).
     pub plugin_instances: i64,
+    /// Serve no tool that writes (a read-only vault and workspaces).
+    pub read_only: bool,
+    /// Serve only these tools: names (`vault_read`) or domains (`manual`,
+    /// `vault`, `vibe`, `bridge`); empty serves every tool.
+    #[serde(deserialize_with = "list")]
+    pub tools: Vec<String>,
     pub plugins: PluginsConfig,
+}
+
+/// A list setting: a TOML array of strings or one comma-separated string.
+fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        Many(Vec<String>),
+        One(String),
+    }
+    Ok(match Either::deserialize(d)? {
+        Either::Many(v) => v,
+        Either::One(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(ToOwned::to_owned)
+            .collect(),
+    })
 }
 
 impl Default for Config {
@@ -220,6 +250,8 @@ impl Default for Config {
             plugin_timeout_ms: 2000,
             plugin_memory_mib: 256,
             plugin_instances: 64,
+            read_only: false,
+            tools: Vec::new(),
             plugins: PluginsConfig::default(),
         }
     }
@@ -269,6 +301,13 @@ fn parse_value(name: &str, kind: Kind, raw: &str) -> Result<toml::Value, ConfigE
         Kind::Float => {
             toml::Value::Float(raw.trim().parse().map_err(|_| bad("expected a number"))?)
         }
+        Kind::List => toml::Value::Array(
+            raw.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| toml::Value::String(s.to_owned()))
+                .collect(),
+        ),
     })
 }
 
@@ -615,6 +654,21 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.scan_max_chars, 300);
+    }
+
+    #[test]
+    fn a_tools_profile_is_a_list_in_toml_and_comma_separated_elsewhere() {
+        assert!(resolve(None, &[], &[]).unwrap().tools.is_empty());
+        for file in [
+            "tools = [\"manual\", \"vault_read\"]",
+            "tools = \"manual, vault_read\"",
+        ] {
+            let c = resolve(Some(file), &[], &[]).unwrap();
+            assert_eq!(c.tools, ["manual", "vault_read"], "{file}");
+        }
+        let c = resolve(None, &[("TOOLS", "vibe,")], &[("read_only", "yes")]).unwrap();
+        assert_eq!(c.tools, ["vibe"]);
+        assert!(c.read_only);
     }
 
     #[test]

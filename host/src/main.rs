@@ -119,6 +119,12 @@ pub struct Settings {
     /// A component for a plugin slot, e.g. --plugin write_policy=my.wasm (repeatable).
     #[arg(long = "plugin", value_name = "SLOT=WASM")]
     plugin: Vec<String>,
+    /// Serve no tool that writes (same as --set read_only=true).
+    #[arg(long)]
+    read_only: bool,
+    /// Serve only these tools or domains, e.g. --tools manual,vault_read (same as --set tools=...).
+    #[arg(long, value_name = "LIST")]
+    tools: Option<String>,
 }
 
 fn load_config(s: &Settings) -> Result<Config, String> {
@@ -132,6 +138,12 @@ fn load_config(s: &Settings) -> Result<Config, String> {
         if let Some(v) = v {
             o.values.insert(k.into(), v.display().to_string());
         }
+    }
+    if s.read_only {
+        o.values.insert("read_only".into(), "true".into());
+    }
+    if let Some(t) = &s.tools {
+        o.values.insert("tools".into(), t.clone());
     }
     for kv in &s.set {
         let (k, v) = kv

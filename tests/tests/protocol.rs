@@ -124,7 +124,7 @@ async fn the_instructions_describe_only_what_is_served() {
     )
     .await;
     let said = instructions(&k);
-    assert!(said.contains("vault_find"), "{said}");
+    assert!(said.contains("vault_read"), "{said}");
     assert!(said.contains("500 characters"), "{said}");
     for absent in ["manual_find", "vibe://", "12000"] {
         assert!(!said.contains(absent), "{absent} in {said}");
@@ -389,4 +389,47 @@ fn sigterm_ends_serve_demo_and_removes_its_copy() {
 #[test]
 fn sigint_ends_serve_demo_and_removes_its_copy() {
     a_signal_ends_serve_demo_cleanly(libc::SIGINT);
+}
+
+#[tokio::test]
+async fn read_only_serves_no_write_tool_and_refuses_a_write_call() {
+    let f = Fixture::new();
+    let k = Kura::start(f.args(&["--read-only"]), ClientLifecycleMode::Initialize).await;
+    let tools = k.tools().await;
+    assert!(tools.iter().any(|t| t.name == "vault_read"));
+    for t in &tools {
+        let hint = t.annotations.as_ref().and_then(|a| a.read_only_hint);
+        assert_eq!(hint, Some(true), "{} is served read-only", t.name);
+    }
+    for (tool, args) in [
+        (
+            "vault_create",
+            json!({"path": "notes/new.md", "content": "x"}),
+        ),
+        (
+            "vault_write",
+            json!({"path": "notes/welcome.md", "content": "x", "mode": "overwrite"}),
+        ),
+    ] {
+        assert!(k.raw(tool, args).await.is_err(), "{tool} is unknown");
+    }
+    assert!(!f.vault().join("notes/new.md").exists());
+    assert!(instructions(&k).contains("Read-only"));
+}
+
+#[tokio::test]
+async fn a_tools_profile_serves_the_named_tools_and_domains_only() {
+    let f = Fixture::new();
+    let k = Kura::start(
+        f.args(&["--tools", "manual, vault_read,vault_ls"]),
+        ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let mut names: Vec<String> = k.tools().await.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    // No manuals root in this fixture: the `manual` domain adds nothing.
+    assert_eq!(names, ["vault_ls", "vault_read"]);
+    assert!(k.raw("vault_search", json!({"query": "x"})).await.is_err());
+    let said = start_error(f.args(&["--tools", "vault_raed"])).await;
+    assert!(said.contains("vault_raed"), "{said}");
 }

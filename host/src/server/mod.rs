@@ -40,33 +40,51 @@ impl KuraServer {
         }
     }
 
-    /// What the server offers, for `initialize`: only the domains served.
+    /// What the server offers, for `initialize`: only the domains and
+    /// tools served.
     fn instructions(&self) -> String {
         let app = &self.app;
+        let served = app.tool_names();
+        let some = |domain: &str| {
+            let names: Vec<&str> = catalog::TOOLS
+                .iter()
+                .filter(|t| t.domain == domain && served.contains(&t.name))
+                .map(|t| t.name)
+                .collect();
+            match names.len() {
+                0 => None,
+                1..=4 => Some(names.join(", ")),
+                _ => Some(format!("{}, ...", names[..4].join(", "))),
+            }
+        };
         let mut parts = Vec::new();
-        if app.manuals.is_some() {
-            parts.push("read-only manuals (manual_find, manual_read, manual_toc, ...)");
+        if let Some(n) = some("manual") {
+            parts.push(format!("read-only manuals ({n})"));
         }
-        if app.vault.is_some() {
-            parts.push("a markdown vault of notes (vault_find, vault_read, vault_write, ...)");
+        if let Some(n) = some("vault") {
+            parts.push(format!("a markdown vault of notes ({n})"));
         }
-        if app.vibe.is_some() {
-            parts.push(
-                "vibe project workspaces (search, read_doc, list_tasks, create_task, log_session, ...; \
-                 resources vibe://projects, prompts project_briefing and session_start)",
-            );
+        if let Some(n) = some("vibe") {
+            parts.push(format!(
+                "vibe project workspaces ({n}; resources vibe://projects, prompts \
+                 project_briefing and session_start)"
+            ));
         }
         if parts.is_empty() {
-            return "kura is running with no root configured, so it serves no tool: set manuals_root, \
-                    vault_root or vibe_root (or start it with --demo)."
+            return "kura is running with no root configured (or no tool selected), so it serves \
+                    no tool: set manuals_root, vault_root or vibe_root (or start it with --demo)."
                 .to_owned();
         }
-        format!(
+        let mut out = format!(
             "kura gives evidence-tracking access to {}. Paths are relative to their root; reads are \
              capped at {} characters and resume with a scan cursor.",
             parts.join(", "),
             app.config.scan_max_chars
-        )
+        );
+        if app.config.read_only {
+            out.push_str(" Read-only: no tool that writes is served.");
+        }
+        out
     }
 
     /// The MCP tool list for this configuration.
