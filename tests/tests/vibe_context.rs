@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use kura_tests::{Fixture, Kura, command};
 use rmcp::model::{
-    CallToolRequestParams, GetPromptRequestParams, NumberOrString, ProgressNotificationParam,
-    ProgressToken, ReadResourceRequestParams, RequestMetaObject,
+    ArgumentInfo, CallToolRequestParams, CompleteRequestParams, GetPromptRequestParams,
+    NumberOrString, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, Reference,
+    RequestMetaObject,
 };
 use rmcp::service::NotificationContext;
 use rmcp::transport::TokioChildProcess;
@@ -48,6 +49,41 @@ async fn prompt(k: &Kura, name: &str, args: Value) -> Result<String, rmcp::Servi
         .await?;
     assert_eq!(r.messages.len(), 1);
     Ok(r.messages[0].content.as_text().unwrap().text.clone())
+}
+
+async fn complete(k: &Kura, reference: Reference, name: &str, typed: &str) -> Vec<String> {
+    k.client
+        .complete(CompleteRequestParams::new(
+            reference,
+            ArgumentInfo::new(name, typed),
+        ))
+        .await
+        .unwrap()
+        .completion
+        .values
+}
+
+#[tokio::test]
+async fn completions_offer_the_projects_and_folders_typed_so_far() {
+    let (_f, k) = kura().await;
+    let caps = k.client.peer_info().unwrap().capabilities.clone();
+    assert!(caps.completions.is_some(), "completions are advertised");
+    let project = || Reference::for_resource("vibe://projects/{name}");
+    assert_eq!(
+        complete(&k, project(), "name", "").await,
+        ["vibeMCP", "webapp"]
+    );
+    assert_eq!(complete(&k, project(), "name", "WE").await, ["webapp"]);
+    let prompt = Reference::for_prompt("session_start");
+    assert_eq!(complete(&k, prompt, "project", "vib").await, ["vibeMCP"]);
+    let document = Reference::for_resource("vibe://projects/{name}/{folder}/{file}");
+    assert_eq!(
+        complete(&k, document, "folder", "s").await,
+        ["scratch", "sessions"]
+    );
+    let unknown = Reference::for_prompt("ghost_prompt");
+    assert!(complete(&k, unknown, "project", "").await.is_empty());
+    k.stop().await;
 }
 
 #[tokio::test]

@@ -12,11 +12,11 @@ mod vibe;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -188,6 +188,7 @@ impl ServerHandler for KuraServer {
                 .enable_tools()
                 .enable_resources()
                 .enable_prompts()
+                .enable_completions()
                 .build()
         } else {
             ServerCapabilities::builder().enable_tools().build()
@@ -238,6 +239,22 @@ impl ServerHandler for KuraServer {
         })
         .await
         .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let app = self.app.clone();
+        let completion = blocking(move || {
+            Ok(match &app.vibe {
+                Some(v) => vibe::complete(v, &request.r#ref, &request.argument),
+                None => CompletionInfo::default(),
+            })
+        })
+        .await?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn list_prompts(

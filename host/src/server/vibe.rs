@@ -1,13 +1,13 @@
 //! The MCP face of the vibe domain beyond its tools: the `vibe://projects…`
-//! resources (a resource per project, two templates) and the two prompts of
-//! seed 002. A resource or prompt that names no project is a JSON-RPC error
+//! resources (a resource per project, two templates), the two prompts of
+//! seed 002, and completions for their project and folder arguments. A resource or prompt that names no project is a JSON-RPC error
 //! (`-32002` resource not found, or invalid params), with 002's error in
 //! `data`.
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Role,
+    ArgumentInfo, CompletionInfo, GetPromptResult, Prompt, PromptArgument, PromptMessage,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
 };
 
 use crate::error::{Code, Error, VibeCode};
@@ -165,4 +165,32 @@ pub fn prompt(
         GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
             .with_description(description),
     )
+}
+
+/// `completion/complete` for the templates' `{name}` and `{folder}` and the
+/// prompts' `project`: the projects or folders that start with what was
+/// typed (case-insensitive), at most 100, in name order.
+pub fn complete(vibe: &Vibe, reference: &Reference, argument: &ArgumentInfo) -> CompletionInfo {
+    let known = match (reference, argument.name.as_str()) {
+        (Reference::Resource(r), "name") if r.uri.starts_with("vibe://projects/") => {
+            vibe.projects().unwrap_or_default()
+        }
+        (Reference::Prompt(p), "project") if PROMPTS.iter().any(|x| x.name == p.name) => {
+            vibe.projects().unwrap_or_default()
+        }
+        (Reference::Resource(r), "folder") if r.uri.starts_with("vibe://projects/") => {
+            crate::vibe::FOLDERS.iter().map(|f| f.to_string()).collect()
+        }
+        _ => Vec::new(),
+    };
+    let typed = argument.value.to_lowercase();
+    let mut values: Vec<String> = known
+        .into_iter()
+        .filter(|v| v.to_lowercase().starts_with(&typed))
+        .collect();
+    values.sort();
+    let total = values.len();
+    values.truncate(CompletionInfo::MAX_VALUES);
+    let more = total > values.len();
+    CompletionInfo::with_pagination(values, Some(total as u32), more).unwrap_or_default()
 }
