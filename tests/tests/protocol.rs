@@ -433,3 +433,45 @@ async fn a_tools_profile_serves_the_named_tools_and_domains_only() {
     let said = start_error(f.args(&["--tools", "vault_raed"])).await;
     assert!(said.contains("vault_raed"), "{said}");
 }
+
+#[tokio::test]
+async fn every_parameter_is_described_and_descriptions_name_the_configured_cap() {
+    let f = Fixture::new();
+    let args = vec![
+        "serve".to_owned(),
+        "--demo".to_owned(),
+        "--config".to_owned(),
+        f.dir.path().join("empty.toml").display().to_string(),
+        "--set".to_owned(),
+        "scan_max_chars=500".to_owned(),
+    ];
+    let k = Kura::start(args, ClientLifecycleMode::Initialize).await;
+    let tools = k.tools().await;
+    assert_eq!(tools.len(), 29);
+    fn undescribed(props: &Value, at: &str, out: &mut Vec<String>) {
+        for (name, p) in props.as_object().into_iter().flatten() {
+            if p.get("description").is_none() {
+                out.push(format!("{at}.{name}"));
+            }
+            if let Some(inner) = p.get("properties") {
+                undescribed(inner, &format!("{at}.{name}"), out);
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for t in &tools {
+        let input = Value::Object((*t.input_schema).clone());
+        undescribed(&input["properties"], &t.name, &mut missing);
+        let text = format!("{} {input}", t.description.as_deref().unwrap_or(""));
+        assert!(!text.contains("12000"), "{} names the default cap", t.name);
+        assert!(!text.contains("  "), "{} has a run of spaces", t.name);
+    }
+    assert!(missing.is_empty(), "undescribed: {missing:?}");
+    let read = tools.iter().find(|t| t.name == "vault_read").unwrap();
+    assert!(
+        read.description
+            .as_deref()
+            .unwrap()
+            .contains("At most 500 characters")
+    );
+}

@@ -79,6 +79,7 @@ fn path(description: &str) -> Value {
 fn line_range() -> Value {
     json!({
         "type": ["object", "null"],
+        "description": "The lines to read (needed unless full is true)",
         "properties": {
             "start_line": int("First line, 1-based", 1),
             "end_line": int("Last line, inclusive; past the end reads to the end", 1),
@@ -135,6 +136,7 @@ fn strings(description: &str) -> Value {
 fn copy_limits() -> Value {
     json!({
         "type": ["object", "null"],
+        "description": "Caps on what one call copies",
         "properties": {
             "max_sections": int("Sections per call (one, the MVP of 003)", 1),
             "max_chars": int("Characters copied at most (default SCAN_MAX_CHARS, at most 200000)", 1),
@@ -164,13 +166,13 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_read",
         domain: "vault",
         description: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
-                      At most 12000 characters are returned; when the text stops early, `next_cursor.char_offset` \
+                      At most {scan_max_chars} characters are returned; when the text stops early, `next_cursor.char_offset` \
                       resumes it with vault_scan.",
         input: || {
             object(
                 json!({
                     "path": path("File relative to the vault root"),
-                    "full": { "type": ["boolean", "null"], "description": "Read from the first line (capped at 12000 characters)" },
+                    "full": { "type": ["boolean", "null"], "description": "Read from the first line (capped at {scan_max_chars} characters)" },
                     "range": line_range(),
                 }),
                 &["path"],
@@ -184,7 +186,7 @@ pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "vault_scan",
         domain: "vault",
-        description: "Read a vault note piece by piece, 12000 characters at a time. Start at `start_line` (wins), \
+        description: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
                       or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
                       nothing is lost or repeated between pieces.",
         input: || {
@@ -194,6 +196,7 @@ pub static TOOLS: &[ToolDef] = &[
                     "start_line": int("Line to start at, 1-based (wins over cursor)", 1),
                     "cursor": {
                         "type": ["object", "null"],
+                        "description": "Where to go on: the previous call's next_cursor",
                         "properties": {
                             "start_line": int("Line to start at, 1-based", 1),
                             "char_offset": int("Absolute character offset from a previous next_cursor", 0),
@@ -236,8 +239,8 @@ pub static TOOLS: &[ToolDef] = &[
             object(
                 json!({
                     "path": path("Existing file relative to the vault root"),
-                    "content": { "type": "string" },
-                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                    "content": { "type": "string", "description": "The text to write" },
+                    "mode": { "type": "string", "enum": ["overwrite", "append"], "description": "Replace the file's content, or add after it" },
                 }),
                 &["path", "content", "mode"],
             )
@@ -257,8 +260,8 @@ pub static TOOLS: &[ToolDef] = &[
             object(
                 json!({
                     "path": path("Existing file relative to the vault root"),
-                    "find": { "type": "string", "minLength": 1 },
-                    "replace": { "type": "string" },
+                    "find": { "type": "string", "minLength": 1, "description": "The exact text to find (it must occur once)" },
+                    "replace": { "type": "string", "description": "The text to put in its place" },
                     "max_replacements": int("How many occurrences to replace; 0 = all; default 1", 0),
                 }),
                 &["path", "find", "replace"],
@@ -278,10 +281,10 @@ pub static TOOLS: &[ToolDef] = &[
         input: || {
             object(
                 json!({
-                    "query": { "type": "string", "minLength": 1 },
-                    "mode": { "type": ["string", "null"], "enum": ["plain", "regex", "loose", null] },
+                    "query": { "type": "string", "minLength": 1, "description": "The text (or regular expression) to look for" },
+                    "mode": { "type": ["string", "null"], "enum": ["plain", "regex", "loose", null], "description": "How query matches: as typed (default), as a regex, or word by word" },
                     "glob": { "type": ["string", "null"], "description": "e.g. `projects/**/*.md`" },
-                    "relative_dir": { "type": ["string", "null"] },
+                    "relative_dir": { "type": ["string", "null"], "description": "Only files under this folder" },
                     "limit": int("Most results to return (1..1000, default 50)", 1),
                 }),
                 &["query"],
@@ -307,6 +310,7 @@ pub static TOOLS: &[ToolDef] = &[
                     "query": { "type": "string", "minLength": 1, "description": "What to look for, in plain words" },
                     "scope": {
                         "type": ["object", "null"],
+                        "description": "Which notes to search",
                         "properties": {
                             "relative_dir": { "type": ["string", "null"], "description": "Only notes under this folder" },
                             "glob": { "type": ["string", "null"], "description": "Only notes whose vault-relative path matches, e.g. `projects/**/*.md`" },
@@ -314,6 +318,7 @@ pub static TOOLS: &[ToolDef] = &[
                     },
                     "budget": {
                         "type": ["object", "null"],
+                        "description": "How much work the search may do",
                         "properties": {
                             "max_candidates": int_like("At most this many candidate sections, integer >= 1 (default 200, hard cap 1000)"),
                             "time_ms": int_like("Stop reading candidates after this many milliseconds, integer >= 1 (default 60000)"),
@@ -331,7 +336,7 @@ pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "vault_coverage",
         domain: "vault",
-        description: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch,                       coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against                       COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
+        description: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
         input: || {
             object(
                 json!({
@@ -349,7 +354,7 @@ pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "artifact_audit",
         domain: "vault",
-        description: "Audit an artifact (a note written from a source note) against its source: finds rootless_node                       (no citation of source lines), orphan_branch (empty heading, or citations all outside the                       source) and one_way_ref (internal link with no link back, or to nothing). Citations are written                       `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are                       read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair                       (kept under .system/), needs_forced_full_scan and next_actions.",
+        description: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
         input: || {
             object(
                 json!({
@@ -388,7 +393,12 @@ pub static TOOLS: &[ToolDef] = &[
         domain: "manual",
         description: "Table of contents of a manual: every .md file with its headings and the line each starts on \
                       (pass a line to manual_read as ref.start_line).",
-        input: || object(json!({ "manual_id": { "type": "string" } }), &["manual_id"]),
+        input: || {
+            object(
+                json!({ "manual_id": { "type": "string", "description": "The manual (its folder name)" } }),
+                &["manual_id"],
+            )
+        },
         output: schema_for_output::<manual::TocOutput>,
         read_only: true,
         destructive: false,
@@ -400,24 +410,26 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Read part of a manual file. scope: `section` (default for .md: the section holding \
                       ref.start_line), `sections` (that section with its subsections, at most 20), `snippet` (a few \
                       lines), `file` (default for .json; for .md only when the server sets ALLOW_FILE_SCOPE and the \
-                      call sets allow_file=true). At most 12000 characters. Asking for the same section again \
+                      call sets allow_file=true). At most {scan_max_chars} characters. Asking for the same section again \
                       continues after it (applied.mode = scan_fallback).",
         input: || {
             object(
                 json!({
                     "ref": {
                         "type": "object",
+                        "description": "The section: a manual_find next_action's ref",
                         "properties": {
-                            "manual_id": { "type": "string" },
+                            "manual_id": { "type": "string", "description": "The manual (its folder name)" },
                             "path": { "type": "string", "description": "File inside the manual" },
                             "start_line": int("A line inside the wanted section (default 1)", 1),
                         },
                         "required": ["manual_id", "path"],
                     },
-                    "scope": { "type": ["string", "null"], "enum": ["snippet", "section", "sections", "file", null] },
-                    "allow_file": { "type": ["boolean", "null"] },
+                    "scope": { "type": ["string", "null"], "enum": ["snippet", "section", "sections", "file", null], "description": "How much to read around the line (default section)" },
+                    "allow_file": { "type": ["boolean", "null"], "description": "Ask for a whole .md file (needs ALLOW_FILE_SCOPE)" },
                     "expand": {
                         "type": ["object", "null"],
+                        "description": "Characters to add around a snippet",
                         "properties": {
                             "before_chars": int("Characters to add before", 0),
                             "after_chars": int("Characters to add after", 0),
@@ -436,17 +448,18 @@ pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "manual_scan",
         domain: "manual",
-        description: "Read a manual file piece by piece, 12000 characters at a time: from `start_line` (wins), \
+        description: "Read a manual file piece by piece, {scan_max_chars} characters at a time: from `start_line` (wins), \
                       `cursor.start_line`, or `cursor.char_offset` from a previous next_cursor (`cursor` may also be \
                       that offset alone, as a number or string).",
         input: || {
             object(
                 json!({
-                    "manual_id": { "type": "string" },
-                    "path": { "type": "string" },
+                    "manual_id": { "type": "string", "description": "The manual (its folder name)" },
+                    "path": { "type": "string", "description": "File inside the manual" },
                     "start_line": int("Line to start at, 1-based (wins over cursor)", 1),
                     "cursor": {
                         "type": ["object", "integer", "string", "null"],
+                        "description": "Where to go on: the previous call's next_cursor",
                         "properties": {
                             "start_line": int("Line to start at, 1-based", 1),
                             "char_offset": int("Absolute character offset", 0),
@@ -481,6 +494,7 @@ pub static TOOLS: &[ToolDef] = &[
                     "use_cache": { "type": ["boolean", "null"], "description": "Answer a repeated query from its trace (default SEM_CACHE_ENABLED)" },
                     "budget": {
                         "type": ["object", "null"],
+                        "description": "How much work the search may do",
                         "properties": {
                             "max_candidates": int_like("At most this many candidates, integer >= 1 (default 200)"),
                             "time_ms": int_like("Stop optional stages after this many milliseconds, integer >= 1 (default 60000)"),
@@ -504,9 +518,10 @@ pub static TOOLS: &[ToolDef] = &[
         input: || {
             object(
                 json!({
-                    "trace_id": { "type": "string" },
+                    "trace_id": { "type": "string", "description": "A manual_find answer's trace_id" },
                     "kind": {
                         "type": ["string", "null"],
+                        "description": "Which list of the trace (default candidates)",
                         "enum": ["candidates", "unscanned", "conflicts", "gaps", "integrated_top", "claims", "evidences", "edges", null],
                     },
                     "offset": int("Items to skip (default 0)", 0),
@@ -534,15 +549,15 @@ pub static TOOLS: &[ToolDef] = &[
                         "type": "object",
                         "description": "The section: manual_read's ref",
                         "properties": {
-                            "manual_id": { "type": "string" },
+                            "manual_id": { "type": "string", "description": "The manual (its folder name)" },
                             "path": { "type": "string", "description": "File inside the manual" },
                             "start_line": int("A line of the section (default 1)", 1),
-                            "scope": { "type": ["string", "null"], "enum": ["section", "file", null] },
+                            "scope": { "type": ["string", "null"], "enum": ["section", "file", null], "description": "The section (default) or the whole file" },
                         },
                         "required": ["manual_id", "path"],
                     },
                     "to_path": path("Destination note, relative to the vault root"),
-                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                    "mode": { "type": "string", "enum": ["overwrite", "append"], "description": "Replace the note's content, or add after it" },
                     "limits": copy_limits(),
                 }),
                 &["from_ref", "to_path", "mode"],
@@ -563,9 +578,9 @@ pub static TOOLS: &[ToolDef] = &[
             object(
                 json!({
                     "from_path": path("File inside the manual"),
-                    "manual_id": { "type": "string" },
+                    "manual_id": { "type": "string", "description": "The manual (its folder name)" },
                     "to_path": path("Destination note, relative to the vault root"),
-                    "mode": { "type": "string", "enum": ["overwrite", "append"] },
+                    "mode": { "type": "string", "enum": ["overwrite", "append"], "description": "Replace the note's content, or add after it" },
                     "limits": copy_limits(),
                 }),
                 &["from_path", "manual_id", "to_path", "mode"],

@@ -94,7 +94,12 @@ impl KuraServer {
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
-                let mut input = (t.input)();
+                // Descriptions name the configured cap, not the default.
+                let cap = self.app.config.scan_max_chars.to_string();
+                let runtime = |text: &str| text.replace("{scan_max_chars}", &cap);
+                let mut input: serde_json::Value =
+                    serde_json::from_str(&runtime(&(t.input)().to_string()))
+                        .expect("a schema with a number in a string is still JSON");
                 schema::portable(&mut input);
                 let input = match input {
                     serde_json::Value::Object(m) => m,
@@ -109,7 +114,7 @@ impl KuraServer {
                     serde_json::Value::Object(m) => m,
                     _ => unreachable!("output schemas are objects"),
                 };
-                Tool::new(t.name, t.description, Arc::new(input))
+                Tool::new(t.name, runtime(t.description), Arc::new(input))
                     .with_raw_output_schema(Arc::new(output))
                     .with_annotations(
                         ToolAnnotations::new()
