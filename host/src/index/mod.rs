@@ -802,12 +802,13 @@ impl SectionIndex {
             );
             (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
         };
-        for (t, w) in crate::text::tokenize::weighted_query_terms(query) {
+        let terms = crate::text::tokenize::weighted_query_terms(query);
+        for (t, w) in &terms {
             if !only.names_only {
-                clauses.push(term_q(f.body, &t, w));
-                clauses.push(term_q(f.heading, &t, HEADING_BOOST * w));
+                clauses.push(term_q(f.body, t, *w));
+                clauses.push(term_q(f.heading, t, HEADING_BOOST * w));
             }
-            clauses.push(term_q(f.name, &t, NAME_BOOST * w));
+            clauses.push(term_q(f.name, t, NAME_BOOST * w));
         }
         for r in references(query) {
             let q = TermQuery::new(Term::from_field_text(f.refs, &r), IndexRecordOption::Basic);
@@ -817,12 +818,12 @@ impl SectionIndex {
             ));
         }
         let tv = std::time::Instant::now();
-        for t in crate::text::tokenize::query_terms(query) {
+        for (t, _) in &terms {
             if !only.names_only
                 && t.chars().count() >= 4
                 && !t.chars().any(crate::text::tokenize::is_cjk)
             {
-                for v in self.variants(searcher, &t) {
+                for v in self.variants(searcher, t) {
                     clauses.push(term_q(f.body, &v, STEM_BOOST));
                     clauses.push(term_q(f.heading, &v, HEADING_BOOST * STEM_BOOST));
                 }
@@ -1008,8 +1009,10 @@ mod tests {
             let e = e.unwrap();
             if e.file_type().unwrap().is_dir() {
                 copy_dir(&e.path(), &to.join(e.file_name()));
-            } else {
-                std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+            } else if let Err(err) = std::fs::copy(e.path(), to.join(e.file_name())) {
+                // tantivy's background merges and clean-ups remove files no
+                // commit refers to: one gone since the listing is not needed.
+                assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
             }
         }
     }

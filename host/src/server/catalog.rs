@@ -27,8 +27,7 @@ pub struct ToolDef {
 /// tools), so a client that validates `structuredContent` even when
 /// `isError` is set still shows kura's error. The success schema's `$defs`
 /// stay at the root, where its references point.
-pub fn admitting_errors(success: Arc<JsonObject>) -> Arc<JsonObject> {
-    let mut success = Arc::unwrap_or_clone(success);
+pub fn admitting_errors(mut success: JsonObject) -> JsonObject {
     let mut defs = match success.remove("$defs") {
         Some(Value::Object(d)) => d,
         _ => JsonObject::new(),
@@ -61,7 +60,7 @@ pub fn admitting_errors(success: Arc<JsonObject>) -> Arc<JsonObject> {
         json!([Value::Object(success), { "$ref": "#/$defs/ToolError" }]),
     );
     out.insert("$defs".into(), Value::Object(defs));
-    Arc::new(out)
+    out
 }
 
 fn object(properties: Value, required: &[&str]) -> Value {

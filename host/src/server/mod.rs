@@ -90,32 +90,16 @@ impl KuraServer {
     /// The MCP tool list for this configuration.
     pub fn tools(&self) -> Vec<Tool> {
         let served = self.app.tool_names();
+        let cap = self.app.config.scan_max_chars.to_string();
         catalog::TOOLS
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
-                // Descriptions name the configured cap, not the default.
-                let cap = self.app.config.scan_max_chars.to_string();
-                let runtime = |text: &str| text.replace("{scan_max_chars}", &cap);
-                let mut input: serde_json::Value =
-                    serde_json::from_str(&runtime(&(t.input)().to_string()))
-                        .expect("a schema with a number in a string is still JSON");
-                schema::portable(&mut input);
-                let input = match input {
-                    serde_json::Value::Object(m) => m,
-                    _ => unreachable!("input schemas are objects"),
-                };
-                let mut output =
-                    serde_json::Value::Object(Arc::unwrap_or_clone(catalog::admitting_errors((t
-                        .output)(
-                    ))));
-                schema::portable(&mut output);
-                let output = match output {
-                    serde_json::Value::Object(m) => m,
-                    _ => unreachable!("output schemas are objects"),
-                };
-                Tool::new(t.name, runtime(t.description), Arc::new(input))
-                    .with_raw_output_schema(Arc::new(output))
+                let output = catalog::admitting_errors(Arc::unwrap_or_clone((t.output)()));
+                let input = listed(&(t.input)(), &cap);
+                let output = listed(&serde_json::Value::Object(output), &cap);
+                Tool::new(t.name, with_cap(t.description, &cap), input)
+                    .with_raw_output_schema(output)
                     .with_annotations(
                         ToolAnnotations::new()
                             .read_only(t.read_only)
@@ -174,6 +158,22 @@ impl KuraServer {
                 r
             }
         })
+    }
+}
+
+/// Descriptions name the configured read cap, not the default.
+fn with_cap(text: &str, cap: &str) -> String {
+    text.replace("{scan_max_chars}", cap)
+}
+
+/// A catalog schema as listed: the cap filled in, in the portable dialect.
+fn listed(schema: &serde_json::Value, cap: &str) -> Arc<rmcp::model::JsonObject> {
+    let mut schema: serde_json::Value = serde_json::from_str(&with_cap(&schema.to_string(), cap))
+        .expect("a number put in a JSON string keeps it JSON");
+    schema::portable(&mut schema);
+    match schema {
+        serde_json::Value::Object(m) => Arc::new(m),
+        _ => unreachable!("tool schemas are objects"),
     }
 }
 
