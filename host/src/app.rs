@@ -11,6 +11,7 @@ use crate::args::Args;
 use crate::config::{Config, ConfigError};
 use crate::error::{Error, Result};
 use crate::fs::{Root, StateDir};
+use crate::job::Job;
 use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
 use crate::vault::Vault;
@@ -233,7 +234,7 @@ impl App {
                 args.insert("project".into(), Value::String(p.to_owned()));
             }
             let report = |done, total| progress("vibe", done, total);
-            let r = v.reindex(Args::new(Some(&args)), Some(&report))?;
+            let r = v.reindex(Args::new(Some(&args)), Job::reporting(&report))?;
             out.push(line("vibe", r.stats.files, r.stats.duration_ms as u128));
         }
         if let Some(v) = &self.vault {
@@ -241,7 +242,7 @@ impl App {
             let report = |done, total| progress("vault", done, total);
             let options = crate::index::SyncOptions {
                 full,
-                progress: Some(&report),
+                job: Job::reporting(&report),
                 ..Default::default()
             };
             let s = v.index.sync(&v.root, &options)?;
@@ -290,15 +291,16 @@ impl App {
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
     pub fn call(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<Result<Value>> {
-        self.call_with(tool, args, None)
+        self.call_with(tool, args, Job::default())
     }
 
-    /// [`App::call`], with a sink for progress reports (reindex).
+    /// [`App::call`] as a job: progress reports out (reindex), cancellation
+    /// in (reindex, manual_find).
     pub fn call_with(
         &self,
         tool: &str,
         args: Option<&Map<String, Value>>,
-        progress: Option<crate::vibe::Progress>,
+        job: Job,
     ) -> Option<Result<Value>> {
         if !self.tool_names().contains(&tool) {
             return None;
@@ -329,7 +331,7 @@ impl App {
             "manual_toc" => out(manuals().and_then(|m| m.toc(a))),
             "manual_read" => out(manuals().and_then(|m| m.read(a))),
             "manual_scan" => out(manuals().and_then(|m| m.scan(a))),
-            "manual_find" => out(manuals().and_then(|m| m.find(a))),
+            "manual_find" => out(manuals().and_then(|m| m.find(a, job))),
             "manual_hits" => out(manuals().and_then(|m| m.hits(a))),
             "bridge_copy_section" => {
                 out(manuals()
@@ -339,7 +341,7 @@ impl App {
                 out(manuals().and_then(|m| vault().and_then(|v| crate::bridge::copy_file(m, v, a))))
             }
             t if crate::vibe::TOOLS.contains(&t) => match &self.vibe {
-                Some(v) => v.call(t, a, progress),
+                Some(v) => v.call(t, a, job),
                 None => Err(Error::internal("VIBE_ROOT is not configured")),
             },
             _ => return None,

@@ -20,6 +20,8 @@ pub enum Code {
     Internal,
     PluginFailed,
     Timeout,
+    /// The client cancelled the call (`notifications/cancelled`).
+    Cancelled,
     /// A vibe tool's error (seed 002, "Error Handling").
     Vibe(VibeCode),
 }
@@ -75,6 +77,7 @@ impl Code {
             Code::Internal => "internal",
             Code::PluginFailed => "plugin_failed",
             Code::Timeout => "timeout",
+            Code::Cancelled => "cancelled",
             Code::Vibe(v) => v.as_str(),
         }
     }

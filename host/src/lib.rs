@@ -17,6 +17,7 @@ pub mod error;
 pub mod eval;
 pub mod fs;
 pub mod index;
+pub mod job;
 pub mod manual;
 pub mod plugins;
 pub mod scan;

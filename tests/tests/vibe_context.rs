@@ -5,6 +5,7 @@
 #![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kura_tests::{Fixture, Kura, command};
 use rmcp::model::{
@@ -12,7 +13,7 @@ use rmcp::model::{
     NumberOrString, ProgressNotificationParam, ProgressToken, ReadResourceRequestParams, Reference,
     RequestMetaObject,
 };
-use rmcp::service::NotificationContext;
+use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -319,9 +320,25 @@ async fn session_start_loads_the_focus_task() {
 /// (progress, total) of one notification.
 type Seen = (f64, Option<f64>);
 
-/// A client that records the progress notifications it receives.
+/// A client that records the progress notifications it receives, and when.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Seen>>>);
+struct Recorder(Arc<Mutex<Vec<(Instant, Seen)>>>);
+
+impl Recorder {
+    fn seen(&self) -> Vec<Seen> {
+        self.0.lock().unwrap().iter().map(|(_, s)| *s).collect()
+    }
+
+    /// How many notifications arrived after `t`.
+    fn after(&self, t: Instant) -> usize {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(at, _)| *at > t)
+            .count()
+    }
+}
 
 impl ClientHandler for Recorder {
     async fn on_progress(
@@ -329,19 +346,26 @@ impl ClientHandler for Recorder {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.0.lock().unwrap().push((params.progress, params.total));
+        let seen = (params.progress, params.total);
+        self.0.lock().unwrap().push((Instant::now(), seen));
     }
 }
 
-#[tokio::test]
-async fn reindex_sends_progress_notifications_for_a_progress_token() {
-    let f = Fixture::new();
+/// kura over the fixture's vibe workspace, with a recording client.
+async fn recording(f: &Fixture) -> (Recorder, RunningService<RoleClient, Recorder>) {
     let (transport, _) = TokioChildProcess::builder(command(&f.vibe_args(&[])))
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
     let recorder = Recorder::default();
     let client = recorder.clone().serve(transport).await.unwrap();
+    (recorder, client)
+}
+
+#[tokio::test]
+async fn reindex_sends_progress_notifications_for_a_progress_token() {
+    let f = Fixture::new();
+    let (recorder, client) = recording(&f).await;
     let mut params = CallToolRequestParams::new("reindex")
         .with_arguments(json!({"full": true}).as_object().unwrap().clone());
     let mut meta = RequestMetaObject::default();
@@ -349,7 +373,7 @@ async fn reindex_sends_progress_notifications_for_a_progress_token() {
     params.meta = Some(meta);
     let r = client.call_tool(params).await.unwrap();
     assert_ne!(r.is_error, Some(true));
-    let seen = recorder.0.lock().unwrap().clone();
+    let seen = recorder.seen();
     assert!(seen.len() >= 2, "{seen:?}");
     assert!(
         seen.windows(2).all(|w| w[0].0 <= w[1].0),
@@ -358,6 +382,82 @@ async fn reindex_sends_progress_notifications_for_a_progress_token() {
     assert_eq!(seen.last().unwrap(), &(20.0, Some(20.0)), "{seen:?}");
     // (rmcp's client puts a progress token on every request, so the case
     // without one is checked by the Python SDK suite.)
+    let _ = client.cancel().await;
+}
+
+/// A successful tools/call of the client below.
+async fn call_ok(client: &RunningService<RoleClient, Recorder>, tool: &str, args: Value) -> Value {
+    let params = CallToolRequestParams::new(tool.to_owned())
+        .with_arguments(args.as_object().unwrap().clone());
+    let r = client.call_tool(params).await.unwrap();
+    assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.structured_content);
+    r.structured_content.unwrap()
+}
+
+#[tokio::test]
+async fn a_cancelled_reindex_stops_at_once_and_leaves_a_correct_index() {
+    const FILES: usize = 30_000;
+    let f = Fixture::new();
+    let big = f.vibe().join("big");
+    for folder in ["tasks", "references"] {
+        std::fs::create_dir_all(big.join(folder)).unwrap();
+    }
+    for i in 0..FILES {
+        let folder = if i % 2 == 0 { "tasks" } else { "references" };
+        std::fs::write(
+            big.join(folder).join(format!("{i:05}-item.md")),
+            format!("# Item {i}\n\nStatus: pending\n\nUnique marker{i} among common words.\n"),
+        )
+        .unwrap();
+    }
+    let (recorder, client) = recording(&f).await;
+    // Returns once the start-up sync is done (it holds the index meanwhile).
+    let first = call_ok(&client, "reindex", json!({})).await;
+    let all = first["stats"]["scanned"].as_u64().unwrap();
+    assert!(all as usize > FILES, "{first}");
+
+    let params = CallToolRequestParams::new("reindex")
+        .with_arguments(json!({"full": true}).as_object().unwrap().clone());
+    let request =
+        rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let handle = client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = recorder.seen().len();
+    let cancelled_at = Instant::now();
+    handle.cancel(Some("test".into())).await.unwrap();
+    assert!(before > 0, "the reindex was running when cancelled");
+
+    // No progress once the server has had 100 ms to hear of the cancel.
+    let quiet_from = cancelled_at + Duration::from_millis(100);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let asked = Instant::now();
+    let found = call_ok(&client, "search", json!({"query": "marker12345"})).await;
+    let took = asked.elapsed();
+    assert!(
+        took < Duration::from_millis(200),
+        "a search after the cancel took {took:?}"
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        recorder.after(quiet_from),
+        0,
+        "progress after the cancel: {:?}",
+        recorder.seen().len() - before
+    );
+    assert_eq!(found["total_matches"], 1, "{found}");
+
+    // The next reindex sees every file once, and so does a search.
+    let again = call_ok(&client, "reindex", json!({"full": true})).await;
+    assert_eq!(again["stats"]["scanned"], all, "{again}");
+    assert_eq!(again["stats"]["deleted"], 0, "{again}");
+    for q in ["marker0", "marker29999", "marker12345"] {
+        let hit = call_ok(&client, "search", json!({"query": q})).await;
+        assert_eq!(hit["total_matches"], 1, "{q}: {hit}");
+    }
     let _ = client.cancel().await;
 }
 

@@ -175,10 +175,24 @@ impl LiveIndex {
         let inner = self.inner()?;
         let mut state = inner.state.lock().unwrap_or_else(|e| e.into_inner());
         let whole = options.under.is_none();
-        if whole {
-            inner.watch.take_changes();
-        }
-        let stats = self.sync_locked(inner, root, options)?;
+        let taken = if whole {
+            inner.watch.take_changes()
+        } else {
+            Changes::Nothing
+        };
+        let stats = match self.sync_locked(inner, root, options) {
+            Ok(stats) => stats,
+            Err(e) => {
+                // A sync stopped half-way (cancelled) may have changed the
+                // index, and the changes it took from the watcher may lie
+                // in files it did not reach: the next search re-checks all.
+                state.generation += 1;
+                if !matches!(taken, Changes::Nothing) {
+                    state.synced = false;
+                }
+                return Err(e);
+            }
+        };
         state.saw(&stats);
         state.synced |= whole;
         Ok(stats)

@@ -265,8 +265,9 @@ pub struct SyncOptions<'a> {
     pub under: Option<&'a str>,
     /// Re-read and re-index every file, whatever its size, mtime and hash.
     pub full: bool,
-    /// Called after each file with (files done, files in all).
-    pub progress: Option<&'a (dyn Fn(u64, u64) + Sync)>,
+    /// Told (files done, files in all) after each file; once cancelled, the
+    /// sync keeps what it did and stops (see [`SectionIndex::sync_with`]).
+    pub job: crate::job::Job<'a>,
 }
 
 /// One sync's locks and running totals.
@@ -418,11 +419,16 @@ impl SectionIndex {
         let mut seen = std::collections::HashSet::new();
         let total = files.len() as u64;
         for (done, (path, stat)) in files.iter().enumerate() {
+            if let Err(cancelled) = options.job.check("the index sync") {
+                // Each file done so far is indexed as it is now and the
+                // others as they were: committed, that is a consistent
+                // index. Files not reached are not taken for deleted.
+                self.finish(batch, Commit::Now)?;
+                return Err(cancelled);
+            }
             seen.insert(path.to_string());
             self.apply(&mut batch, root, path, Some(stat), &extract)?;
-            if let Some(progress) = options.progress {
-                progress(done as u64 + 1, total);
-            }
+            options.job.report(done as u64 + 1, total);
         }
         let under = options.under.map(|u| format!("{u}/"));
         let gone: Vec<String> = batch

@@ -23,6 +23,8 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::app::App;
 use crate::error::Error;
+use crate::job::Job;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
 pub struct KuraServer {
@@ -117,15 +119,18 @@ impl KuraServer {
         name: String,
         args: Option<rmcp::model::JsonObject>,
     ) -> Option<CallToolResult> {
-        self.run_with(name, args, None).await
+        self.run_with(name, args, None, CancellationToken::new())
+            .await
     }
 
-    /// [`KuraServer::run`], sending `(done, total)` reports to `progress`.
+    /// [`KuraServer::run`], sending `(done, total)` reports to `progress`
+    /// and stopping once `cancel` is cancelled.
     pub async fn run_with(
         &self,
         name: String,
         args: Option<rmcp::model::JsonObject>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<(u64, u64)>>,
+        cancel: CancellationToken,
     ) -> Option<CallToolResult> {
         let app = self.app.clone();
         let tool = name.clone();
@@ -138,7 +143,8 @@ impl KuraServer {
                 }
             });
             let sink = sink.as_ref().map(|f| f as &(dyn Fn(u64, u64) + Sync));
-            app.call_with(&tool, args.as_ref(), sink)
+            let cancelled = || cancel.is_cancelled();
+            app.call_with(&tool, args.as_ref(), Job::new(sink, Some(&cancelled)))
         })
         .await;
         let outcome = match joined {
@@ -317,9 +323,14 @@ impl ServerHandler for KuraServer {
             Some(token) => {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
                 let peer = context.peer.clone();
+                let cancelled = context.ct.clone();
                 let forwarder = tokio::spawn(async move {
                     let mut last = None;
                     while let Some((done, total)) = rx.recv().await {
+                        // No report for a request the client has given up.
+                        if cancelled.is_cancelled() {
+                            continue;
+                        }
                         let step = (done * 100).checked_div(total).unwrap_or(100);
                         if last == Some(step) && done != total {
                             continue;
@@ -335,7 +346,12 @@ impl ServerHandler for KuraServer {
             None => (None, None),
         };
         let outcome = self
-            .run_with(name.clone(), request.arguments, progress)
+            .run_with(
+                name.clone(),
+                request.arguments,
+                progress,
+                context.ct.clone(),
+            )
             .await;
         if let Some(f) = forwarder {
             let _ = f.await;

@@ -19,6 +19,7 @@ use crate::args::Args;
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, SectionIndex, SyncOptions};
+use crate::job::Job;
 
 pub use prompt::PROMPTS;
 pub use read::{DocOutput, ListTasksOutput, PlanOutput, ProjectDetail, ProjectsOutput};
@@ -100,9 +101,6 @@ fn extract(p: &RelPath, text: &str) -> Extracted {
     }
 }
 
-/// Reports progress as (done, total).
-pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
-
 /// Any error as one of 002's: argument problems by the parameter they name,
 /// file-system refusals as `INVALID_PATH` / `FILE_NOT_FOUND`, faults as
 /// `FILESYSTEM_ERROR`.
@@ -126,6 +124,7 @@ pub fn as_vibe(e: Error) -> Error {
         | Code::Internal
         | Code::PluginFailed
         | Code::Timeout => VibeCode::FilesystemError,
+        Code::Cancelled => VibeCode::IndexError,
     };
     Error {
         code: Code::Vibe(code),
@@ -134,6 +133,9 @@ pub fn as_vibe(e: Error) -> Error {
 }
 
 fn index_error(e: Error) -> Error {
+    if e.code == Code::Cancelled {
+        return Error::vibe(VibeCode::IndexError, e.message);
+    }
     Error::vibe(
         VibeCode::IndexError,
         format!("the index failed: {}", e.message),
@@ -178,7 +180,7 @@ impl Vibe {
     }
 
     /// Run one of [`TOOLS`]; every error comes out in 002's codes.
-    pub fn call(&self, tool: &str, a: Args, progress: Option<Progress>) -> Result<Value> {
+    pub fn call(&self, tool: &str, a: Args, job: Job) -> Result<Value> {
         use crate::app::out;
         let result = match tool {
             "search" => out(self.search(a)),
@@ -191,7 +193,7 @@ impl Vibe {
             "update_task_status" => out(self.update_task_status(a)),
             "create_plan" => out(self.create_plan(a)),
             "log_session" => out(self.log_session(a)),
-            "reindex" => out(self.reindex(a, progress)),
+            "reindex" => out(self.reindex(a, job)),
             _ => Err(Error::internal(format!("{tool} is not a vibe tool"))),
         };
         result.map_err(as_vibe)
@@ -262,7 +264,7 @@ impl Vibe {
 
     /// reindex (002): incremental by size + mtime + content hash, or `full`;
     /// one project or all.
-    pub fn reindex(&self, a: Args, progress: Option<Progress>) -> Result<ReindexOutput> {
+    pub fn reindex(&self, a: Args, job: Job) -> Result<ReindexOutput> {
         let project = match a.str("project")? {
             Some(name) => {
                 self.project("project", name)?;
@@ -275,7 +277,7 @@ impl Vibe {
         let options = SyncOptions {
             under: project.as_deref(),
             full,
-            progress,
+            job,
         };
         let stats = self.index.sync(&self.root, &options).map_err(index_error)?;
         let duration_ms = started.elapsed().as_millis() as u64;

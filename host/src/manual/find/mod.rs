@@ -33,6 +33,7 @@ use super::Manuals;
 use super::trace::CacheKey;
 use crate::args::Args;
 use crate::error::{Code, Error, Result};
+use crate::job::Job;
 use crate::plugins::claim_graph::Graph;
 use crate::text::facet::{self, Facet};
 use crate::text::tokenize::query_terms;
@@ -151,7 +152,7 @@ impl Manuals {
         })
     }
 
-    pub fn find(&self, args: Args) -> Result<FindOutput> {
+    pub fn find(&self, args: Args, job: Job) -> Result<FindOutput> {
         let started = Instant::now();
         let req = self.parse_find(&args)?;
         let exclude: Exclude = match &req.only_unscanned {
@@ -199,7 +200,7 @@ impl Manuals {
             }
         }
         let deadline = started + Duration::from_millis(req.time_ms);
-        let (trace_id, trace) = self.search(&req, &exclude, deadline)?;
+        let (trace_id, trace) = self.search(&req, &exclude, deadline, job)?;
         let trace = self.traces().put(trace_id.clone(), trace);
         self.traces().remember(key, generation, trace_id.clone());
         let mut out = trace.output.clone();
@@ -217,7 +218,10 @@ impl Manuals {
         req: &Request,
         exclude: &Exclude,
         deadline: Instant,
+        job: Job,
     ) -> Result<(String, Trace)> {
+        // A cancelled search stops between stages (nothing is cached).
+        let stop = || job.check("manual_find");
         let mut clock = Clock::default();
         let mut budget = Budget {
             deadline,
@@ -229,10 +233,13 @@ impl Manuals {
             budget.cutoff = Some(CutoffReason::MaxCandidates);
         }
         clock.lap("first");
+        stop()?;
         let sides = self.compare_sides(req, exclude, &mut pool)?;
         clock.lap("compare");
+        stop()?;
         let mut late = self.late(req, &facets, &mut pool, &sides, &mut budget);
         clock.lap("late");
+        stop()?;
         let corrective = self.corrective(
             req,
             &facets,
