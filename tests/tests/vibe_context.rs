@@ -320,23 +320,47 @@ async fn session_start_loads_the_focus_task() {
 /// (progress, total) of one notification.
 type Seen = (f64, Option<f64>);
 
-/// A client that records the progress notifications it receives, and when.
+/// A client that records the progress notifications it receives, and when,
+/// and the resource notifications (`list` for list_changed, else the URI).
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(Instant, Seen)>>>);
+struct Recorder {
+    progress: Arc<Mutex<Vec<(Instant, Seen)>>>,
+    resources: Arc<Mutex<Vec<(Instant, String)>>>,
+}
 
 impl Recorder {
     fn seen(&self) -> Vec<Seen> {
-        self.0.lock().unwrap().iter().map(|(_, s)| *s).collect()
-    }
-
-    /// How many notifications arrived after `t`.
-    fn after(&self, t: Instant) -> usize {
-        self.0
+        self.progress
             .lock()
             .unwrap()
             .iter()
-            .filter(|(at, _)| *at > t)
-            .count()
+            .map(|(_, s)| *s)
+            .collect()
+    }
+
+    /// How many progress notifications arrived after `t`.
+    fn after(&self, t: Instant) -> usize {
+        let seen = self.progress.lock().unwrap();
+        seen.iter().filter(|(at, _)| *at > t).count()
+    }
+
+    /// The resource notifications since `t`, waiting up to `wait` for `want`.
+    async fn resources_since(&self, t: Instant, want: &str, wait: Duration) -> Vec<String> {
+        let deadline = Instant::now() + wait;
+        loop {
+            let got: Vec<String> = self
+                .resources
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(at, _)| *at >= t)
+                .map(|(_, what)| what.clone())
+                .collect();
+            if got.iter().any(|g| g == want) || Instant::now() >= deadline {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
 
@@ -347,7 +371,21 @@ impl ClientHandler for Recorder {
         _context: NotificationContext<RoleClient>,
     ) {
         let seen = (params.progress, params.total);
-        self.0.lock().unwrap().push((Instant::now(), seen));
+        self.progress.lock().unwrap().push((Instant::now(), seen));
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let mut r = self.resources.lock().unwrap();
+        r.push((Instant::now(), "list".into()));
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let mut r = self.resources.lock().unwrap();
+        r.push((Instant::now(), params.uri));
     }
 }
 
@@ -458,6 +496,83 @@ async fn a_cancelled_reindex_stops_at_once_and_leaves_a_correct_index() {
         let hit = call_ok(&client, "search", json!({"query": q})).await;
         assert_eq!(hit["total_matches"], 1, "{q}: {hit}");
     }
+    let _ = client.cancel().await;
+}
+
+/// create_task in webapp.
+async fn new_task(client: &RunningService<RoleClient, Recorder>, title: &str) {
+    let args = json!({"project": "webapp", "title": title, "objective": "o", "steps": ["s"],
+                      "acceptance_criteria": ["a"]});
+    call_ok(client, "create_task", args).await;
+}
+
+// resources/subscribe is what clients that start with `initialize` speak
+// (rmcp marks it legacy next to protocol 2026-07-28's subscriptions/listen).
+#[allow(deprecated)]
+#[tokio::test]
+async fn a_project_added_from_outside_is_announced_within_a_second() {
+    let f = Fixture::new();
+    let (recorder, client) = recording(&f).await;
+    let caps = client
+        .peer_info()
+        .unwrap()
+        .capabilities
+        .resources
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (caps.list_changed, caps.subscribe),
+        (Some(true), Some(true))
+    );
+    // Returns once the start-up sync is done: the watcher is running.
+    call_ok(&client, "reindex", json!({})).await;
+    let subscribe = |uri: &str| client.subscribe(rmcp::model::SubscribeRequestParams::new(uri));
+    subscribe("vibe://projects/webapp").await.unwrap();
+    subscribe("vibe://projects/webapp/tasks/001-add-rate-limiting.md")
+        .await
+        .unwrap();
+    assert!(subscribe("vibe://elsewhere").await.is_err());
+
+    let t = Instant::now();
+    std::fs::create_dir_all(f.vibe().join("newproj/tasks")).unwrap();
+    std::fs::write(f.vibe().join("newproj/tasks/001-a.md"), "# Task: a\n").unwrap();
+    let got = recorder
+        .resources_since(t, "list", Duration::from_secs(1))
+        .await;
+    assert!(got.contains(&"list".to_owned()), "within a second: {got:?}");
+    assert!(
+        !got.iter().any(|g| g.contains("webapp")),
+        "webapp is untouched: {got:?}"
+    );
+    let listed = client.list_all_resources().await.unwrap();
+    assert!(listed.iter().any(|r| r.uri == "vibe://projects/newproj"));
+
+    // A write through the server updates its project, not a sibling file;
+    // one burst is one notification.
+    let t = Instant::now();
+    new_task(&client, "Watch me").await;
+    let project = "vibe://projects/webapp";
+    let got = recorder
+        .resources_since(t, project, Duration::from_secs(2))
+        .await;
+    assert_eq!(got.iter().filter(|g| *g == project).count(), 1, "{got:?}");
+    assert!(
+        !got.iter().any(|g| g.ends_with("001-add-rate-limiting.md")),
+        "{got:?}"
+    );
+    assert!(!got.contains(&"list".to_owned()), "{got:?}");
+
+    // Unsubscribed, it hears nothing more of that project.
+    client
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(project))
+        .await
+        .unwrap();
+    let t = Instant::now();
+    new_task(&client, "Quiet").await;
+    let got = recorder
+        .resources_since(t, project, Duration::from_millis(600))
+        .await;
+    assert!(got.is_empty(), "{got:?}");
     let _ = client.cancel().await;
 }
 

@@ -29,6 +29,33 @@ struct Seen {
     paths: BTreeSet<PathBuf>,
 }
 
+/// Told the paths of each change the watcher sees (none: anything may have
+/// changed), on the watcher's thread, so quickly; `false` once it no longer
+/// listens (its client has gone), and it is dropped.
+pub type Listener = Box<dyn Fn(&[PathBuf]) -> bool + Send + Sync>;
+
+/// Who else hears of changes besides the next re-check (the server's
+/// resource notifications). Shared before the watch starts, so a listener
+/// can be added early.
+#[derive(Clone, Default)]
+pub struct Listeners(Arc<Mutex<Vec<Listener>>>);
+
+impl Listeners {
+    pub fn add(&self, listener: Listener) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(listener);
+    }
+
+    fn tell(&self, paths: &[PathBuf]) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|l| l(paths));
+    }
+}
+
 pub struct Watch {
     seen: Arc<Mutex<Seen>>,
     /// Kept alive for as long as the watch; `None` when it could not start.
@@ -58,17 +85,25 @@ fn record(seen: &Mutex<Seen>, ev: notify::Result<notify::Event>) {
 }
 
 impl Watch {
-    /// Watch `path` and everything below it.
-    pub fn start(path: &std::path::Path) -> Watch {
+    /// Watch `path` and everything below it; `listeners` hear of each change.
+    pub fn start(path: &std::path::Path, listeners: Listeners) -> Watch {
         let seen = Arc::new(Mutex::new(Seen {
             everything: true,
             ..Seen::default()
         }));
         let sink = seen.clone();
+        let on_event = move |ev: notify::Result<notify::Event>| {
+            match &ev {
+                Ok(e) if matches!(e.kind, EventKind::Access(_)) => {}
+                Ok(e) if !e.need_rescan() => listeners.tell(&e.paths),
+                _ => listeners.tell(&[]),
+            }
+            record(&sink, ev);
+        };
         // Links are never followed: a root holding `usr -> /usr` must not
         // put watches on /usr (notify follows them by default).
         let config = notify::Config::default().with_follow_symlinks(false);
-        let made = notify::RecommendedWatcher::new(move |ev| record(&sink, ev), config);
+        let made = notify::RecommendedWatcher::new(on_event, config);
         let watcher = match made {
             Ok(mut w) => match w.watch(path, RecursiveMode::Recursive) {
                 Ok(()) => Some(w),

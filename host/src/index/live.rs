@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::{Extracted, SectionIndex, SyncOptions, SyncStats};
 use crate::error::Result;
-use crate::fs::{Changes, RelPath, Root, Watch};
+use crate::fs::{Changes, Listener, Listeners, RelPath, Root, Watch};
 
 pub struct LiveIndex {
     /// What the index is of ("manuals", "vault", "vibe"), for logs.
@@ -19,6 +19,8 @@ pub struct LiveIndex {
     root_path: std::path::PathBuf,
     indexable: fn(&RelPath) -> bool,
     extract: fn(&RelPath, &str) -> Extracted,
+    /// Who hears of the watcher's changes besides the index.
+    listeners: Listeners,
     inner: OnceLock<Result<Inner>>,
 }
 
@@ -66,6 +68,7 @@ impl LiveIndex {
             root_path: root.path().to_owned(),
             indexable,
             extract,
+            listeners: Listeners::default(),
             inner: OnceLock::new(),
         }
     }
@@ -82,12 +85,18 @@ impl LiveIndex {
                 };
                 Ok(Inner {
                     index,
-                    watch: Watch::start(&self.root_path),
+                    watch: Watch::start(&self.root_path, self.listeners.clone()),
                     state: Mutex::new(State::default()),
                 })
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Hear of every change the file watcher sees below the root, from the
+    /// moment the index is opened (none where no watcher could be set up).
+    pub fn listen(&self, listener: Listener) {
+        self.listeners.add(listener);
     }
 
     /// The index, opened if it was not yet.

@@ -16,7 +16,8 @@ use rmcp::model::{
     CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -32,6 +33,8 @@ pub struct KuraServer {
     /// Held (shared) by every running tool call; taken whole at shutdown to
     /// wait for them.
     calls: Arc<tokio::sync::RwLock<()>>,
+    /// The resources this client subscribed to.
+    subscriptions: vibe::Subscriptions,
 }
 
 impl KuraServer {
@@ -39,6 +42,7 @@ impl KuraServer {
         KuraServer {
             app,
             calls: Arc::default(),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -198,6 +202,8 @@ impl ServerHandler for KuraServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_completions()
                 .build()
@@ -250,6 +256,36 @@ impl ServerHandler for KuraServer {
         })
         .await
         .map(Into::into)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        if self.app.vibe.is_none() || !vibe::is_resource(&request.uri) {
+            return Err(McpError::resource_not_found(
+                format!("no such resource: {}", request.uri),
+                None,
+            ));
+        }
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&request.uri);
+        Ok(())
     }
 
     async fn complete(
@@ -414,8 +450,9 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     // SIGHUP keeps reloading components.
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
-    let server = KuraServer::new(app);
+    let server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
+    let subscriptions = server.subscriptions.clone();
     let service = tokio::select! {
         s = server.serve(framing::guard(stdin, stdout)) => s?,
         signal = &mut shutdown => {
@@ -423,6 +460,9 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
+    if let Some(v) = &app.vibe {
+        vibe::announce(v.clone(), service.peer().clone(), subscriptions);
+    }
     let token = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);

@@ -10,6 +10,14 @@ use rmcp::model::{
     ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
 };
 
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+
 use crate::error::{Code, Error, VibeCode};
 use crate::vibe::{PROMPTS, Vibe};
 
@@ -73,23 +81,36 @@ fn to_mcp(e: Error) -> McpError {
     }
 }
 
+/// The decoded path segments of a `vibe://projects…` URI (none for the
+/// project list itself); `None` for any other URI.
+fn segments(uri: &str) -> Option<Vec<String>> {
+    let rest = uri.strip_prefix("vibe://projects")?;
+    match rest.strip_prefix('/') {
+        None if rest.is_empty() => Some(vec![]),
+        None => None,
+        Some(r) => Some(
+            r.trim_end_matches('/')
+                .split('/')
+                .map(|p| {
+                    percent_encoding::percent_decode_str(p)
+                        .decode_utf8_lossy()
+                        .into_owned()
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// Whether `uri` is one of the resources [`read`] serves (by its shape:
+/// the project or file may come later).
+pub fn is_resource(uri: &str) -> bool {
+    segments(uri).is_some_and(|p| matches!(p.len(), 0 | 1 | 3))
+}
+
 /// Read one `vibe://projects…` resource.
 pub fn read(vibe: &Vibe, uri: &str) -> Result<ReadResourceResult, McpError> {
     let not_found = || McpError::resource_not_found(format!("no such resource: {uri}"), None);
-    let rest = uri.strip_prefix("vibe://projects").ok_or_else(not_found)?;
-    let parts: Vec<String> = match rest.strip_prefix('/') {
-        None if rest.is_empty() => vec![],
-        None => return Err(not_found()),
-        Some(r) => r
-            .trim_end_matches('/')
-            .split('/')
-            .map(|p| {
-                percent_encoding::percent_decode_str(p)
-                    .decode_utf8_lossy()
-                    .into_owned()
-            })
-            .collect(),
-    };
+    let parts = segments(uri).ok_or_else(not_found)?;
     let value = match parts.as_slice() {
         [] => vibe.projects_resource().and_then(json),
         [name] => vibe.project_resource(name).and_then(json),
@@ -193,4 +214,134 @@ pub fn complete(vibe: &Vibe, reference: &Reference, argument: &ArgumentInfo) -> 
     values.truncate(CompletionInfo::MAX_VALUES);
     let more = total > values.len();
     CompletionInfo::with_pagination(values, Some(total as u32), more).unwrap_or_default()
+}
+
+/// The resources a client subscribed to, by URI.
+pub type Subscriptions = Arc<Mutex<BTreeSet<String>>>;
+
+/// Gathered after a first change before anything is announced, so that a
+/// burst (a checkout, an editor's save-by-rename) is one notification.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// Whether a change at `changed` (root-relative segments; none: anything)
+/// updates the resource at `uri`: the project list changes with anything, a
+/// project with anything below it, a document with itself.
+fn updates(uri: &str, changed: &[String]) -> bool {
+    let Some(covered) = segments(uri) else {
+        return false;
+    };
+    changed.is_empty() || changed.starts_with(&covered) || covered.starts_with(changed)
+}
+
+/// Announce what the file watcher sees below VIBE_ROOT, once per burst:
+/// `notifications/resources/list_changed` when the projects differ, and
+/// `notifications/resources/updated` for each subscribed resource a change
+/// touches. Ends when the client goes.
+pub fn announce(vibe: Arc<Vibe>, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
+    vibe.index
+        .listen(Box::new(move |paths| tx.send(paths.to_vec()).is_ok()));
+    let root = vibe.root.path().to_owned();
+    tokio::spawn(async move {
+        let list = |v: Arc<Vibe>| async move {
+            tokio::task::spawn_blocking(move || v.projects().unwrap_or_default())
+                .await
+                .unwrap_or_default()
+        };
+        let mut projects = list(vibe.clone()).await;
+        while let Some(first) = rx.recv().await {
+            tokio::time::sleep(SETTLE).await;
+            let mut paths = vec![first];
+            while let Ok(more) = rx.try_recv() {
+                paths.push(more);
+            }
+            // Root-relative segments of each change; an empty one (or a
+            // change with no path) stands for anything.
+            let changed: Vec<Vec<String>> = paths
+                .iter()
+                .flat_map(|ps| {
+                    if ps.is_empty() {
+                        vec![vec![]]
+                    } else {
+                        ps.iter()
+                            .filter_map(|p| p.strip_prefix(&root).ok())
+                            .map(|rel| {
+                                rel.iter()
+                                    .map(|c| c.to_string_lossy().into_owned())
+                                    .collect()
+                            })
+                            .collect()
+                    }
+                })
+                .collect();
+            let now = list(vibe.clone()).await;
+            if now != projects {
+                projects = now;
+                if peer.notify_resource_list_changed().await.is_err() {
+                    return;
+                }
+            }
+            let touched: Vec<String> = subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .filter(|uri| changed.iter().any(|c| updates(uri, c)))
+                .cloned()
+                .collect();
+            for uri in touched {
+                if peer
+                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
+                        uri,
+                    ))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segs(p: &str) -> Vec<String> {
+        p.split('/')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn a_change_updates_the_list_its_project_and_its_document_only() {
+        let file = segs("webapp/tasks/001-x.md");
+        assert!(updates("vibe://projects", &file));
+        assert!(updates("vibe://projects/webapp", &file));
+        assert!(updates("vibe://projects/webapp/tasks/001-x.md", &file));
+        assert!(!updates("vibe://projects/webapp/tasks/002-y.md", &file));
+        assert!(!updates("vibe://projects/other", &file));
+        // A project folder removed or renamed updates what was below it.
+        assert!(updates(
+            "vibe://projects/webapp/tasks/002-y.md",
+            &segs("webapp")
+        ));
+        // Anything (a rescan) updates everything subscribed.
+        assert!(updates("vibe://projects/other", &[]));
+        assert!(updates(
+            "vibe://projects/caf%C3%A9",
+            &segs("café/tasks/a.md")
+        ));
+        assert!(!updates("file:///etc/passwd", &[]));
+    }
+
+    #[test]
+    fn only_vibe_resource_shapes_can_be_subscribed() {
+        assert!(is_resource("vibe://projects"));
+        assert!(is_resource("vibe://projects/webapp"));
+        assert!(is_resource("vibe://projects/webapp/tasks/001-x.md"));
+        assert!(!is_resource("vibe://projects/webapp/tasks"));
+        assert!(!is_resource("vibe://elsewhere"));
+    }
 }
