@@ -81,9 +81,18 @@ async fn every_tool_declares_output_schema_and_annotations() {
             "{}",
             t.name
         );
-        assert!(
+        // MCP's destructive and idempotent hints mean something only for
+        // a tool that writes.
+        assert_eq!(
             a.destructive_hint.is_some() && a.idempotent_hint.is_some(),
+            !read_only,
             "{}",
+            t.name
+        );
+        assert_eq!(a.open_world_hint, Some(false), "{}", t.name);
+        assert!(
+            t.title.as_deref().is_some_and(|x| !x.is_empty()),
+            "{} has no title",
             t.name
         );
         assert_eq!(t.input_schema.get("type"), Some(&json!("object")));
@@ -434,18 +443,34 @@ async fn a_tools_profile_serves_the_named_tools_and_domains_only() {
     assert!(said.contains("vault_raed"), "{said}");
 }
 
-#[tokio::test]
-async fn every_parameter_is_described_and_descriptions_name_the_configured_cap() {
-    let f = Fixture::new();
-    let args = vec![
+/// `kura serve --demo` (all 29 tools) with no configuration but `extra`.
+async fn demo(f: &Fixture, extra: &[&str]) -> Kura {
+    let mut args = vec![
         "serve".to_owned(),
         "--demo".to_owned(),
         "--config".to_owned(),
         f.dir.path().join("empty.toml").display().to_string(),
-        "--set".to_owned(),
-        "scan_max_chars=500".to_owned(),
     ];
-    let k = Kura::start(args, ClientLifecycleMode::Initialize).await;
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Kura::start(args, ClientLifecycleMode::Initialize).await
+}
+
+#[tokio::test]
+async fn the_whole_tool_list_fits_in_30_kb() {
+    let f = Fixture::new();
+    let k = demo(&f, &[]).await;
+    let tools = k.tools().await;
+    assert_eq!(tools.len(), 29);
+    // The JSON-RPC envelope around the list adds about 40 bytes.
+    let bytes = serde_json::to_vec(&tools).unwrap().len();
+    assert!(bytes + 64 <= 30_000, "tools/list is {bytes} bytes");
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn every_parameter_is_described_and_descriptions_name_the_configured_cap() {
+    let f = Fixture::new();
+    let k = demo(&f, &["--set", "scan_max_chars=500"]).await;
     let tools = k.tools().await;
     assert_eq!(tools.len(), 29);
     fn undescribed(props: &Value, at: &str, out: &mut Vec<String>) {
@@ -472,6 +497,6 @@ async fn every_parameter_is_described_and_descriptions_name_the_configured_cap()
         read.description
             .as_deref()
             .unwrap()
-            .contains("At most 500 characters")
+            .contains("at most 500 characters")
     );
 }

@@ -12,55 +12,20 @@ use crate::{bridge, manual, vault, vibe};
 
 pub struct ToolDef {
     pub name: &'static str,
+    /// A short human-readable name (`title` in tools/list).
+    pub title: &'static str,
     /// Which root must be configured for the tool to be served.
     pub domain: &'static str,
+    /// What the tool does, in one or two sentences (listed).
     pub description: &'static str,
+    /// The rules in full (docs/tools.md): listing them in every
+    /// tools/list would cost each client's context.
+    pub details: &'static str,
     pub input: fn() -> Value,
     pub output: fn() -> Arc<JsonObject>,
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
-}
-
-/// A tool's `outputSchema`: its success object, or kura's error envelope
-/// (`{error: {code, message, details}}`, with `success: false` for the vibe
-/// tools), so a client that validates `structuredContent` even when
-/// `isError` is set still shows kura's error. The success schema's `$defs`
-/// stay at the root, where its references point.
-pub fn admitting_errors(mut success: JsonObject) -> JsonObject {
-    let mut defs = match success.remove("$defs") {
-        Some(Value::Object(d)) => d,
-        _ => JsonObject::new(),
-    };
-    success.remove("$schema");
-    defs.insert(
-        "ToolError".into(),
-        json!({
-            "type": "object",
-            "description": "A failed call (isError): the error's code, message and details.",
-            "properties": {
-                "success": { "const": false },
-                "error": {
-                    "type": "object",
-                    "properties": {
-                        "code": { "type": "string" },
-                        "message": { "type": "string" },
-                        "details": { "type": "object" }
-                    },
-                    "required": ["code", "message"]
-                }
-            },
-            "required": ["error"]
-        }),
-    );
-    let mut out = JsonObject::new();
-    out.insert("type".into(), json!("object"));
-    out.insert(
-        "anyOf".into(),
-        json!([Value::Object(success), { "$ref": "#/$defs/ToolError" }]),
-    );
-    out.insert("$defs".into(), Value::Object(defs));
-    out
 }
 
 fn object(properties: Value, required: &[&str]) -> Value {
@@ -147,8 +112,10 @@ fn copy_limits() -> Value {
 pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "vault_ls",
+        title: "List vault folder",
         domain: "vault",
-        description: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
+        description: "List one vault folder (not recursive): folders first, then files, by name.",
+        details: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
                       Symbolic links are never listed. Optional: vault_read/vault_scan do not need it.",
         input: || {
             object(
@@ -163,8 +130,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_read",
+        title: "Read vault note",
         domain: "vault",
-        description: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
+        description: "Read lines of a vault note (`range`, or `full`); at most {scan_max_chars} characters, resumed by vault_scan.",
+        details: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
                       At most {scan_max_chars} characters are returned; when the text stops early, `next_cursor.char_offset` \
                       resumes it with vault_scan.",
         input: || {
@@ -184,8 +153,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_scan",
+        title: "Scan vault note",
         domain: "vault",
-        description: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
+        description: "Read a vault note {scan_max_chars} characters at a time, resuming from `next_cursor`; nothing lost or repeated.",
+        details: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
                       or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
                       nothing is lost or repeated between pieces.",
         input: || {
@@ -212,8 +183,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_create",
+        title: "Create vault note",
         domain: "vault",
-        description: "Create a new note (missing folders are created). An existing file is a `conflict`; \
+        description: "Create a new note. An existing file is `conflict`; `.system/` is `forbidden`; `daily/` takes only `daily/YYYY-MM-DD.md`.",
+        details: "Create a new note (missing folders are created). An existing file is a `conflict`; \
                       `.system/` is reserved (`forbidden`); under `daily/` only `daily/YYYY-MM-DD.md` may be created.",
         input: || {
             object(
@@ -231,8 +204,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_write",
+        title: "Write vault note",
         domain: "vault",
-        description: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
+        description: "Overwrite or append to an existing note (missing: `conflict`). `daily/` is append-only; `.system/` is reserved.",
+        details: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
                       `daily/` notes accept only mode=append; `.system/` is reserved.",
         input: || {
             object(
@@ -251,8 +226,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_replace",
+        title: "Replace in vault note",
         domain: "vault",
-        description: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
+        description: "Replace occurrences of `find` in a note (first by default, 0 = all). Not under `daily/` or `.system/`.",
+        details: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
                       `max_replacements` of them, or all with 0. Not allowed under `daily/` or `.system/`. \
                       When `find` does not occur the file is left untouched and `replacements` is 0.",
         input: || {
@@ -273,8 +250,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_search",
+        title: "Search vault lines",
         domain: "vault",
-        description: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
+        description: "Search the vault's notes line by line (regex, plain or loose), filtered by glob and folder.",
+        details: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
                       to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
                       Filter by `glob` (on the relative path) and `relative_dir`; `limit` defaults to 50.",
         input: || {
@@ -296,8 +275,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_find",
+        title: "Find in vault",
         domain: "vault",
-        description: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
+        description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read next, or stop).",
+        details: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
                       and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
                       `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
                       `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
@@ -334,8 +315,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "vault_coverage",
+        title: "Vault citation coverage",
         domain: "vault",
-        description: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
+        description: "How much of a note the cited line ranges cover, against COVERAGE_MIN_RATIO, with the next range to read.",
+        details: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
         input: || {
             object(
                 json!({
@@ -352,8 +335,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "artifact_audit",
+        title: "Audit artifact",
         domain: "vault",
-        description: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
+        description: "Audit a note written from a source note: uncited nodes, orphan branches, one-way links, coverage and gain since the last audit.",
+        details: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
         input: || {
             object(
                 json!({
@@ -372,8 +357,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_ls",
+        title: "List manuals",
         domain: "manual",
-        description: "List manuals, or one level of a manual's folder. `id` omitted or `manuals`: the manuals \
+        description: "List the manuals, or one level of a manual's folder (folders, .md and .json files).",
+        details: "List manuals, or one level of a manual's folder. `id` omitted or `manuals`: the manuals \
                       (folders under the manuals root). A manual or folder id: its children (folders, and .md/.json \
                       files). A file id cannot be listed (`invalid_parameter`).",
         input: || {
@@ -389,8 +376,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_toc",
+        title: "Manual contents",
         domain: "manual",
-        description: "Table of contents of a manual: every .md file with its headings and the line each starts on \
+        description: "Table of contents of a manual: each .md file's headings with their start lines (for manual_read).",
+        details: "Table of contents of a manual: every .md file with its headings and the line each starts on \
                       (pass a line to manual_read as ref.start_line).",
         input: || {
             object(
@@ -405,8 +394,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_read",
+        title: "Read manual",
         domain: "manual",
-        description: "Read part of a manual file. scope: `section` (default for .md: the section holding \
+        description: "Read part of a manual file: a section (default for .md), with subsections, a snippet, or a whole file; at most {scan_max_chars} characters.",
+        details: "Read part of a manual file. scope: `section` (default for .md: the section holding \
                       ref.start_line), `sections` (that section with its subsections, at most 20), `snippet` (a few \
                       lines), `file` (default for .json; for .md only when the server sets ALLOW_FILE_SCOPE and the \
                       call sets allow_file=true). At most {scan_max_chars} characters. Asking for the same section again \
@@ -446,8 +437,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_scan",
+        title: "Scan manual file",
         domain: "manual",
-        description: "Read a manual file piece by piece, {scan_max_chars} characters at a time: from `start_line` (wins), \
+        description: "Read a manual file {scan_max_chars} characters at a time, resuming from `next_cursor`.",
+        details: "Read a manual file piece by piece, {scan_max_chars} characters at a time: from `start_line` (wins), \
                       `cursor.start_line`, or `cursor.char_offset` from a previous next_cursor (`cursor` may also be \
                       that offset alone, as a number or string).",
         input: || {
@@ -475,8 +468,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_find",
+        title: "Find in manuals",
         domain: "manual",
-        description: "Search the manuals (Japanese, Spanish, English) and integrate what is found: BM25 candidates with \
+        description: "Search the manuals (ja/es/en) and integrate the evidence: a `trace_id` for manual_hits, a `summary` and `next_actions`.",
+        details: "Search the manuals (Japanese, Spanish, English) and integrate what is found: BM25 candidates with \
                       signals, late rerank, a claim graph (claims, evidences, edges, facet coverage) and, when the result \
                       is weak, a corrective second search. Returns a `trace_id` (page through it with manual_hits), a \
                       `summary` derived from the claim graph and `next_actions`. `claim_graph` only with \
@@ -510,8 +505,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "manual_hits",
+        title: "Page manual_find trace",
         domain: "manual",
-        description: "Page through a manual_find trace: kind = candidates (default; compact, manual_id hoisted when \
+        description: "Page through a manual_find trace: candidates, unscanned, conflicts, gaps, integrated_top, claims, evidences or edges.",
+        details: "Page through a manual_find trace: kind = candidates (default; compact, manual_id hoisted when \
                       shared), unscanned, conflicts, gaps, integrated_top, claims, evidences or edges. offset 0 and limit \
                       50 by default.",
         input: || {
@@ -536,8 +533,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "bridge_copy_section",
+        title: "Copy manual section to vault",
         domain: "bridge",
-        description: "Copy one section of a manual into a vault note inside the server (the text is not returned). \
+        description: "Copy one manual section (manual_read's `ref`) into a vault note, inside the server; the vault write policy applies.",
+        details: "Copy one section of a manual into a vault note inside the server (the text is not returned). \
                       `from_ref` is manual_read's `ref` ({manual_id, path, start_line}); the text copied is exactly what \
                       manual_read returns for it (a .md section; a .json file whole). The destination follows the vault \
                       write policy (.system/ forbidden, daily/ append-only); `overwrite` creates a missing note.",
@@ -569,8 +568,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "bridge_copy_file",
+        title: "Copy manual file to vault",
         domain: "bridge",
-        description: "Copy a whole manual file into a vault note inside the server (the text is not returned). A .json file \
+        description: "Copy a whole manual file (.json; .md with ALLOW_FILE_SCOPE) into a vault note; the vault write policy applies.",
+        details: "Copy a whole manual file into a vault note inside the server (the text is not returned). A .json file \
                       always; a .md file only when the server allows file scope (ALLOW_FILE_SCOPE=true) and \
                       limits.allow_file=true. The destination follows the vault write policy.",
         input: || {
@@ -592,8 +593,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "search",
+        title: "Search vibe projects",
         domain: "vibe",
-        description: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
+        description: "Full-text search of vibe projects, best first (BM25 with boosts for type, status, key headings, recency); any text is safe.",
+        details: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
                       headings such as Current Status / Next Steps / Blockers / Decisions, recency). Any text is safe \
                       to search: quotes, `-`, `:`, parentheses are just text. Snippets mark matches in **bold**.",
@@ -615,8 +618,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "read_doc",
+        title: "Read vibe document",
         domain: "vibe",
-        description: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
+        description: "Read one project document whole, with its metadata and the `hash` update_doc expects.",
+        details: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
                       and its SHA-256 `hash` (update_doc's expected_hash).",
         input: || {
             object(
@@ -635,8 +640,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "list_tasks",
+        title: "List vibe tasks",
         domain: "vibe",
-        description: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
+        description: "List the tasks of one project or all, optionally by status.",
+        details: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
                       and objective; include_content adds each task's full text.",
         input: || {
             object(
@@ -655,8 +662,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "get_plan",
+        title: "Get vibe plan",
         domain: "vibe",
-        description: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
+        description: "Read a project's execution plan with its parsed overview and task counts (`exists: false` if missing).",
+        details: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
                       and the task counts of its Current Status. A missing plan is `exists: false`, not an error.",
         input: || {
             object(
@@ -674,8 +683,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "create_doc",
+        title: "Create vibe document",
         domain: "vibe",
-        description: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
+        description: "Create a new file in a project folder (never overwrites: FILE_EXISTS).",
+        details: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
                       `frontmatter` is written as YAML front matter. Indexed before it returns.",
         input: || {
             object(
@@ -696,8 +707,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "update_doc",
+        title: "Update vibe document",
         domain: "vibe",
-        description: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
+        description: "Replace an existing file's content; `expected_hash` refuses the write with CONFLICT if it changed.",
+        details: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
                       is merged into the existing front matter (null removes a key). Pass `expected_hash` (read_doc's \
                       hash) to refuse the write with CONFLICT if the file changed since. Returns both hashes.",
         input: || {
@@ -720,8 +733,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "create_task",
+        title: "Create vibe task",
         domain: "vibe",
-        description: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
+        description: "Create tasks/NNN-slug.md in the standard task format with the next free number.",
+        details: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
                       Criteria, Notes) as tasks/NNN-slug.md, with the next free number (allocated under the project's \
                       lock) and a kebab-case slug of the title; front matter only when there are tags.",
         input: || {
@@ -753,8 +768,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "update_task_status",
+        title: "Set vibe task status",
         domain: "vibe",
-        description: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
+        description: "Change a task's status (its `Status:` line and front matter).",
+        details: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
                       front matter `status` the same. `task` is a number (\"004\") or a filename.",
         input: || {
             object(
@@ -773,8 +790,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "create_plan",
+        title: "Create vibe plan",
         domain: "vibe",
-        description: "Create or overwrite an execution plan in plans/ (default execution-plan.md); `action` says which.",
+        description: "Create or overwrite an execution plan in plans/.",
+        details: "Create or overwrite an execution plan in plans/ (default execution-plan.md); `action` says which.",
         input: || {
             object(
                 json!({
@@ -792,8 +811,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "log_session",
+        title: "Log vibe session",
         domain: "vibe",
-        description: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
+        description: "Record a session note in sessions/YYYY-MM-DD.md; `append` adds to the day's note.",
+        details: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
                       append=true adds to the day's note after a `---` separator; without it an existing note is \
                       FILE_EXISTS (nothing is overwritten).",
         input: || {
@@ -814,8 +835,10 @@ pub static TOOLS: &[ToolDef] = &[
     },
     ToolDef {
         name: "reindex",
+        title: "Reindex vibe projects",
         domain: "vibe",
-        description: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
+        description: "Bring the vibe search index up to date (changed files, or all with `full`); sends progress, stops when cancelled.",
+        details: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
                       changed are re-read, or all with full=true; one project or all. Sends MCP progress notifications \
                       when the request carries a progress token.",
         input: || {

@@ -101,18 +101,13 @@ impl KuraServer {
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
-                let output = catalog::admitting_errors(Arc::unwrap_or_clone((t.output)()));
-                let input = listed(&(t.input)(), &cap);
-                let output = listed(&serde_json::Value::Object(output), &cap);
+                let success = serde_json::Value::Object(Arc::unwrap_or_clone((t.output)()));
+                let input = listed(schema::input((t.input)()), &cap);
+                let output = listed(schema::output(&success), &cap);
                 Tool::new(t.name, with_cap(t.description, &cap), input)
+                    .with_title(t.title)
                     .with_raw_output_schema(output)
-                    .with_annotations(
-                        ToolAnnotations::new()
-                            .read_only(t.read_only)
-                            .destructive(t.destructive)
-                            .idempotent(t.idempotent)
-                            .open_world(false),
-                    )
+                    .with_annotations(annotations(t))
             })
             .collect()
     }
@@ -171,16 +166,28 @@ impl KuraServer {
     }
 }
 
+/// A tool's hints. `destructiveHint` and `idempotentHint` mean something
+/// only for a tool that writes (MCP's schema), so only those carry them.
+fn annotations(t: &catalog::ToolDef) -> ToolAnnotations {
+    let hints = ToolAnnotations::new()
+        .read_only(t.read_only)
+        .open_world(false);
+    if t.read_only {
+        hints
+    } else {
+        hints.destructive(t.destructive).idempotent(t.idempotent)
+    }
+}
+
 /// Descriptions name the configured read cap, not the default.
 fn with_cap(text: &str, cap: &str) -> String {
     text.replace("{scan_max_chars}", cap)
 }
 
-/// A catalog schema as listed: the cap filled in, in the portable dialect.
-fn listed(schema: &serde_json::Value, cap: &str) -> Arc<rmcp::model::JsonObject> {
-    let mut schema: serde_json::Value = serde_json::from_str(&with_cap(&schema.to_string(), cap))
+/// A schema as listed: the cap filled in.
+fn listed(schema: serde_json::Value, cap: &str) -> Arc<rmcp::model::JsonObject> {
+    let schema: serde_json::Value = serde_json::from_str(&with_cap(&schema.to_string(), cap))
         .expect("a number put in a JSON string keeps it JSON");
-    schema::portable(&mut schema);
     match schema {
         serde_json::Value::Object(m) => Arc::new(m),
         _ => unreachable!("tool schemas are objects"),

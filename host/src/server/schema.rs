@@ -9,7 +9,180 @@
 //!   are dropped (their ranges are already stated by `minimum`);
 //! - a bare `true` item schema becomes `{}` (the same: any value).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+/// An input schema as listed: in the portable dialect, and an optional
+/// parameter is simply not required (kura takes `null` for absent, so
+/// listing `null` as a type of every optional parameter would only add
+/// bytes).
+pub fn input(mut schema: Value) -> Value {
+    drop_null(&mut schema);
+    portable(&mut schema);
+    schema
+}
+
+/// An output schema as listed: what a client needs to check and use a
+/// result — each top-level field with its JSON types and, for a word out of
+/// a list, the list — or kura's error envelope (`{error: {code, message,
+/// details}}`), so that a client validating `structuredContent` even when
+/// `isError` is set shows kura's error. Nested fields and which fields are
+/// always present are documented in docs/tools.md: listing them made
+/// tools/list four times longer for clients that never read them.
+pub fn output(success: &Value) -> Value {
+    let defs = success.get("$defs").cloned().unwrap_or(Value::Null);
+    let success = inline(success, &defs, 0);
+    let mut top = Map::new();
+    top.insert("type".into(), json!("object"));
+    if let Some(Value::Object(props)) = success.get("properties") {
+        let props: Map<String, Value> =
+            props.iter().map(|(k, v)| (k.clone(), shallow(v))).collect();
+        top.insert("properties".into(), Value::Object(props));
+    }
+    let mut top = Value::Object(top);
+    portable(&mut top);
+    json!({"type": "object", "anyOf": [top, {"required": ["error"]}]})
+}
+
+/// `schema` with every `$ref` into `defs` replaced by its definition (a
+/// cycle, past a few levels, by "any object").
+fn inline(schema: &Value, defs: &Value, depth: usize) -> Value {
+    match schema {
+        Value::Object(map) => {
+            if let Some(name) = map.get("$ref").and_then(Value::as_str) {
+                let def = name
+                    .rsplit('/')
+                    .next()
+                    .and_then(|n| defs.get(n))
+                    .filter(|_| depth < 8);
+                return match def {
+                    Some(d) => inline(d, defs, depth + 1),
+                    None => json!({"type": "object"}),
+                };
+            }
+            Value::Object(
+                map.iter()
+                    .filter(|(k, _)| *k != "$defs")
+                    .map(|(k, v)| (k.clone(), inline(v, defs, depth)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| inline(v, defs, depth)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The JSON types a schema admits (empty: any) and, when it admits only
+/// strings out of a list, that list.
+fn kinds(schema: &Value) -> (Vec<String>, Option<Vec<Value>>) {
+    let mut types = Vec::new();
+    let mut words = Some(Vec::new());
+    let mut add = |t: &str, list: Option<Vec<Value>>| {
+        if !types.iter().any(|x| x == t) {
+            types.push(t.to_owned());
+        }
+        if t != "null" {
+            match (&mut words, list) {
+                (Some(w), Some(l)) if t == "string" => w.extend(l),
+                (w, _) => *w = None,
+            }
+        }
+    };
+    let listed = |s: &Value| -> Option<Vec<Value>> {
+        if let Some(c) = s.get("const") {
+            return Some(vec![c.clone()]);
+        }
+        s.get("enum").and_then(Value::as_array).cloned()
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) => add(t, listed(schema)),
+        Some(Value::Array(ts)) => {
+            for t in ts.iter().filter_map(Value::as_str) {
+                add(t, listed(schema));
+            }
+        }
+        _ => {
+            let branches = ["anyOf", "oneOf"]
+                .iter()
+                .find_map(|k| schema.get(*k).and_then(Value::as_array));
+            match branches {
+                Some(bs) => {
+                    for b in bs {
+                        let (ts, ws) = kinds(b);
+                        if ts.is_empty() {
+                            return (Vec::new(), None);
+                        }
+                        for t in ts {
+                            add(&t, ws.clone());
+                        }
+                    }
+                }
+                None => match listed(schema) {
+                    Some(l) if l.iter().all(Value::is_string) => add("string", Some(l)),
+                    _ => return (Vec::new(), None),
+                },
+            }
+        }
+    }
+    let words = words.filter(|w| !w.is_empty() && types.iter().any(|t| t == "string"));
+    (types, words)
+}
+
+/// A field's schema reduced to its JSON types (and word list).
+fn shallow(schema: &Value) -> Value {
+    let (mut types, words) = kinds(schema);
+    let mut out = Map::new();
+    // With `null` among the types, [`portable`] puts the list on the
+    // string branch only.
+    if let Some(mut words) = words {
+        words.dedup();
+        out.insert("enum".into(), Value::Array(words));
+    }
+    match types.len() {
+        0 => {}
+        1 => {
+            out.insert("type".into(), Value::String(types.remove(0)));
+        }
+        _ => {
+            out.insert("type".into(), json!(types));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Take `null` out of every type list and word list (before [`portable`]).
+fn drop_null(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let t = types.remove(0);
+                    map.insert("type".into(), t);
+                }
+            }
+            if let Some(Value::Array(words)) = map.get_mut("enum") {
+                words.retain(|w| !w.is_null());
+            }
+            for key in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(bs)) = map.get_mut(key) {
+                    bs.retain(|b| b != &json!({"type": "null"}));
+                    if bs.len() == 1 {
+                        let Some(Value::Object(only)) = bs.pop() else {
+                            continue;
+                        };
+                        map.remove(key);
+                        for (k, v) in only {
+                            map.entry(k).or_insert(v);
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(drop_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_null),
+        _ => {}
+    }
+}
 
 /// JSON Schema 2020-12's formats; any other is dropped.
 const FORMATS: &[&str] = &[
@@ -62,6 +235,46 @@ pub fn portable(schema: &mut Value) {
     }
 }
 
+/// Whether keyword `key` constrains values of JSON type `t` (each branch of
+/// a split type array keeps only its own: an object's `properties` are not
+/// repeated on its string branch).
+fn applies(key: &str, t: &str) -> bool {
+    const OBJECT: &[&str] = &[
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+    ];
+    const ARRAY: &[&str] = &[
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+    ];
+    const NUMBER: &[&str] = &[
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+    ];
+    const STRING: &[&str] = &["minLength", "maxLength", "pattern", "format"];
+    let of = |kind: &[&str]| kind.contains(&key);
+    match t {
+        "null" => false,
+        "object" => !of(ARRAY) && !of(NUMBER) && !of(STRING),
+        "array" => !of(OBJECT) && !of(NUMBER) && !of(STRING),
+        "integer" | "number" => !of(OBJECT) && !of(ARRAY) && !of(STRING),
+        "string" => !of(OBJECT) && !of(ARRAY) && !of(NUMBER),
+        _ => !of(OBJECT) && !of(ARRAY) && !of(NUMBER) && !of(STRING),
+    }
+}
+
 /// `{"type": ["integer", "null"], "minimum": 1, "description": d}` →
 /// `{"description": d, "anyOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]}`.
 fn split_type_array(map: &mut Map<String, Value>) {
@@ -83,10 +296,11 @@ fn split_type_array(map: &mut Map<String, Value>) {
     let branches: Vec<Value> = types
         .into_iter()
         .map(|t| {
-            let mut branch = Map::new();
-            if t != Value::String("null".into()) {
-                branch.extend(constraints.clone());
-            }
+            let mut branch: Map<String, Value> = constraints
+                .iter()
+                .filter(|(k, _)| applies(k, t.as_str().unwrap_or("")))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
             branch.insert("type".into(), t);
             Value::Object(branch)
         })
@@ -116,6 +330,63 @@ mod tests {
         );
         assert_eq!(s["properties"]["items"]["items"], json!({}));
         assert_eq!(s["properties"]["when"]["format"], "date-time");
+    }
+
+    #[test]
+    fn an_output_schema_keeps_the_top_fields_types_and_words() {
+        let success = json!({
+            "type": "object",
+            "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+            "properties": {
+                "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "description": "d"},
+                "status": {"oneOf": [{"const": "ready"}, {"type": "string", "enum": ["blocked"]}]},
+                "cutoff": {"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]},
+                "count": {"type": "integer", "minimum": 0, "format": "uint64"},
+                "any": {}
+            },
+            "required": ["items", "status"]
+        });
+        let out = output(&success);
+        let top = &out["anyOf"][0];
+        assert_eq!(top["properties"]["items"], json!({"type": "array"}));
+        assert_eq!(
+            top["properties"]["status"],
+            json!({"type": "string", "enum": ["ready", "blocked"]})
+        );
+        assert_eq!(
+            top["properties"]["cutoff"],
+            json!({"anyOf": [{"type": "string", "enum": ["a", "b"]}, {"type": "null"}]})
+        );
+        assert_eq!(top["properties"]["count"], json!({"type": "integer"}));
+        assert_eq!(top["properties"]["any"], json!({}));
+        let check = jsonschema::validator_for(&out).unwrap();
+        assert!(check.is_valid(&json!({"items": [], "status": "ready", "cutoff": null})));
+        assert!(!check.is_valid(&json!({"items": [], "status": "late"})));
+        assert!(check.is_valid(&json!({"error": {"code": "not_found", "message": "m"}})));
+    }
+
+    #[test]
+    fn an_optional_input_lists_no_null() {
+        let s = input(json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": ["integer", "null"], "minimum": 1},
+                "mode": {"type": ["string", "null"], "enum": ["a", null]},
+                "range": {"anyOf": [{"type": "object"}, {"type": "null"}], "description": "r"}
+            }
+        }));
+        assert_eq!(
+            s["properties"]["limit"],
+            json!({"type": "integer", "minimum": 1})
+        );
+        assert_eq!(
+            s["properties"]["mode"],
+            json!({"type": "string", "enum": ["a"]})
+        );
+        assert_eq!(
+            s["properties"]["range"],
+            json!({"type": "object", "description": "r"})
+        );
     }
 
     #[test]
