@@ -20,7 +20,7 @@ enum Kind {
 }
 
 /// Every setting: its key (the upper-case form is the environment variable),
-/// its kind, and what the README says about it.
+/// its kind (the README's configuration table names each; a test checks).
 const SETTINGS: &[(&str, Kind)] = &[
     ("vault_root", Kind::Path),
     ("manuals_root", Kind::Path),
@@ -601,6 +601,24 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    #[allow(clippy::disallowed_methods)] // reads the repository's README
+    #[test]
+    fn the_readme_configuration_table_names_every_setting() {
+        let readme = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+        )
+        .unwrap();
+        let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();
+        for (key, _) in SETTINGS {
+            let var = format!("`{}`", key.to_ascii_uppercase());
+            assert!(
+                rows.iter()
+                    .any(|r| r.split(" | ").next().is_some_and(|c| c.contains(&var))),
+                "README's configuration table lacks {var}"
+            );
+        }
+    }
+
     use super::*;
 
     #[test]

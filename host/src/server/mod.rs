@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod framing;
+pub mod reference;
 mod schema;
 mod vibe;
 
@@ -180,7 +181,7 @@ fn annotations(t: &catalog::ToolDef) -> ToolAnnotations {
 }
 
 /// Descriptions name the configured read cap, not the default.
-fn with_cap(text: &str, cap: &str) -> String {
+pub(crate) fn with_cap(text: &str, cap: &str) -> String {
     text.replace("{scan_max_chars}", cap)
 }
 

@@ -20,7 +20,7 @@
 //! always runs over what was kept (the integrated candidates): ranks them
 //! (BM25 share of the best ×0.5 + query-word coverage ×0.3 + normalized
 //! ×0.2), measures bias and gaps, scores sufficiency, decides the status and
-//! the next actions. The README's Decisions section gives every formula.
+//! the next actions. docs/decisions.md gives every formula.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
