@@ -228,6 +228,7 @@ async fn run(
     };
     let app = App::start(config).map_err(|e| anyhow::anyhow!(e.to_string()))?;
     let manuals = app
+        .domains
         .manuals
         .clone()
         .ok_or_else(|| anyhow::anyhow!("no manuals"))?;

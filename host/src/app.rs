@@ -4,30 +4,23 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::args::Args;
 use crate::config::{Config, ConfigError};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fs::{Root, StateDir};
 use crate::job::Job;
 use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
+use crate::tools::{Domain, Domains, TOOLS};
 use crate::vault::Vault;
 use crate::vibe::Vibe;
 
 pub struct App {
     pub config: Config,
-    pub vault: Option<Arc<Vault>>,
-    pub manuals: Option<Arc<Manuals>>,
-    pub vibe: Option<Arc<Vibe>>,
+    pub domains: Domains,
     pub plugins: Arc<Plugins>,
-}
-
-/// A tool's typed output as the JSON of its `structuredContent`.
-pub fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
-    r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
 }
 
 /// Why the server cannot start: one readable line.
@@ -180,9 +173,11 @@ impl App {
         }
         Ok(App {
             config,
-            vault,
-            manuals,
-            vibe,
+            domains: Domains {
+                vault,
+                manuals,
+                vibe,
+            },
             plugins,
         })
     }
@@ -190,18 +185,18 @@ impl App {
     /// Start indexing in the background: `initialize` never waits for it, and
     /// the first search waits only for what is left.
     pub fn index_in_background(&self) {
-        if let Some(v) = &self.vault {
+        if let Some(v) = &self.domains.vault {
             let v = v.clone();
             spawn_sync("vault", move || {
                 v.root.sweep_temp_files();
                 v.index.refresh(&v.root)
             });
         }
-        if let Some(m) = &self.manuals {
+        if let Some(m) = &self.domains.manuals {
             let m = m.clone();
             spawn_sync("manual", move || Ok(m.refresh_stats()?.1));
         }
-        if let Some(v) = &self.vibe {
+        if let Some(v) = &self.domains.vibe {
             let v = v.clone();
             spawn_sync("vibe", move || {
                 v.root.sweep_temp_files();
@@ -227,7 +222,7 @@ impl App {
                 s.scanned, s.added, s.updated, s.deleted, s.unchanged
             )
         };
-        if let Some(v) = &self.vibe {
+        if let Some(v) = &self.domains.vibe {
             let mut args = Map::new();
             args.insert("full".into(), Value::Bool(full));
             if let Some(p) = project {
@@ -237,7 +232,7 @@ impl App {
             let r = v.reindex(Args::new(Some(&args)), Job::reporting(&report))?;
             out.push(line("vibe", r.stats.files, r.stats.duration_ms as u128));
         }
-        if let Some(v) = &self.vault {
+        if let Some(v) = &self.domains.vault {
             let t = std::time::Instant::now();
             let report = |done, total| progress("vault", done, total);
             let options = crate::index::SyncOptions {
@@ -248,7 +243,7 @@ impl App {
             let s = v.index.sync(&v.root, &options)?;
             out.push(line("vault", s, t.elapsed().as_millis()));
         }
-        if let Some(m) = &self.manuals {
+        if let Some(m) = &self.domains.manuals {
             let t = std::time::Instant::now();
             let s = m.recheck()?;
             out.push(line("manuals", s, t.elapsed().as_millis()));
@@ -261,11 +256,13 @@ impl App {
     /// named ones (or those of the named domains) with `tools`.
     pub fn tool_names(&self) -> Vec<&'static str> {
         let profile = &self.config.tools;
-        crate::server::catalog::TOOLS
+        TOOLS
             .iter()
-            .filter(|t| self.serves(t.domain))
+            .filter(|t| self.domains.serves(t.domain))
             .filter(|t| t.read_only || !self.config.read_only)
-            .filter(|t| profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain))
+            .filter(|t| {
+                profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain.name())
+            })
             .map(|t| t.name)
             .collect()
     }
@@ -273,20 +270,8 @@ impl App {
     /// A `tools` entry that names no tool and no domain.
     fn unknown_profile_entry(config: &Config) -> Option<&str> {
         config.tools.iter().map(String::as_str).find(|p| {
-            !crate::server::catalog::TOOLS
-                .iter()
-                .any(|t| t.name == *p || t.domain == *p)
+            crate::tools::find(p).is_none() && !Domain::ALL.iter().any(|d| d.name() == *p)
         })
-    }
-
-    fn serves(&self, domain: &str) -> bool {
-        match domain {
-            "vault" => self.vault.is_some(),
-            "manual" => self.manuals.is_some(),
-            "bridge" => self.vault.is_some() && self.manuals.is_some(),
-            "vibe" => self.vibe.is_some(),
-            _ => false,
-        }
     }
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
@@ -295,7 +280,7 @@ impl App {
     }
 
     /// [`App::call`] as a job: progress reports out (reindex), cancellation
-    /// in (reindex, manual_find).
+    /// in (reindex, manual_find). A tool not served is unknown.
     pub fn call_with(
         &self,
         tool: &str,
@@ -305,47 +290,7 @@ impl App {
         if !self.tool_names().contains(&tool) {
             return None;
         }
-        let a = Args::new(args);
-        let vault = || {
-            self.vault
-                .as_ref()
-                .ok_or_else(|| Error::internal("the vault is not configured"))
-        };
-        let manuals = || {
-            self.manuals
-                .as_ref()
-                .ok_or_else(|| Error::internal("the manuals root is not configured"))
-        };
-        let result = match tool {
-            "vault_ls" => out(vault().and_then(|v| v.ls(a))),
-            "vault_read" => out(vault().and_then(|v| v.read(a))),
-            "vault_scan" => out(vault().and_then(|v| v.scan(a))),
-            "vault_create" => out(vault().and_then(|v| v.create(a))),
-            "vault_write" => out(vault().and_then(|v| v.write(a))),
-            "vault_replace" => out(vault().and_then(|v| v.replace(a))),
-            "vault_search" => out(vault().and_then(|v| v.search(a))),
-            "vault_find" => out(vault().and_then(|v| v.find(a))),
-            "vault_coverage" => out(vault().and_then(|v| v.coverage(a))),
-            "artifact_audit" => out(vault().and_then(|v| v.audit(a))),
-            "manual_ls" => out(manuals().and_then(|m| m.ls(a))),
-            "manual_toc" => out(manuals().and_then(|m| m.toc(a))),
-            "manual_read" => out(manuals().and_then(|m| m.read(a))),
-            "manual_scan" => out(manuals().and_then(|m| m.scan(a))),
-            "manual_find" => out(manuals().and_then(|m| m.find(a, job))),
-            "manual_hits" => out(manuals().and_then(|m| m.hits(a))),
-            "bridge_copy_section" => {
-                out(manuals()
-                    .and_then(|m| vault().and_then(|v| crate::bridge::copy_section(m, v, a))))
-            }
-            "bridge_copy_file" => {
-                out(manuals().and_then(|m| vault().and_then(|v| crate::bridge::copy_file(m, v, a))))
-            }
-            t if crate::vibe::TOOLS.contains(&t) => match &self.vibe {
-                Some(v) => v.call(t, a, job),
-                None => Err(Error::internal("VIBE_ROOT is not configured")),
-            },
-            _ => return None,
-        };
-        Some(result)
+        let def = crate::tools::find(tool)?;
+        Some((def.handler)(&self.domains, Args::new(args), job))
     }
 }

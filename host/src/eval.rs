@@ -254,7 +254,8 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         };
         let app = App::start(config).map_err(|e| e.to_string())?;
         let t = Instant::now();
-        app.manuals
+        app.domains
+            .manuals
             .as_ref()
             .ok_or("no manuals")?
             .refresh()

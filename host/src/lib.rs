@@ -23,5 +23,6 @@ pub mod plugins;
 pub mod scan;
 pub mod server;
 pub mod text;
+pub mod tools;
 pub mod vault;
 pub mod vibe;

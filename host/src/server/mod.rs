@@ -4,7 +4,6 @@
 //! or `isError` with `{"error": {code, message, details}}` and one readable
 //! sentence.
 
-pub mod catalog;
 pub mod framing;
 pub mod reference;
 mod schema;
@@ -26,6 +25,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use crate::app::App;
 use crate::error::Error;
 use crate::job::Job;
+use crate::tools::Domain;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
@@ -52,8 +52,8 @@ impl KuraServer {
     fn instructions(&self) -> String {
         let app = &self.app;
         let served = app.tool_names();
-        let some = |domain: &str| {
-            let names: Vec<&str> = catalog::TOOLS
+        let some = |domain: Domain| {
+            let names: Vec<&str> = crate::tools::TOOLS
                 .iter()
                 .filter(|t| t.domain == domain && served.contains(&t.name))
                 .map(|t| t.name)
@@ -65,13 +65,13 @@ impl KuraServer {
             }
         };
         let mut parts = Vec::new();
-        if let Some(n) = some("manual") {
+        if let Some(n) = some(Domain::Manual) {
             parts.push(format!("read-only manuals ({n})"));
         }
-        if let Some(n) = some("vault") {
+        if let Some(n) = some(Domain::Vault) {
             parts.push(format!("a markdown vault of notes ({n})"));
         }
-        if let Some(n) = some("vibe") {
+        if let Some(n) = some(Domain::Vibe) {
             parts.push(format!(
                 "vibe project workspaces ({n}; resources vibe://projects, prompts \
                  project_briefing and session_start)"
@@ -98,7 +98,7 @@ impl KuraServer {
     pub fn tools(&self) -> Vec<Tool> {
         let served = self.app.tool_names();
         let cap = self.app.config.scan_max_chars.to_string();
-        catalog::TOOLS
+        crate::tools::TOOLS
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
@@ -169,7 +169,7 @@ impl KuraServer {
 
 /// A tool's hints. `destructiveHint` and `idempotentHint` mean something
 /// only for a tool that writes (MCP's schema), so only those carry them.
-fn annotations(t: &catalog::ToolDef) -> ToolAnnotations {
+fn annotations(t: &crate::tools::ToolDef) -> ToolAnnotations {
     let hints = ToolAnnotations::new()
         .read_only(t.read_only)
         .open_world(false);
@@ -206,7 +206,7 @@ async fn blocking<T: Send + 'static>(
 
 impl ServerHandler for KuraServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.app.vibe.is_some() {
+        let capabilities = if self.app.domains.vibe.is_some() {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
@@ -229,7 +229,8 @@ impl ServerHandler for KuraServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let app = self.app.clone();
-        let list = blocking(move || Ok(app.vibe.as_ref().map(|v| vibe::resources(v)))).await?;
+        let list =
+            blocking(move || Ok(app.domains.vibe.as_ref().map(|v| vibe::resources(v)))).await?;
         Ok(ListResourcesResult::with_all_items(
             list.unwrap_or_default(),
         ))
@@ -240,7 +241,7 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let list = if self.app.vibe.is_some() {
+        let list = if self.app.domains.vibe.is_some() {
             vibe::templates()
         } else {
             vec![]
@@ -255,7 +256,7 @@ impl ServerHandler for KuraServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let app = self.app.clone();
         let uri = request.uri;
-        blocking(move || match &app.vibe {
+        blocking(move || match &app.domains.vibe {
             Some(v) => vibe::read(v, &uri),
             None => Err(McpError::resource_not_found(
                 format!("no such resource: {uri}"),
@@ -271,7 +272,7 @@ impl ServerHandler for KuraServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if self.app.vibe.is_none() || !vibe::is_resource(&request.uri) {
+        if self.app.domains.vibe.is_none() || !vibe::is_resource(&request.uri) {
             return Err(McpError::resource_not_found(
                 format!("no such resource: {}", request.uri),
                 None,
@@ -303,7 +304,7 @@ impl ServerHandler for KuraServer {
     ) -> Result<CompleteResult, McpError> {
         let app = self.app.clone();
         let completion = blocking(move || {
-            Ok(match &app.vibe {
+            Ok(match &app.domains.vibe {
                 Some(v) => vibe::complete(v, &request.r#ref, &request.argument),
                 None => CompletionInfo::default(),
             })
@@ -317,7 +318,7 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let list = if self.app.vibe.is_some() {
+        let list = if self.app.domains.vibe.is_some() {
             vibe::prompts()
         } else {
             vec![]
@@ -331,7 +332,7 @@ impl ServerHandler for KuraServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let app = self.app.clone();
-        blocking(move || match &app.vibe {
+        blocking(move || match &app.domains.vibe {
             Some(v) => vibe::prompt(v, &request.name, request.arguments.as_ref()),
             None => Err(McpError::invalid_params(
                 format!("no such prompt: {}", request.name),
@@ -437,7 +438,7 @@ fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
 /// Serve MCP over this process's stdin/stdout until the client goes away
 /// or a SIGTERM or SIGINT arrives.
 pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
-    if app.manuals.is_none() && app.vault.is_none() && app.vibe.is_none() {
+    if app.domains.manuals.is_none() && app.domains.vault.is_none() && app.domains.vibe.is_none() {
         eprintln!(
             "kura: no root configured, so no tool is served: set manuals_root, vault_root or \
              vibe_root (in the config file, as --manuals-root/--vault-root/--vibe-root, or as \
@@ -468,7 +469,7 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    if let Some(v) = &app.vibe {
+    if let Some(v) = &app.domains.vibe {
         vibe::announce(v.clone(), service.peer().clone(), subscriptions);
     }
     let token = service.cancellation_token();

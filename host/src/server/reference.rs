@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use super::catalog::{TOOLS, ToolDef};
+use crate::tools::{Domain, TOOLS, ToolDef};
 
 /// The reference, with the default read cap written in.
 pub fn markdown() -> String {
@@ -15,15 +15,15 @@ pub fn markdown() -> String {
     let fill = |s: &str| super::with_cap(s, &cap);
     let mut out = String::from(
         "# Tools\n\n\
-         Generated from the tool declarations (`host/src/server/catalog.rs`) by \
+         Generated from the tool declarations (`host/src/tools/catalog.rs`) by \
          `KURA_BLESS=1 cargo test -p kura reference`; do not edit by hand.\n\n\
          Every result is `structuredContent` plus the same JSON as text. A failed call is \
          `isError: true` with `{\"error\": {\"code\", \"message\", \"details\"}}` (the vibe tools add \
          `\"success\": false` and use seed 002's upper-case codes). Read caps below are the default \
          (`scan_max_chars`).\n",
     );
-    for domain in ["vault", "manual", "bridge", "vibe"] {
-        let _ = write!(out, "\n## {domain}\n");
+    for domain in Domain::ALL {
+        let _ = write!(out, "\n## {}\n", domain.name());
         for t in TOOLS.iter().filter(|t| t.domain == domain) {
             tool(&mut out, t, &fill);
         }

@@ -44,21 +44,6 @@ pub const FOLDERS: [&str; 8] = [
 /// Task statuses (002); any other is `INVALID_STATUS`.
 pub const STATUSES: [&str; 4] = ["pending", "in-progress", "done", "blocked"];
 
-/// The tools of this domain, as the catalog names them.
-pub const TOOLS: [&str; 11] = [
-    "search",
-    "read_doc",
-    "list_tasks",
-    "get_plan",
-    "create_doc",
-    "update_doc",
-    "create_task",
-    "update_task_status",
-    "create_plan",
-    "log_session",
-    "reindex",
-];
-
 /// A document's `metadata.type`, from its folder.
 pub fn doc_type(folder: &str) -> &'static str {
     match folder {
@@ -177,26 +162,6 @@ impl Vibe {
     pub fn new(root: Root, state_dir: Option<&std::path::Path>) -> Vibe {
         let index = LiveIndex::new("vibe", &root, state_dir, indexable, extract);
         Vibe { root, index }
-    }
-
-    /// Run one of [`TOOLS`]; every error comes out in 002's codes.
-    pub fn call(&self, tool: &str, a: Args, job: Job) -> Result<Value> {
-        use crate::app::out;
-        let result = match tool {
-            "search" => out(self.search(a)),
-            "read_doc" => out(self.read_doc(a)),
-            "list_tasks" => out(self.list_tasks(a)),
-            "get_plan" => out(self.get_plan(a)),
-            "create_doc" => out(self.create_doc(a)),
-            "update_doc" => out(self.update_doc(a)),
-            "create_task" => out(self.create_task(a)),
-            "update_task_status" => out(self.update_task_status(a)),
-            "create_plan" => out(self.create_plan(a)),
-            "log_session" => out(self.log_session(a)),
-            "reindex" => out(self.reindex(a, job)),
-            _ => Err(Error::internal(format!("{tool} is not a vibe tool"))),
-        };
-        result.map_err(as_vibe)
     }
 
     /// A project named by `param`: one folder directly under the root.

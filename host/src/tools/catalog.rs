@@ -1,32 +1,12 @@
-//! The tool catalog: names, descriptions, input schemas (hand-written, as the
-//! seeds print them), output schemas (generated from the output types, so
-//! `structuredContent` always matches) and MCP annotations.
-
-use std::sync::Arc;
+//! Every tool's declaration: input schemas (hand-written, as the seeds print
+//! them), output schemas (generated from the output types, so
+//! `structuredContent` always matches), annotations and the handler.
 
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
+use super::{Domain, ToolDef, out};
 use crate::{bridge, manual, vault, vibe};
-
-pub struct ToolDef {
-    pub name: &'static str,
-    /// A short human-readable name (`title` in tools/list).
-    pub title: &'static str,
-    /// Which root must be configured for the tool to be served.
-    pub domain: &'static str,
-    /// What the tool does, in one or two sentences (listed).
-    pub description: &'static str,
-    /// The rules in full (docs/tools.md): listing them in every
-    /// tools/list would cost each client's context.
-    pub details: &'static str,
-    pub input: fn() -> Value,
-    pub output: fn() -> Arc<JsonObject>,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
-}
 
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
@@ -113,7 +93,7 @@ pub static TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "vault_ls",
         title: "List vault folder",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "List one vault folder (not recursive): folders first, then files, by name.",
         details: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
                       Symbolic links are never listed. Optional: vault_read/vault_scan do not need it.",
@@ -127,11 +107,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.vault()?.ls(a)),
     },
     ToolDef {
         name: "vault_read",
         title: "Read vault note",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Read lines of a vault note (`range`, or `full`); at most {scan_max_chars} characters, resumed by vault_scan.",
         details: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
                       At most {scan_max_chars} characters are returned; when the text stops early, `next_cursor.char_offset` \
@@ -150,11 +131,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.vault()?.read(a)),
     },
     ToolDef {
         name: "vault_scan",
         title: "Scan vault note",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Read a vault note {scan_max_chars} characters at a time, resuming from `next_cursor`; nothing lost or repeated.",
         details: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
                       or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
@@ -180,11 +162,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.vault()?.scan(a)),
     },
     ToolDef {
         name: "vault_create",
         title: "Create vault note",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Create a new note. An existing file is `conflict`; `.system/` is `forbidden`; `daily/` takes only `daily/YYYY-MM-DD.md`.",
         details: "Create a new note (missing folders are created). An existing file is a `conflict`; \
                       `.system/` is reserved (`forbidden`); under `daily/` only `daily/YYYY-MM-DD.md` may be created.",
@@ -201,11 +184,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| out(d.vault()?.create(a)),
     },
     ToolDef {
         name: "vault_write",
         title: "Write vault note",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Overwrite or append to an existing note (missing: `conflict`). `daily/` is append-only; `.system/` is reserved.",
         details: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
                       `daily/` notes accept only mode=append; `.system/` is reserved.",
@@ -223,11 +207,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: false,
+        handler: |d, a, _| out(d.vault()?.write(a)),
     },
     ToolDef {
         name: "vault_replace",
         title: "Replace in vault note",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Replace occurrences of `find` in a note (first by default, 0 = all). Not under `daily/` or `.system/`.",
         details: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
                       `max_replacements` of them, or all with 0. Not allowed under `daily/` or `.system/`. \
@@ -247,11 +232,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: false,
+        handler: |d, a, _| out(d.vault()?.replace(a)),
     },
     ToolDef {
         name: "vault_search",
         title: "Search vault lines",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Search the vault's notes line by line (regex, plain or loose), filtered by glob and folder.",
         details: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
                       to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
@@ -272,11 +258,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.vault()?.search(a)),
     },
     ToolDef {
         name: "vault_find",
         title: "Find in vault",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read next, or stop).",
         details: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
                       and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
@@ -312,11 +299,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| out(d.vault()?.find(a)),
     },
     ToolDef {
         name: "vault_coverage",
         title: "Vault citation coverage",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "How much of a note the cited line ranges cover, against COVERAGE_MIN_RATIO, with the next range to read.",
         details: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
         input: || {
@@ -332,11 +320,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.vault()?.coverage(a)),
     },
     ToolDef {
         name: "artifact_audit",
         title: "Audit artifact",
-        domain: "vault",
+        domain: Domain::Vault,
         description: "Audit a note written from a source note: uncited nodes, orphan branches, one-way links, coverage and gain since the last audit.",
         details: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
         input: || {
@@ -354,11 +343,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| out(d.vault()?.audit(a)),
     },
     ToolDef {
         name: "manual_ls",
         title: "List manuals",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "List the manuals, or one level of a manual's folder (folders, .md and .json files).",
         details: "List manuals, or one level of a manual's folder. `id` omitted or `manuals`: the manuals \
                       (folders under the manuals root). A manual or folder id: its children (folders, and .md/.json \
@@ -373,11 +363,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.manuals()?.ls(a)),
     },
     ToolDef {
         name: "manual_toc",
         title: "Manual contents",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "Table of contents of a manual: each .md file's headings with their start lines (for manual_read).",
         details: "Table of contents of a manual: every .md file with its headings and the line each starts on \
                       (pass a line to manual_read as ref.start_line).",
@@ -391,11 +382,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.manuals()?.toc(a)),
     },
     ToolDef {
         name: "manual_read",
         title: "Read manual",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "Read part of a manual file: a section (default for .md), with subsections, a snippet, or a whole file; at most {scan_max_chars} characters.",
         details: "Read part of a manual file. scope: `section` (default for .md: the section holding \
                       ref.start_line), `sections` (that section with its subsections, at most 20), `snippet` (a few \
@@ -434,11 +426,12 @@ pub static TOOLS: &[ToolDef] = &[
         destructive: false,
         // A repeated section read continues past it (scan_fallback).
         idempotent: false,
+        handler: |d, a, _| out(d.manuals()?.read(a)),
     },
     ToolDef {
         name: "manual_scan",
         title: "Scan manual file",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "Read a manual file {scan_max_chars} characters at a time, resuming from `next_cursor`.",
         details: "Read a manual file piece by piece, {scan_max_chars} characters at a time: from `start_line` (wins), \
                       `cursor.start_line`, or `cursor.char_offset` from a previous next_cursor (`cursor` may also be \
@@ -465,11 +458,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.manuals()?.scan(a)),
     },
     ToolDef {
         name: "manual_find",
         title: "Find in manuals",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "Search the manuals (ja/es/en) and integrate the evidence: a `trace_id` for manual_hits, a `summary` and `next_actions`.",
         details: "Search the manuals (Japanese, Spanish, English) and integrate what is found: BM25 candidates with \
                       signals, late rerank, a claim graph (claims, evidences, edges, facet coverage) and, when the result \
@@ -502,11 +496,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: false,
+        handler: |d, a, job| out(d.manuals()?.find(a, job)),
     },
     ToolDef {
         name: "manual_hits",
         title: "Page manual_find trace",
-        domain: "manual",
+        domain: Domain::Manual,
         description: "Page through a manual_find trace: candidates, unscanned, conflicts, gaps, integrated_top, claims, evidences or edges.",
         details: "Page through a manual_find trace: kind = candidates (default; compact, manual_id hoisted when \
                       shared), unscanned, conflicts, gaps, integrated_top, claims, evidences or edges. offset 0 and limit \
@@ -530,11 +525,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| out(d.manuals()?.hits(a)),
     },
     ToolDef {
         name: "bridge_copy_section",
         title: "Copy manual section to vault",
-        domain: "bridge",
+        domain: Domain::Bridge,
         description: "Copy one manual section (manual_read's `ref`) into a vault note, inside the server; the vault write policy applies.",
         details: "Copy one section of a manual into a vault note inside the server (the text is not returned). \
                       `from_ref` is manual_read's `ref` ({manual_id, path, start_line}); the text copied is exactly what \
@@ -565,11 +561,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: false,
+        handler: |d, a, _| out(bridge::copy_section(d.manuals()?, d.vault()?, a)),
     },
     ToolDef {
         name: "bridge_copy_file",
         title: "Copy manual file to vault",
-        domain: "bridge",
+        domain: Domain::Bridge,
         description: "Copy a whole manual file (.json; .md with ALLOW_FILE_SCOPE) into a vault note; the vault write policy applies.",
         details: "Copy a whole manual file into a vault note inside the server (the text is not returned). A .json file \
                       always; a .md file only when the server allows file scope (ALLOW_FILE_SCOPE=true) and \
@@ -590,11 +587,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: false,
+        handler: |d, a, _| out(bridge::copy_file(d.manuals()?, d.vault()?, a)),
     },
     ToolDef {
         name: "search",
         title: "Search vibe projects",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Full-text search of vibe projects, best first (BM25 with boosts for type, status, key headings, recency); any text is safe.",
         details: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
@@ -615,11 +613,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.search(a)),
     },
     ToolDef {
         name: "read_doc",
         title: "Read vibe document",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Read one project document whole, with its metadata and the `hash` update_doc expects.",
         details: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
                       and its SHA-256 `hash` (update_doc's expected_hash).",
@@ -637,11 +636,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.read_doc(a)),
     },
     ToolDef {
         name: "list_tasks",
         title: "List vibe tasks",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "List the tasks of one project or all, optionally by status.",
         details: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
                       and objective; include_content adds each task's full text.",
@@ -659,11 +659,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.list_tasks(a)),
     },
     ToolDef {
         name: "get_plan",
         title: "Get vibe plan",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Read a project's execution plan with its parsed overview and task counts (`exists: false` if missing).",
         details: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
                       and the task counts of its Current Status. A missing plan is `exists: false`, not an error.",
@@ -680,11 +681,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: true,
         destructive: false,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.get_plan(a)),
     },
     ToolDef {
         name: "create_doc",
         title: "Create vibe document",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Create a new file in a project folder (never overwrites: FILE_EXISTS).",
         details: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
                       `frontmatter` is written as YAML front matter. Indexed before it returns.",
@@ -704,11 +706,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| d.vibe(|v| v.create_doc(a)),
     },
     ToolDef {
         name: "update_doc",
         title: "Update vibe document",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Replace an existing file's content; `expected_hash` refuses the write with CONFLICT if it changed.",
         details: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
                       is merged into the existing front matter (null removes a key). Pass `expected_hash` (read_doc's \
@@ -730,11 +733,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.update_doc(a)),
     },
     ToolDef {
         name: "create_task",
         title: "Create vibe task",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Create tasks/NNN-slug.md in the standard task format with the next free number.",
         details: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
                       Criteria, Notes) as tasks/NNN-slug.md, with the next free number (allocated under the project's \
@@ -765,11 +769,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| d.vibe(|v| v.create_task(a)),
     },
     ToolDef {
         name: "update_task_status",
         title: "Set vibe task status",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Change a task's status (its `Status:` line and front matter).",
         details: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
                       front matter `status` the same. `task` is a number (\"004\") or a filename.",
@@ -787,11 +792,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.update_task_status(a)),
     },
     ToolDef {
         name: "create_plan",
         title: "Create vibe plan",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Create or overwrite an execution plan in plans/.",
         details: "Create or overwrite an execution plan in plans/ (default execution-plan.md); `action` says which.",
         input: || {
@@ -808,11 +814,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: true,
         idempotent: true,
+        handler: |d, a, _| d.vibe(|v| v.create_plan(a)),
     },
     ToolDef {
         name: "log_session",
         title: "Log vibe session",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Record a session note in sessions/YYYY-MM-DD.md; `append` adds to the day's note.",
         details: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
                       append=true adds to the day's note after a `---` separator; without it an existing note is \
@@ -832,11 +839,12 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: false,
+        handler: |d, a, _| d.vibe(|v| v.log_session(a)),
     },
     ToolDef {
         name: "reindex",
         title: "Reindex vibe projects",
-        domain: "vibe",
+        domain: Domain::Vibe,
         description: "Bring the vibe search index up to date (changed files, or all with `full`); sends progress, stops when cancelled.",
         details: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
                       changed are re-read, or all with full=true; one project or all. Sends MCP progress notifications \
@@ -854,5 +862,6 @@ pub static TOOLS: &[ToolDef] = &[
         read_only: false,
         destructive: false,
         idempotent: true,
+        handler: |d, a, job| d.vibe(|v| v.reindex(a, job)),
     },
 ];

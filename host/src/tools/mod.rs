@@ -1,0 +1,117 @@
+//! The tools, each declared once (`catalog.rs`): name, title, domain,
+//! descriptions, input schema, output type, annotations and handler. The
+//! server lists them, `App` filters what is served and dispatches through
+//! them, and docs/tools.md is generated from them. Adding a tool is one
+//! entry in [`TOOLS`] plus the domain function its handler calls.
+
+mod catalog;
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::args::Args;
+use crate::error::{Error, Result};
+use crate::job::Job;
+use crate::manual::Manuals;
+use crate::vault::Vault;
+use crate::vibe::Vibe;
+
+pub use catalog::TOOLS;
+
+/// Which root a tool needs (both, for the bridge).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Domain {
+    Vault,
+    Manual,
+    Bridge,
+    Vibe,
+}
+
+impl Domain {
+    pub const ALL: [Domain; 4] = [Domain::Vault, Domain::Manual, Domain::Bridge, Domain::Vibe];
+
+    /// The name a `tools` profile uses for the whole domain.
+    pub fn name(self) -> &'static str {
+        match self {
+            Domain::Vault => "vault",
+            Domain::Manual => "manual",
+            Domain::Bridge => "bridge",
+            Domain::Vibe => "vibe",
+        }
+    }
+}
+
+/// The open domains a handler works on (a root not configured is `None`).
+#[derive(Default)]
+pub struct Domains {
+    pub vault: Option<Arc<Vault>>,
+    pub manuals: Option<Arc<Manuals>>,
+    pub vibe: Option<Arc<Vibe>>,
+}
+
+impl Domains {
+    pub fn serves(&self, domain: Domain) -> bool {
+        match domain {
+            Domain::Vault => self.vault.is_some(),
+            Domain::Manual => self.manuals.is_some(),
+            Domain::Bridge => self.vault.is_some() && self.manuals.is_some(),
+            Domain::Vibe => self.vibe.is_some(),
+        }
+    }
+
+    fn vault(&self) -> Result<&Vault> {
+        self.vault
+            .as_deref()
+            .ok_or_else(|| Error::internal("the vault is not configured"))
+    }
+
+    fn manuals(&self) -> Result<&Manuals> {
+        self.manuals
+            .as_deref()
+            .ok_or_else(|| Error::internal("the manuals root is not configured"))
+    }
+
+    /// Run a vibe tool; every error comes out in seed 002's codes.
+    fn vibe<T: Serialize>(&self, f: impl FnOnce(&Vibe) -> Result<T>) -> Result<Value> {
+        let v = self
+            .vibe
+            .as_deref()
+            .ok_or_else(|| Error::internal("VIBE_ROOT is not configured"))?;
+        out(f(v)).map_err(crate::vibe::as_vibe)
+    }
+}
+
+/// What runs a call: the domains, the arguments, the caller's job.
+pub type Handler = fn(&Domains, Args, Job) -> Result<Value>;
+
+pub struct ToolDef {
+    pub name: &'static str,
+    /// A short human-readable name (`title` in tools/list).
+    pub title: &'static str,
+    /// Which root must be configured for the tool to be served.
+    pub domain: Domain,
+    /// What the tool does, in one or two sentences (listed).
+    pub description: &'static str,
+    /// The rules in full (docs/tools.md): listing them in every
+    /// tools/list would cost each client's context.
+    pub details: &'static str,
+    pub input: fn() -> Value,
+    pub output: fn() -> Arc<JsonObject>,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub handler: Handler,
+}
+
+/// The declaration of the tool called `name`.
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// A tool's typed output as the JSON of its `structuredContent`.
+pub fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
+    r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
+}
