@@ -577,6 +577,51 @@ async fn a_project_added_from_outside_is_announced_within_a_second() {
 }
 
 #[tokio::test]
+async fn a_listening_client_of_protocol_2026_07_28_hears_the_same_changes() {
+    use rmcp::model::{ProtocolVersion, ServerNotification, SubscriptionFilter};
+    let f = Fixture::new();
+    let mode = rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let k = Kura::start(f.vibe_args(&[]), mode).await;
+    // Returns once the start-up sync is done: the watcher is running.
+    k.call("reindex", json!({})).await.ok();
+    let project = "vibe://projects/webapp";
+    let filter = SubscriptionFilter::builder()
+        .resources_list_changed()
+        .resource_subscription(project)
+        .resource_subscription("vibe://elsewhere")
+        .build();
+    let mut sub = k.client.listen(filter).await.unwrap();
+    let accepted = sub.acknowledged().clone();
+    assert_eq!(accepted.resources_list_changed, Some(true));
+    assert_eq!(
+        accepted.resource_subscriptions,
+        Some(vec![project.to_owned()])
+    );
+
+    std::fs::create_dir_all(f.vibe().join("newproj/tasks")).unwrap();
+    std::fs::write(f.vibe().join("newproj/tasks/001-a.md"), "# Task: a\n").unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(1), sub.next()).await;
+    let got = next.expect("within a second").unwrap().unwrap();
+    assert!(
+        matches!(got, ServerNotification::ResourceListChangedNotification(_)),
+        "{got:?}"
+    );
+    std::fs::write(
+        f.vibe().join("webapp/tasks/001-add-rate-limiting.md"),
+        "# Task: x\n",
+    )
+    .unwrap();
+    let next = tokio::time::timeout(Duration::from_secs(2), sub.next()).await;
+    match next.expect("within two seconds").unwrap().unwrap() {
+        ServerNotification::ResourceUpdatedNotification(n) => assert_eq!(n.params.uri, project),
+        other => panic!("{other:?}"),
+    }
+    k.stop().await;
+}
+
+#[tokio::test]
 async fn sibling_of_vibe_root_is_out_of_scope() {
     // `~/.vibe2` beside `~/.vibe`: a prefix check on the string would let it in.
     let f = Fixture::new();

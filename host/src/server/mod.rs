@@ -16,10 +16,10 @@ use rmcp::model::{
     CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
-    ToolAnnotations, UnsubscribeRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::app::App;
@@ -36,6 +36,8 @@ pub struct KuraServer {
     calls: Arc<tokio::sync::RwLock<()>>,
     /// The resources this client subscribed to.
     subscriptions: vibe::Subscriptions,
+    /// Resource notifications (with the vibe domain, once serving).
+    announcer: Arc<std::sync::OnceLock<vibe::Announcer>>,
 }
 
 impl KuraServer {
@@ -44,6 +46,7 @@ impl KuraServer {
             app,
             calls: Arc::default(),
             subscriptions: Arc::default(),
+            announcer: Arc::default(),
         }
     }
 
@@ -285,6 +288,32 @@ impl ServerHandler for KuraServer {
         Ok(())
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.app
+            .domains
+            .vibe
+            .is_some()
+            .then(|| vibe::accepted_filter(requested))
+    }
+
+    /// One `subscriptions/listen` (protocol 2026-07-28): the same
+    /// announcements as for a subscribed session, for as long as it lasts.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if let Some(announcer) = self.announcer.get() {
+            let stop = CancellationToken::new();
+            announcer.add(vibe::Audience::Listen {
+                sink: context.sink().clone(),
+                stop: stop.clone(),
+            });
+            context.cancelled().await;
+            stop.cancel();
+        }
+        Ok(())
+    }
+
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
@@ -462,6 +491,10 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     let server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
     let subscriptions = server.subscriptions.clone();
+    if let Some(v) = &app.domains.vibe {
+        let _ = server.announcer.set(vibe::Announcer::start(v.clone()));
+    }
+    let announcer = server.announcer.clone();
     let service = tokio::select! {
         s = server.serve(framing::guard(stdin, stdout)) => s?,
         signal = &mut shutdown => {
@@ -469,8 +502,11 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    if let Some(v) = &app.domains.vibe {
-        vibe::announce(v.clone(), service.peer().clone(), subscriptions);
+    if let Some(a) = announcer.get() {
+        a.add(vibe::Audience::Session {
+            peer: service.peer().clone(),
+            subscriptions,
+        });
     }
     let token = service.cancellation_token();
     let waiting = service.waiting();

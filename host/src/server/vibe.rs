@@ -16,7 +16,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleServer;
-use rmcp::service::Peer;
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::{Peer, SubscriptionSink};
+use tokio_util::sync::CancellationToken;
 
 use crate::error::{Code, Error, VibeCode};
 use crate::vibe::{PROMPTS, Vibe};
@@ -233,74 +235,185 @@ fn updates(uri: &str, changed: &[String]) -> bool {
     changed.is_empty() || changed.starts_with(&covered) || covered.starts_with(changed)
 }
 
-/// Announce what the file watcher sees below VIBE_ROOT, once per burst:
-/// `notifications/resources/list_changed` when the projects differ, and
-/// `notifications/resources/updated` for each subscribed resource a change
-/// touches. Ends when the client goes.
-pub fn announce(vibe: Arc<Vibe>, peer: Peer<RoleServer>, subscriptions: Subscriptions) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
-    vibe.index
-        .listen(Box::new(move |paths| tx.send(paths.to_vec()).is_ok()));
-    let root = vibe.root.path().to_owned();
-    tokio::spawn(async move {
-        let list = |v: Arc<Vibe>| async move {
+/// Who hears the announcements, and of what.
+pub enum Audience {
+    /// A session that negotiated with `initialize`: every `list_changed`,
+    /// and `updated` for what it subscribed to with `resources/subscribe`.
+    Session {
+        peer: Peer<RoleServer>,
+        subscriptions: Subscriptions,
+    },
+    /// One `subscriptions/listen` request (protocol 2026-07-28): what its
+    /// accepted filter names, until `stop`.
+    Listen {
+        sink: SubscriptionSink,
+        stop: CancellationToken,
+    },
+}
+
+impl Audience {
+    fn wants_list(&self) -> bool {
+        match self {
+            Audience::Session { .. } => true,
+            Audience::Listen { sink, .. } => sink.accepted().resources_list_changed == Some(true),
+        }
+    }
+
+    fn subscribed(&self) -> Vec<String> {
+        match self {
+            Audience::Session { subscriptions, .. } => subscriptions
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .cloned()
+                .collect(),
+            Audience::Listen { sink, .. } => sink
+                .accepted()
+                .resource_subscriptions
+                .clone()
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Send one notification; `false` once the audience is gone.
+    async fn tell(&self, updated: Option<String>) -> bool {
+        match (self, updated) {
+            // A session without `initialize` (protocol 2026-07-28) hears
+            // changes only through its `subscriptions/listen` requests.
+            (Audience::Session { peer, .. }, _) if peer.peer_info().is_none() => true,
+            (Audience::Session { peer, .. }, None) => {
+                peer.notify_resource_list_changed().await.is_ok()
+            }
+            (Audience::Session { peer, .. }, Some(uri)) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .is_ok(),
+            (Audience::Listen { sink, .. }, None) => {
+                sink.notify_resource_list_changed().await.is_ok()
+            }
+            (Audience::Listen { sink, .. }, Some(uri)) => {
+                sink.notify_resource_updated(uri).await.is_ok()
+            }
+        }
+    }
+
+    /// Whether it can no longer hear (its listen request ended).
+    fn ended(&self) -> bool {
+        match self {
+            Audience::Session { .. } => false,
+            Audience::Listen { stop, .. } => stop.is_cancelled(),
+        }
+    }
+}
+
+/// The filter kura accepts out of a `subscriptions/listen` request: the
+/// resource list and any `vibe://projects…` resource asked for.
+pub fn accepted_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let mut f = SubscriptionFilter::new();
+    f.resources_list_changed = requested.resources_list_changed;
+    f.resource_subscriptions = requested
+        .resource_subscriptions
+        .as_ref()
+        .map(|uris| uris.iter().filter(|u| is_resource(u)).cloned().collect());
+    f
+}
+
+/// Tells every audience what the file watcher sees below VIBE_ROOT, once
+/// per burst: `notifications/resources/list_changed` when the projects
+/// differ, and `notifications/resources/updated` for each subscribed
+/// resource a change touches. One watcher listener and one list of projects
+/// for all audiences, started with the server: a `subscriptions/listen`
+/// added right after its acknowledgment still hears a change made just
+/// before (the burst settles first).
+#[derive(Clone, Default)]
+pub struct Announcer {
+    audiences: Arc<Mutex<Vec<Arc<Audience>>>>,
+}
+
+impl Announcer {
+    pub fn start(vibe: Arc<Vibe>) -> Announcer {
+        let announcer = Announcer::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<PathBuf>>();
+        vibe.index
+            .listen(Box::new(move |paths| tx.send(paths.to_vec()).is_ok()));
+        let root = vibe.root.path().to_owned();
+        let audiences = announcer.audiences.clone();
+        let projects = |v: Arc<Vibe>| async move {
             tokio::task::spawn_blocking(move || v.projects().unwrap_or_default())
                 .await
                 .unwrap_or_default()
         };
-        let mut projects = list(vibe.clone()).await;
-        while let Some(first) = rx.recv().await {
-            tokio::time::sleep(SETTLE).await;
-            let mut paths = vec![first];
-            while let Ok(more) = rx.try_recv() {
-                paths.push(more);
-            }
-            // Root-relative segments of each change; an empty one (or a
-            // change with no path) stands for anything.
-            let changed: Vec<Vec<String>> = paths
-                .iter()
-                .flat_map(|ps| {
-                    if ps.is_empty() {
-                        vec![vec![]]
-                    } else {
-                        ps.iter()
-                            .filter_map(|p| p.strip_prefix(&root).ok())
-                            .map(|rel| {
-                                rel.iter()
-                                    .map(|c| c.to_string_lossy().into_owned())
-                                    .collect()
-                            })
-                            .collect()
+        tokio::spawn(async move {
+            let mut known = projects(vibe.clone()).await;
+            while let Some(first) = rx.recv().await {
+                tokio::time::sleep(SETTLE).await;
+                let mut paths = vec![first];
+                while let Ok(more) = rx.try_recv() {
+                    paths.push(more);
+                }
+                let changed = relative(&root, &paths);
+                let now = projects(vibe.clone()).await;
+                let list_changed = now != known;
+                known = now;
+                let all: Vec<Arc<Audience>> =
+                    audiences.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                for audience in all {
+                    if !audience.hear(list_changed, &changed).await {
+                        let mut kept = audiences.lock().unwrap_or_else(|e| e.into_inner());
+                        kept.retain(|a| !Arc::ptr_eq(a, &audience));
                     }
-                })
-                .collect();
-            let now = list(vibe.clone()).await;
-            if now != projects {
-                projects = now;
-                if peer.notify_resource_list_changed().await.is_err() {
-                    return;
                 }
             }
-            let touched: Vec<String> = subscriptions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-                .filter(|uri| changed.iter().any(|c| updates(uri, c)))
-                .cloned()
-                .collect();
-            for uri in touched {
-                if peer
-                    .notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
-                        uri,
-                    ))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
+        });
+        announcer
+    }
+
+    pub fn add(&self, audience: Audience) {
+        self.audiences
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::new(audience));
+    }
+}
+
+/// Root-relative segments of each changed path; an empty one (a change
+/// with no path) stands for anything.
+fn relative(root: &std::path::Path, paths: &[Vec<PathBuf>]) -> Vec<Vec<String>> {
+    paths
+        .iter()
+        .flat_map(|ps| {
+            if ps.is_empty() {
+                vec![vec![]]
+            } else {
+                ps.iter()
+                    .filter_map(|p| p.strip_prefix(root).ok())
+                    .map(|rel| {
+                        rel.iter()
+                            .map(|c| c.to_string_lossy().into_owned())
+                            .collect()
+                    })
+                    .collect()
+            }
+        })
+        .collect()
+}
+
+impl Audience {
+    /// Tell this audience of one burst; `false` once it is gone.
+    async fn hear(&self, list_changed: bool, changed: &[Vec<String>]) -> bool {
+        if self.ended() {
+            return false;
+        }
+        if list_changed && self.wants_list() && !self.tell(None).await {
+            return false;
+        }
+        for uri in self.subscribed() {
+            if changed.iter().any(|c| updates(&uri, c)) && !self.tell(Some(uri)).await {
+                return false;
             }
         }
-    });
+        true
+    }
 }
 
 #[cfg(test)]
