@@ -13,7 +13,7 @@ use crate::fs::{Root, StateDir};
 use crate::job::Job;
 use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
-use crate::tools::{Domain, Domains, TOOLS};
+use crate::tools::{Domain, Domains, TOOLS, ToolDef};
 use crate::vault::Vault;
 use crate::vibe::Vibe;
 
@@ -255,16 +255,18 @@ impl App {
     /// configured roots, only the read-only ones with `read_only`, only the
     /// named ones (or those of the named domains) with `tools`.
     pub fn tool_names(&self) -> Vec<&'static str> {
-        let profile = &self.config.tools;
         TOOLS
             .iter()
-            .filter(|t| self.domains.serves(t.domain))
-            .filter(|t| t.read_only || !self.config.read_only)
-            .filter(|t| {
-                profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain.name())
-            })
+            .filter(|t| self.serves(t))
             .map(|t| t.name)
             .collect()
+    }
+
+    fn serves(&self, t: &ToolDef) -> bool {
+        let profile = &self.config.tools;
+        self.domains.serves(t.domain)
+            && (t.read_only || !self.config.read_only)
+            && (profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain.name()))
     }
 
     /// A `tools` entry that names no tool and no domain.
@@ -287,10 +289,7 @@ impl App {
         args: Option<&Map<String, Value>>,
         job: Job,
     ) -> Option<Result<Value>> {
-        if !self.tool_names().contains(&tool) {
-            return None;
-        }
-        let def = crate::tools::find(tool)?;
+        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
         Some((def.handler)(&self.domains, Args::new(args), job))
     }
 }

@@ -37,7 +37,7 @@ pub struct KuraServer {
     /// The resources this client subscribed to.
     subscriptions: vibe::Subscriptions,
     /// Resource notifications (with the vibe domain, once serving).
-    announcer: Arc<std::sync::OnceLock<vibe::Announcer>>,
+    announcer: Option<vibe::Announcer>,
 }
 
 impl KuraServer {
@@ -46,7 +46,7 @@ impl KuraServer {
             app,
             calls: Arc::default(),
             subscriptions: Arc::default(),
-            announcer: Arc::default(),
+            announcer: None,
         }
     }
 
@@ -261,10 +261,7 @@ impl ServerHandler for KuraServer {
         let uri = request.uri;
         blocking(move || match &app.domains.vibe {
             Some(v) => vibe::read(v, &uri),
-            None => Err(McpError::resource_not_found(
-                format!("no such resource: {uri}"),
-                None,
-            )),
+            None => Err(vibe::no_such_resource(&uri)),
         })
         .await
         .map(Into::into)
@@ -276,10 +273,7 @@ impl ServerHandler for KuraServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         if self.app.domains.vibe.is_none() || !vibe::is_resource(&request.uri) {
-            return Err(McpError::resource_not_found(
-                format!("no such resource: {}", request.uri),
-                None,
-            ));
+            return Err(vibe::no_such_resource(&request.uri));
         }
         self.subscriptions
             .lock()
@@ -302,7 +296,7 @@ impl ServerHandler for KuraServer {
     /// One `subscriptions/listen` (protocol 2026-07-28): the same
     /// announcements as for a subscribed session, for as long as it lasts.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        if let Some(announcer) = self.announcer.get() {
+        if let Some(announcer) = &self.announcer {
             let stop = CancellationToken::new();
             announcer.add(vibe::Audience::Listen {
                 sink: context.sink().clone(),
@@ -488,11 +482,11 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     // SIGHUP keeps reloading components.
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
-    let server = KuraServer::new(app.clone());
+    let mut server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
     let subscriptions = server.subscriptions.clone();
     if let Some(v) = &app.domains.vibe {
-        let _ = server.announcer.set(vibe::Announcer::start(v.clone()));
+        server.announcer = Some(vibe::Announcer::start(v.clone()));
     }
     let announcer = server.announcer.clone();
     let service = tokio::select! {
@@ -502,7 +496,7 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    if let Some(a) = announcer.get() {
+    if let Some(a) = &announcer {
         a.add(vibe::Audience::Session {
             peer: service.peer().clone(),
             subscriptions,

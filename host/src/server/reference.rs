@@ -61,13 +61,14 @@ fn tool(out: &mut String, t: &ToolDef, fill: &dyn Fn(&str) -> String) {
     let input = super::schema::input((t.input)());
     table(out, &input, ["parameter", "required"], fill);
     let output = Value::Object((*(t.output)()).clone());
+    let output = super::schema::inline(&output, output.get("$defs").unwrap_or(&Value::Null), 0);
     table(out, &output, ["output field", "always"], fill);
 }
 
 /// The fields of an object schema as a table (nothing when it has none).
 fn table(out: &mut String, schema: &Value, heads: [&str; 2], fill: &dyn Fn(&str) -> String) {
     let mut rows = Vec::new();
-    fields(schema, schema, "", &mut rows, 2);
+    fields(schema, "", &mut rows, 2);
     if rows.is_empty() {
         return;
     }
@@ -94,39 +95,25 @@ fn cell(s: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// `schema` with a `$ref` resolved against the root's `$defs`.
-fn resolve<'a>(root: &'a Value, schema: &'a Value) -> &'a Value {
-    match schema.get("$ref").and_then(Value::as_str) {
-        Some(r) => r
-            .rsplit('/')
-            .next()
-            .and_then(|n| root.get("$defs").and_then(|d| d.get(n)))
-            .unwrap_or(schema),
-        None => schema,
-    }
-}
-
 /// The object schema a field holds, if any (behind a nullable `anyOf`, an
 /// array's items, a `$ref`).
-fn object<'a>(root: &'a Value, schema: &'a Value) -> Option<&'a Value> {
-    let s = resolve(root, schema);
+fn object(s: &Value) -> Option<&Value> {
     if s.get("properties").is_some() {
         return Some(s);
     }
     if let Some(items) = s.get("items") {
-        return object(root, items);
+        return object(items);
     }
     ["anyOf", "oneOf"]
         .iter()
         .filter_map(|k| s.get(*k).and_then(Value::as_array))
         .flatten()
-        .find_map(|b| object(root, b))
+        .find_map(object)
 }
 
 /// A field's type in words: `string`, `integer ≥ 1`, `"a" \| "b"`,
 /// `array of object`, `… or null`.
-fn type_words(root: &Value, schema: &Value) -> String {
-    let s = resolve(root, schema);
+fn type_words(s: &Value) -> String {
     let mut words: Vec<String> = Vec::new();
     if let Some(list) = s.get("enum").and_then(Value::as_array) {
         words.push(
@@ -152,7 +139,7 @@ fn type_words(root: &Value, schema: &Value) -> String {
     for t in types {
         words.push(match t {
             "array" => match s.get("items") {
-                Some(items) => format!("array of {}", type_words(root, items)),
+                Some(items) => format!("array of {}", type_words(items)),
                 None => "array".into(),
             },
             "integer" | "number" => match s.get("minimum").and_then(Value::as_i64) {
@@ -164,7 +151,7 @@ fn type_words(root: &Value, schema: &Value) -> String {
     }
     for k in ["anyOf", "oneOf"] {
         for b in s.get(k).and_then(Value::as_array).into_iter().flatten() {
-            let w = type_words(root, b);
+            let w = type_words(b);
             if !w.is_empty() && !words.contains(&w) {
                 words.push(w);
             }
@@ -180,8 +167,7 @@ fn type_words(root: &Value, schema: &Value) -> String {
 type Row = (String, String, bool, String);
 
 /// The rows of an object schema's fields, `depth` levels deep (`a.b`).
-fn fields(root: &Value, schema: &Value, prefix: &str, rows: &mut Vec<Row>, depth: usize) {
-    let s = resolve(root, schema);
+fn fields(s: &Value, prefix: &str, rows: &mut Vec<Row>, depth: usize) {
     let required: Vec<&str> = s
         .get("required")
         .and_then(Value::as_array)
@@ -193,21 +179,20 @@ fn fields(root: &Value, schema: &Value, prefix: &str, rows: &mut Vec<Row>, depth
     for (name, p) in props {
         let meaning = p
             .get("description")
-            .or_else(|| resolve(root, p).get("description"))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_owned();
         let full = format!("{prefix}{name}");
         rows.push((
             full.clone(),
-            type_words(root, p),
+            type_words(p),
             required.contains(&name.as_str()),
             meaning,
         ));
         if depth > 1
-            && let Some(inner) = object(root, p)
+            && let Some(inner) = object(p)
         {
-            fields(root, inner, &format!("{full}."), rows, depth - 1);
+            fields(inner, &format!("{full}."), rows, depth - 1);
         }
     }
 }

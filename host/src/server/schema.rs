@@ -44,8 +44,9 @@ pub fn output(success: &Value) -> Value {
 }
 
 /// `schema` with every `$ref` into `defs` replaced by its definition (a
-/// cycle, past a few levels, by "any object").
-fn inline(schema: &Value, defs: &Value, depth: usize) -> Value {
+/// cycle, past a few levels, by "any object"); what stands beside a `$ref`
+/// is kept.
+pub(super) fn inline(schema: &Value, defs: &Value, depth: usize) -> Value {
     match schema {
         Value::Object(map) => {
             if let Some(name) = map.get("$ref").and_then(Value::as_str) {
@@ -54,10 +55,16 @@ fn inline(schema: &Value, defs: &Value, depth: usize) -> Value {
                     .next()
                     .and_then(|n| defs.get(n))
                     .filter(|_| depth < 8);
-                return match def {
-                    Some(d) => inline(d, defs, depth + 1),
-                    None => json!({"type": "object"}),
+                let mut out = match def.map(|d| inline(d, defs, depth + 1)) {
+                    Some(Value::Object(d)) => d,
+                    _ => Map::from_iter([("type".to_owned(), json!("object"))]),
                 };
+                // Keywords beside the reference (a field's own description)
+                // win over the definition's.
+                for (k, v) in map.iter().filter(|(k, _)| *k != "$ref") {
+                    out.insert(k.clone(), inline(v, defs, depth));
+                }
+                return Value::Object(out);
             }
             Value::Object(
                 map.iter()

@@ -83,6 +83,11 @@ fn to_mcp(e: Error) -> McpError {
     }
 }
 
+/// A URI that names nothing kura serves (JSON-RPC -32002).
+pub fn no_such_resource(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("no such resource: {uri}"), None)
+}
+
 /// The decoded path segments of a `vibe://projects…` URI (none for the
 /// project list itself); `None` for any other URI.
 fn segments(uri: &str) -> Option<Vec<String>> {
@@ -111,7 +116,7 @@ pub fn is_resource(uri: &str) -> bool {
 
 /// Read one `vibe://projects…` resource.
 pub fn read(vibe: &Vibe, uri: &str) -> Result<ReadResourceResult, McpError> {
-    let not_found = || McpError::resource_not_found(format!("no such resource: {uri}"), None);
+    let not_found = || no_such_resource(uri);
     let parts = segments(uri).ok_or_else(not_found)?;
     let value = match parts.as_slice() {
         [] => vibe.projects_resource().and_then(json),
