@@ -223,13 +223,12 @@ impl App {
             )
         };
         if let Some(v) = &self.domains.vibe {
-            let mut args = Map::new();
-            args.insert("full".into(), Value::Bool(full));
-            if let Some(p) = project {
-                args.insert("project".into(), Value::String(p.to_owned()));
-            }
+            let input = crate::vibe::ReindexInput {
+                project: project.map(str::to_owned),
+                full: Some(full),
+            };
             let report = |done, total| progress("vibe", done, total);
-            let r = v.reindex(Args::new(Some(&args)), Job::reporting(&report))?;
+            let r = v.reindex(input, Job::reporting(&report))?;
             out.push(line("vibe", r.stats.files, r.stats.duration_ms as u128));
         }
         if let Some(v) = &self.domains.vault {
@@ -290,6 +289,6 @@ impl App {
         job: Job,
     ) -> Option<Result<Value>> {
         let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
-        Some((def.handler)(&self.domains, Args::new(args), job))
+        Some(def.call(&self.domains, Args::new(args), job))
     }
 }

@@ -7,14 +7,14 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
-use crate::manual::{Manuals, ReadOutput, RefRead};
+use crate::manual::{ManualRef, Manuals, ReadInput, ReadOutput, RefRead};
 use crate::plugins::WriteKind;
-use crate::vault::Vault;
+use crate::vault::{MODES, Vault};
 
 /// `limits.max_chars` above this is lowered to it.
 pub const HARD_MAX_CHARS: u64 = 200_000;
@@ -56,26 +56,81 @@ pub struct CopyFileOutput {
     pub applied: CopyApplied,
 }
 
+#[derive(Input)]
+pub struct CopySectionInput {
+    /// The section: manual_read's ref
+    pub from_ref: FromRef,
+    /// Destination note, relative to the vault root
+    pub to_path: String,
+    /// Replace the note's content, or add after it
+    #[arg(one_of = MODES)]
+    pub mode: &'static str,
+    /// Caps on what one call copies
+    pub limits: Option<CopyLimits>,
+}
+
+#[derive(Input)]
+pub struct FromRef {
+    /// The manual (its folder name)
+    pub manual_id: String,
+    /// File inside the manual
+    pub path: String,
+    /// A line of the section (default 1)
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+    /// `section` (default for .md) or `file` (default for .json); a snippet
+    /// or sections are not copied (invalid_scope)
+    #[arg(one_of = ["section", "file", "snippet", "sections"])]
+    pub scope: Option<&'static str>,
+}
+
+#[derive(Input)]
+pub struct CopyFileInput {
+    /// File inside the manual
+    pub from_path: String,
+    /// The manual (its folder name)
+    pub manual_id: String,
+    /// Destination note, relative to the vault root
+    pub to_path: String,
+    /// Replace the note's content, or add after it
+    #[arg(one_of = MODES)]
+    pub mode: &'static str,
+    /// Caps on what one call copies
+    pub limits: Option<CopyLimits>,
+}
+
+#[derive(Input, Default)]
+pub struct CopyLimits {
+    /// Sections per call (one, the MVP of 003)
+    #[arg(min = 1)]
+    pub max_sections: Option<i64>,
+    /// Characters copied at most (default SCAN_MAX_CHARS, at most 200000)
+    #[arg(min = 1)]
+    pub max_chars: Option<i64>,
+    /// Ask for a whole .md file (needs ALLOW_FILE_SCOPE)
+    pub allow_file: Option<bool>,
+}
+
+/// Where a copy goes, and how.
+struct Target<'a> {
+    to_path: &'a str,
+    mode: &'static str,
+    limits: Option<CopyLimits>,
+}
+
 struct Limits {
     max_chars: u64,
     allow_file: bool,
 }
 
-fn limits(args: &Args) -> Result<Limits> {
-    let Some(l) = args.obj("limits")? else {
-        return Ok(Limits {
-            max_chars: 0,
-            allow_file: false,
-        });
-    };
-    // max_sections: validated; one section per call whatever it says.
-    l.int("max_sections", 1)?;
-    Ok(Limits {
-        max_chars: l
-            .int("max_chars", 1)?
-            .map_or(0, |n| (n as u64).min(HARD_MAX_CHARS)),
-        allow_file: l.bool("allow_file")?.unwrap_or(false),
-    })
+impl From<Option<CopyLimits>> for Limits {
+    fn from(l: Option<CopyLimits>) -> Limits {
+        let l = l.unwrap_or_default();
+        Limits {
+            max_chars: l.max_chars.map_or(0, |n| (n as u64).min(HARD_MAX_CHARS)),
+            allow_file: l.allow_file.unwrap_or(false),
+        }
+    }
 }
 
 /// An error about an argument of the synthetic manual_read call, renamed to
@@ -127,11 +182,6 @@ impl Vault {
     }
 }
 
-fn mode(args: &Args) -> Result<&'static str> {
-    args.choice("mode", &["overwrite", "append"])?
-        .ok_or_else(|| args.missing("mode"))
-}
-
 fn applied(
     mode: &str,
     l: &Limits,
@@ -164,33 +214,34 @@ struct Done {
     applied: CopyApplied,
 }
 
-/// Read `from_ref` as manual_read would (under `scope`) and write it to
-/// `to_path`; `rename` maps the synthetic call's argument names back to the
-/// tool's own in errors.
+/// Read `from` as manual_read would (under `scope`) and write it to the
+/// target; `rename_as` maps the names of manual_read's reference
+/// (`from_ref.*`) to the tool's own arguments in errors.
 fn copy(
     tool: &str,
     manuals: &Manuals,
     vault: &Vault,
-    args: &Args,
-    from_ref: Value,
-    scope: &str,
+    target: Target,
+    from: ManualRef,
+    scope: &'static str,
     rename_as: &[(&str, &str)],
 ) -> Result<Done> {
-    let to = RelPath::parse(args.req_str("to_path")?, false)?;
-    let mode = mode(args)?;
-    let l = limits(args)?;
+    let to = RelPath::parse(target.to_path, false)?;
+    let mode = target.mode;
+    let l = Limits::from(target.limits);
     let max_chars = if l.max_chars == 0 {
         manuals.max_chars
     } else {
         l.max_chars as usize
     };
-    let mut call = Map::new();
-    call.insert("from_ref".into(), from_ref);
-    call.insert("scope".into(), json!(scope));
-    call.insert("allow_file".into(), json!(l.allow_file));
     let read = manuals
         .read_ref(
-            Args::new(Some(&call)),
+            ReadInput {
+                r#ref: from,
+                scope: Some(scope),
+                allow_file: Some(l.allow_file),
+                expand: None,
+            },
             &RefRead {
                 key: "from_ref",
                 max_chars,
@@ -220,16 +271,16 @@ fn copy(
     })
 }
 
-pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopySectionOutput> {
-    let from = args
-        .obj("from_ref")?
-        .ok_or_else(|| args.missing("from_ref"))?;
+pub fn copy_section(
+    manuals: &Manuals,
+    vault: &Vault,
+    input: CopySectionInput,
+) -> Result<CopySectionOutput> {
+    let from = input.from_ref;
     // The unit: a section of a .md file (a whole .md file only under the
     // file-scope rules), the whole of a .json file.
-    let is_json = from
-        .str("path")?
-        .is_some_and(|p| p.to_ascii_lowercase().ends_with(".json"));
-    let scope = match from.choice("scope", &["section", "file", "snippet", "sections"])? {
+    let is_json = from.path.to_ascii_lowercase().ends_with(".json");
+    let scope = match from.scope {
         Some(s @ ("snippet" | "sections")) => {
             return Err(Error::new(
                 Code::InvalidScope,
@@ -241,13 +292,22 @@ pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<Copy
         None if is_json => "file",
         None => "section",
     };
-    let from_ref = args.get("from_ref").cloned().unwrap_or(Value::Null);
+    let target = Target {
+        to_path: &input.to_path,
+        mode: input.mode,
+        limits: input.limits,
+    };
+    let from = ManualRef {
+        manual_id: from.manual_id,
+        path: from.path,
+        start_line: from.start_line,
+    };
     let d = copy(
         "bridge_copy_section",
         manuals,
         vault,
-        &args,
-        from_ref,
+        target,
+        from,
         scope,
         &[],
     )?;
@@ -260,10 +320,17 @@ pub fn copy_section(manuals: &Manuals, vault: &Vault, args: Args) -> Result<Copy
     })
 }
 
-pub fn copy_file(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopyFileOutput> {
-    let from_path = args.req_str("from_path")?;
-    let manual_id = args.req_str("manual_id")?;
-    let from_ref = json!({ "manual_id": manual_id, "path": from_path });
+pub fn copy_file(manuals: &Manuals, vault: &Vault, input: CopyFileInput) -> Result<CopyFileOutput> {
+    let from = ManualRef {
+        manual_id: input.manual_id,
+        path: input.from_path,
+        start_line: None,
+    };
+    let target = Target {
+        to_path: &input.to_path,
+        mode: input.mode,
+        limits: input.limits,
+    };
     let renames = [
         ("from_ref.path", "from_path"),
         ("from_ref.manual_id", "manual_id"),
@@ -272,8 +339,8 @@ pub fn copy_file(manuals: &Manuals, vault: &Vault, args: Args) -> Result<CopyFil
         "bridge_copy_file",
         manuals,
         vault,
-        &args,
-        from_ref,
+        target,
+        from,
         "file",
         &renames,
     )?;

@@ -7,7 +7,9 @@ use std::io::BufRead;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::args::Args;
+use serde_json::{Value, json};
+
+use crate::args::{Args, Input, Param, Rule};
 use crate::error::{Error, Result};
 use crate::text::{self, Lines};
 
@@ -54,22 +56,57 @@ pub enum ScanStart {
     Beginning,
 }
 
-impl ScanStart {
-    /// `start_line`, else `cursor.start_line`, else `cursor.char_offset`, else line 1.
-    /// `cursor` may be an object or, where `shorthand` is allowed (004), a
-    /// number or numeric string meaning `char_offset`.
-    pub fn from_args_with(args: &Args, shorthand: bool) -> Result<ScanStart> {
-        let top = args.int("start_line", 1)?;
-        let (line, offset) = match args.get("cursor") {
-            Some(serde_json::Value::Number(_) | serde_json::Value::String(_)) if shorthand => {
-                (None, args.int_lenient("cursor", 0)?)
+/// `cursor` as an object: the previous call's `next_cursor`, or a line.
+#[derive(Input)]
+pub struct ScanCursor {
+    /// Line to start at, 1-based
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+    /// Absolute character offset from a previous next_cursor
+    #[arg(min = 0)]
+    pub char_offset: Option<i64>,
+}
+
+/// manual_scan's `cursor`: the object, or (seed 004) the character offset
+/// alone, as a number or a numeric string.
+pub enum Cursor {
+    At(ScanCursor),
+    Offset(i64),
+}
+
+impl From<ScanCursor> for Cursor {
+    fn from(c: ScanCursor) -> Cursor {
+        Cursor::At(c)
+    }
+}
+
+impl Param for Cursor {
+    fn schema_with(_: &Rule) -> Value {
+        let mut schema = <ScanCursor as Input>::schema();
+        schema["type"] = json!(["object", "integer", "string"]);
+        schema
+    }
+
+    fn read(a: &Args, key: &'static str, rule: &Rule) -> Result<Option<Self>> {
+        match a.get(key) {
+            Some(Value::Number(_) | Value::String(_)) => {
+                Ok(a.int_lenient(key, 0)?.map(Cursor::Offset))
             }
-            _ => match args.obj("cursor")? {
-                Some(c) => (c.int("start_line", 1)?, c.int("char_offset", 0)?),
-                None => (None, None),
-            },
+            _ => Ok(<ScanCursor as Param>::read(a, key, rule)?.map(Cursor::At)),
+        }
+    }
+}
+
+impl ScanStart {
+    /// `start_line`, else `cursor.start_line`, else `cursor.char_offset`,
+    /// else line 1.
+    pub fn new(start_line: Option<i64>, cursor: Option<Cursor>) -> ScanStart {
+        let (line, offset) = match cursor {
+            Some(Cursor::At(c)) => (c.start_line, c.char_offset),
+            Some(Cursor::Offset(o)) => (None, Some(o)),
+            None => (None, None),
         };
-        Ok(match (top, line, offset) {
+        match (start_line, line, offset) {
             (Some(l), _, _) => ScanStart::Line {
                 line: l,
                 from_cursor: false,
@@ -80,11 +117,7 @@ impl ScanStart {
             },
             (None, None, Some(o)) => ScanStart::Offset(o),
             _ => ScanStart::Beginning,
-        })
-    }
-
-    pub fn from_args(args: &Args) -> Result<ScanStart> {
-        Self::from_args_with(args, false)
+        }
     }
 }
 

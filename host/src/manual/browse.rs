@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{FileType, Manuals};
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Error, Result};
 use crate::fs::{EntryKind, RelPath};
 use crate::text::markdown;
@@ -47,14 +47,26 @@ pub struct TocOutput {
     pub items: Vec<TocItem>,
 }
 
+#[derive(Input)]
+pub struct LsInput {
+    /// `manuals` (default), a manual id, or a folder id from a previous listing
+    pub id: Option<String>,
+}
+
+#[derive(Input)]
+pub struct TocInput {
+    /// The manual (its folder name)
+    pub manual_id: String,
+}
+
 /// `a/b/c` without its first segment (the manual): the path inside the manual.
 fn inside(p: &RelPath) -> String {
     p.segments()[1..].join("/")
 }
 
 impl Manuals {
-    pub fn ls(&self, args: Args) -> Result<LsOutput> {
-        let id = args.str("id")?.unwrap_or("manuals");
+    pub fn ls(&self, input: LsInput) -> Result<LsOutput> {
+        let id = input.id.as_deref().unwrap_or("manuals");
         if id == "manuals" {
             let items = self
                 .root
@@ -116,8 +128,8 @@ impl Manuals {
         })
     }
 
-    pub fn toc(&self, args: Args) -> Result<TocOutput> {
-        let manual = self.manual(&args, "manual_id")?;
+    pub fn toc(&self, input: TocInput) -> Result<TocOutput> {
+        let manual = self.manual(&input.manual_id, "manual_id")?;
         let mut items = Vec::new();
         for (file, _) in self.root.walk_files(&manual)? {
             if FileType::of(&file) != Some(FileType::Md) {

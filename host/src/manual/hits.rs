@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::Manuals;
 use super::find::Trace;
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::plugins::claim_graph::Relation;
 
@@ -139,17 +139,32 @@ fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
     }
 }
 
+#[derive(Input)]
+pub struct HitsInput {
+    /// A manual_find answer's trace_id
+    pub trace_id: String,
+    /// Which list of the trace (default candidates)
+    #[arg(one_of = KINDS)]
+    pub kind: Option<&'static str>,
+    /// Items to skip (default 0)
+    #[arg(min = 0)]
+    pub offset: Option<i64>,
+    /// Items to return (default 50)
+    #[arg(min = 1)]
+    pub limit: Option<i64>,
+}
+
 /// An output record as JSON (plain structs of strings and numbers: cannot fail).
 fn to<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 impl Manuals {
-    pub fn hits(&self, args: Args) -> Result<HitsOutput> {
-        let trace_id = args.req_str("trace_id")?;
-        let kind = args.choice("kind", KINDS)?.unwrap_or("candidates");
-        let offset = args.int("offset", 0)?.unwrap_or(0) as u64;
-        let limit = args.int("limit", 1)?.unwrap_or(50) as u64;
+    pub fn hits(&self, input: HitsInput) -> Result<HitsOutput> {
+        let trace_id = input.trace_id.as_str();
+        let kind = input.kind.unwrap_or("candidates");
+        let offset = input.offset.unwrap_or(0) as u64;
+        let limit = input.limit.unwrap_or(50) as u64;
         let trace = self.traces().get(trace_id).ok_or_else(|| {
             Error::new(
                 Code::NotFound,

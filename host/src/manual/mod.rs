@@ -17,16 +17,15 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use crate::args::Args;
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, SyncStats};
 use crate::plugins::Plugins;
 
-pub use browse::{LsOutput, TocOutput};
-pub use find::{FindOutput, FindSettings};
-pub use hits::HitsOutput;
-pub use read::{ManualScanOutput, ReadOutput, RefRead};
+pub use browse::{LsInput, LsOutput, TocInput, TocOutput};
+pub use find::{FindInput, FindOutput, FindSettings};
+pub use hits::{HitsInput, HitsOutput};
+pub use read::{ManualRef, ManualScanOutput, ReadInput, ReadOutput, RefRead, ScanInput};
 
 /// How many (manual, file, section) reads a session remembers for 004's
 /// repeated-section fallback; the oldest half is forgotten past this.
@@ -127,13 +126,12 @@ impl Manuals {
         self.index.recheck(&self.root)
     }
 
-    /// A manual id: one folder directly under the root.
-    fn manual(&self, args: &Args, key: &str) -> Result<RelPath> {
-        let id = args.req_str(key)?;
+    /// A manual id, the parameter `name`: one folder directly under the root.
+    fn manual(&self, id: &str, name: &str) -> Result<RelPath> {
         let p = RelPath::parse(id, false)?;
         if p.segments().len() != 1 {
             return Err(Error::invalid_parameter(
-                &args.name(key),
+                name,
                 format!(
                     "`{id}` is not a manual id (a manual is one folder directly under the manuals root)"
                 ),
@@ -142,7 +140,7 @@ impl Manuals {
         match self.root.stat(&p)? {
             Some(s) if s.is_dir => Ok(p),
             Some(_) => Err(Error::invalid_parameter(
-                &args.name(key),
+                name,
                 format!("`{id}` is a file, not a manual"),
             )),
             None => {
@@ -151,13 +149,14 @@ impl Manuals {
         }
     }
 
-    /// A manual file: `path` inside `manual_id`, `.md` or `.json`.
-    fn file(&self, args: &Args, manual_key: &str) -> Result<(RelPath, RelPath, FileType)> {
-        let manual = self.manual(args, manual_key)?;
-        let path = RelPath::parse(args.req_str("path")?, false)?;
+    /// A manual file: `path` inside the manual `manual_id`, `.md` or
+    /// `.json`; the parameters are named `{at}manual_id` and `{at}path`.
+    fn file(&self, manual_id: &str, path: &str, at: &str) -> Result<(RelPath, RelPath, FileType)> {
+        let manual = self.manual(manual_id, &format!("{at}manual_id"))?;
+        let path = RelPath::parse(path, false)?;
         let ty = FileType::of(&path).ok_or_else(|| {
             Error::invalid_parameter(
-                &args.name("path"),
+                &format!("{at}path"),
                 format!("`{path}` is not a manual file (.md or .json)"),
             )
         })?;

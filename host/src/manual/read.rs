@@ -4,9 +4,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{FileType, Manuals};
-use crate::args::Args;
+use crate::args::{Input, line_in};
 use crate::error::{Code, Error, Result};
-use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
+use crate::scan::{self, CharCursor, Cursor, LineRange, ScanOutput, ScanStart};
 use crate::text::{Lines, markdown};
 
 /// `max_sections` of scope=sections (fixed by 004).
@@ -75,10 +75,61 @@ fn shift(text: &str, b: usize, n: usize, forward: bool) -> usize {
     }
 }
 
+/// The ways manual_read reads around a line.
+pub const SCOPES: [&str; 4] = ["snippet", "section", "sections", "file"];
+
+#[derive(Input)]
+pub struct ReadInput {
+    /// The section: a manual_find next_action's ref
+    pub r#ref: ManualRef,
+    /// How much to read around the line (default section)
+    #[arg(one_of = SCOPES)]
+    pub scope: Option<&'static str>,
+    /// Ask for a whole .md file (needs ALLOW_FILE_SCOPE)
+    pub allow_file: Option<bool>,
+    /// Characters to add around a snippet
+    pub expand: Option<Expand>,
+}
+
+/// A place in a manual, as manual_find's next actions give it.
+#[derive(Input)]
+pub struct ManualRef {
+    /// The manual (its folder name)
+    pub manual_id: String,
+    /// File inside the manual
+    pub path: String,
+    /// A line inside the wanted section (default 1)
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+}
+
+#[derive(Input, Default)]
+pub struct Expand {
+    /// Characters to add before
+    #[arg(min = 0)]
+    pub before_chars: Option<i64>,
+    /// Characters to add after
+    #[arg(min = 0)]
+    pub after_chars: Option<i64>,
+}
+
+#[derive(Input)]
+pub struct ScanInput {
+    /// The manual (its folder name)
+    pub manual_id: String,
+    /// File inside the manual
+    pub path: String,
+    /// Line to start at, 1-based (wins over cursor)
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+    /// Where to go on: the previous call's next_cursor
+    pub cursor: Option<Cursor>,
+}
+
 impl Manuals {
-    pub fn read(&self, args: Args) -> Result<ReadOutput> {
+    pub fn read(&self, input: ReadInput) -> Result<ReadOutput> {
         self.read_ref(
-            args,
+            input,
             &RefRead {
                 key: "ref",
                 max_chars: self.max_chars,
@@ -87,22 +138,21 @@ impl Manuals {
         )
     }
 
-    /// manual_read's reading of `args[how.key]`, shared with the bridge tools
-    /// (which read under their own `max_chars`, and do not count as the
-    /// session's reads).
-    pub fn read_ref(&self, args: Args, how: &RefRead) -> Result<ReadOutput> {
-        let r = args.obj(how.key)?.ok_or_else(|| args.missing(how.key))?;
-        let (manual, full, ty) = self.file(&r, "manual_id")?;
-        let start = r.int("start_line", 1)?;
-        let scope = args.choice("scope", &["snippet", "section", "sections", "file"])?;
-        let allow_file = args.bool("allow_file")?;
-        let (before, after) = match args.obj("expand")? {
-            Some(e) => (
-                e.int("before_chars", 0)?.unwrap_or(0),
-                e.int("after_chars", 0)?.unwrap_or(0),
-            ),
-            None => (0, 0),
-        };
+    /// manual_read's reading, shared with the bridge tools (which read under
+    /// their own `max_chars`, and do not count as the session's reads);
+    /// `how.key` names the reference in errors.
+    pub fn read_ref(&self, input: ReadInput, how: &RefRead) -> Result<ReadOutput> {
+        let r = &input.r#ref;
+        let at = format!("{}.", how.key);
+        let (manual, full, ty) = self.file(&r.manual_id, &r.path, &at)?;
+        let start = r.start_line;
+        let scope = input.scope;
+        let allow_file = input.allow_file;
+        let expand = input.expand.unwrap_or_default();
+        let (before, after) = (
+            expand.before_chars.unwrap_or(0),
+            expand.after_chars.unwrap_or(0),
+        );
         let scope = scope.unwrap_or(match ty {
             FileType::Md => "section",
             FileType::Json => "file",
@@ -129,7 +179,7 @@ impl Manuals {
         let content = self.root.read_text(&full)?;
         let lines = Lines::new(&content);
         let total = lines.count();
-        let line = r.line_in("start_line", start.unwrap_or(1), total)?;
+        let line = line_in(&format!("{at}start_line"), start.unwrap_or(1), total)?;
         let path_in_manual = full.segments()[1..].join("/");
         let (from, to, mode) = match scope {
             "file" => (1, total, "read"),
@@ -257,9 +307,9 @@ impl Manuals {
         }
     }
 
-    pub fn scan(&self, args: Args) -> Result<ManualScanOutput> {
-        let (manual, full, _) = self.file(&args, "manual_id")?;
-        let start = ScanStart::from_args_with(&args, true)?;
+    pub fn scan(&self, input: ScanInput) -> Result<ManualScanOutput> {
+        let (manual, full, _) = self.file(&input.manual_id, &input.path, "")?;
+        let start = ScanStart::new(input.start_line, input.cursor);
         // Streamed: only the returned window is held, whatever the file's size.
         let file = self.root.open_file(&full)?;
         Ok(ManualScanOutput {

@@ -106,7 +106,7 @@ impl KuraServer {
             .filter(|t| served.contains(&t.name))
             .map(|t| {
                 let success = serde_json::Value::Object(Arc::unwrap_or_clone((t.output)()));
-                let input = listed(schema::input((t.input)()), &cap);
+                let input = listed(schema::input(t.input()), &cap);
                 let output = listed(schema::output(&success), &cap);
                 Tool::new(t.name, with_cap(t.description, &cap), input)
                     .with_title(t.title)

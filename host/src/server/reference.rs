@@ -58,7 +58,7 @@ fn tool(out: &mut String, t: &ToolDef, fill: &dyn Fn(&str) -> String) {
         fill(t.details)
     );
     // As listed: an optional parameter takes null for absent, unsaid.
-    let input = super::schema::input((t.input)());
+    let input = super::schema::input(t.input());
     table(out, &input, ["parameter", "required"], fill);
     let output = Value::Object((*(t.output)()).clone());
     let output = super::schema::inline(&output, output.get("$defs").unwrap_or(&Value::Null), 0);

@@ -1,8 +1,9 @@
 //! The tools, each declared once (`catalog.rs`): name, title, domain,
-//! descriptions, input schema, output type, annotations and handler. The
+//! descriptions, input type, output type, annotations and handler. The
 //! server lists them, `App` filters what is served and dispatches through
 //! them, and docs/tools.md is generated from them. Adding a tool is one
-//! entry in [`TOOLS`] plus the domain function its handler calls.
+//! entry in [`TOOLS`] plus its input struct (`#[derive(Input)]`) and the
+//! domain function its handler calls.
 
 mod catalog;
 
@@ -12,7 +13,7 @@ use rmcp::model::JsonObject;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::args::Args;
+use crate::args::{Args, Input};
 use crate::error::{Error, Result};
 use crate::job::Job;
 use crate::manual::Manuals;
@@ -84,8 +85,25 @@ impl Domains {
     }
 }
 
-/// What runs a call: the domains, the arguments, the caller's job.
-pub type Handler = fn(&Domains, Args, Job) -> Result<Value>;
+/// What runs a call, typed by its input: the input's schema is the one
+/// listed, and the arguments are read into it before the handler runs.
+pub trait Handler: Sync {
+    fn input(&self) -> Value;
+    fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value>;
+}
+
+/// A handler of input `I`.
+pub struct Typed<I>(pub fn(&Domains, I, Job) -> Result<Value>);
+
+impl<I: Input> Handler for Typed<I> {
+    fn input(&self) -> Value {
+        I::schema()
+    }
+
+    fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value> {
+        (self.0)(domains, I::parse(args)?, job)
+    }
+}
 
 pub struct ToolDef {
     pub name: &'static str,
@@ -98,12 +116,27 @@ pub struct ToolDef {
     /// The rules in full (docs/tools.md): listing them in every
     /// tools/list would cost each client's context.
     pub details: &'static str,
-    pub input: fn() -> Value,
     pub output: fn() -> Arc<JsonObject>,
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
-    pub handler: Handler,
+    pub handler: &'static dyn Handler,
+}
+
+impl ToolDef {
+    pub fn input(&self) -> Value {
+        self.handler.input()
+    }
+
+    /// Read the arguments and run the tool; a vibe tool's errors, a wrong
+    /// argument included, come out in seed 002's codes.
+    pub fn call(&self, domains: &Domains, args: Args, job: Job) -> Result<Value> {
+        let r = self.handler.run(domains, args, job);
+        match self.domain {
+            Domain::Vibe => r.map_err(crate::vibe::as_vibe),
+            _ => r,
+        }
+    }
 }
 
 /// The declaration of the tool called `name`.

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::Vault;
 use super::action::{NextAction, Step};
 use super::coverage::{Coverage, cited_ranges, measure, round3};
-use crate::args::Args;
+use crate::args::{Input, LineRanges};
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
 use crate::plugins::{AuditRequest, FindingKind};
@@ -75,6 +75,16 @@ fn history_path(artifact: &RelPath, source: &RelPath) -> Result<RelPath> {
     RelPath::parse(&format!(".system/audit/{}.json", &key[..32]), false)
 }
 
+#[derive(Input)]
+pub struct AuditInput {
+    /// The artifact, relative to the vault root
+    pub artifact_path: String,
+    /// The source it was written from, relative to the vault root
+    pub source_path: String,
+    /// Source line ranges to count as covered (default: the artifact's citations)
+    pub cited_ranges: Option<LineRanges>,
+}
+
 impl Vault {
     /// Record this audit's covered lines; returns the lines covered now that
     /// were not at the previous audit.
@@ -108,13 +118,16 @@ impl Vault {
         Ok(new_lines.unwrap_or(0))
     }
 
-    pub fn audit(&self, args: Args) -> Result<AuditOutput> {
-        let artifact_path = RelPath::parse(args.req_str("artifact_path")?, false)?;
-        let source_path = RelPath::parse(args.req_str("source_path")?, false)?;
+    pub fn audit(&self, input: AuditInput) -> Result<AuditOutput> {
+        let artifact_path = RelPath::parse(&input.artifact_path, false)?;
+        let source_path = RelPath::parse(&input.source_path, false)?;
         let artifact = self.root.read_text(&artifact_path)?;
         let source = self.root.read_text(&source_path)?;
         let total = Lines::new(&source).count() as u64;
-        let given = cited_ranges(&args, "cited_ranges", total)?;
+        let given = match input.cited_ranges {
+            Some(r) => Some(cited_ranges(r, "cited_ranges", total)?),
+            None => None,
+        };
         let given32: Option<Vec<(u32, u32)>> = given.as_ref().map(|g| {
             g.iter()
                 .map(|&(a, b)| (a.min(u32::MAX as u64) as u32, b.min(u32::MAX as u64) as u32))

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::Vault;
 use super::action::{NextAction, Step};
-use crate::args::Args;
+use crate::args::{Input, LineRanges};
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
 use crate::scan::LineRange;
@@ -100,16 +100,13 @@ pub struct CoverageOutput {
     pub applied: CoverageApplied,
 }
 
-/// Cited ranges from the arguments, checked against a file of `total` lines:
-/// a range that starts or ends past the end is `invalid_parameter`.
-pub fn cited_ranges(args: &Args, key: &str, total: u64) -> Result<Option<Vec<(u64, u64)>>> {
-    let Some(ranges) = args.line_ranges(key)? else {
-        return Ok(None);
-    };
+/// The parameter `key`'s ranges checked against a file of `total` lines: a
+/// range that ends past the end is `invalid_parameter`.
+pub fn cited_ranges(ranges: LineRanges, key: &str, total: u64) -> Result<Vec<(u64, u64)>> {
     let limit = total.max(1) as i64;
-    for (i, &(_, end)) in ranges.iter().enumerate() {
+    for (i, &(_, end)) in ranges.0.iter().enumerate() {
         if end > limit {
-            let name = format!("{}[{i}].end_line", args.name(key));
+            let name = format!("{key}[{i}].end_line");
             return Err(Error::invalid_parameter(
                 &name,
                 format!(
@@ -120,12 +117,11 @@ pub fn cited_ranges(args: &Args, key: &str, total: u64) -> Result<Option<Vec<(u6
             .with("total_lines", total));
         }
     }
-    Ok(Some(
-        ranges
-            .into_iter()
-            .map(|(a, b)| (a as u64, b as u64))
-            .collect(),
-    ))
+    Ok(ranges
+        .0
+        .into_iter()
+        .map(|(a, b)| (a as u64, b as u64))
+        .collect())
 }
 
 /// Rounded for output: ratios are read by people and compared by agents.
@@ -133,16 +129,21 @@ pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
+#[derive(Input)]
+pub struct CoverageInput {
+    /// File relative to the vault root
+    pub path: String,
+    /// Line ranges already read or cited (may be empty)
+    pub cited_ranges: LineRanges,
+}
+
 impl Vault {
-    pub fn coverage(&self, args: Args) -> Result<CoverageOutput> {
-        let path = RelPath::parse(args.req_str("path")?, false)?;
-        if args.get("cited_ranges").is_none() {
-            return Err(args.missing("cited_ranges"));
-        }
+    pub fn coverage(&self, input: CoverageInput) -> Result<CoverageOutput> {
+        let path = RelPath::parse(&input.path, false)?;
         let file = self.root.open_file(&path)?;
         let total =
             crate::scan::count_lines(file).map_err(|e| crate::fs::io_error(e, &path))? as u64;
-        let ranges = cited_ranges(&args, "cited_ranges", total)?.unwrap_or_default();
+        let ranges = cited_ranges(input.cited_ranges, "cited_ranges", total)?;
         let c = measure(total, ranges);
         let ratio = c.ratio();
         let meets = ratio >= self.coverage_min_ratio;

@@ -34,7 +34,7 @@ use serde_json::json;
 use super::Vault;
 use super::action::{NextAction, Step};
 use super::coverage::round3;
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::index::{Probe, Search};
@@ -219,6 +219,35 @@ impl Scope {
     }
 }
 
+#[derive(Input)]
+pub struct FindInput {
+    /// What to look for, in plain words
+    #[arg(query)]
+    pub query: String,
+    /// Which notes to search
+    pub scope: Option<ScopeInput>,
+    /// How much work the search may do
+    pub budget: Option<BudgetInput>,
+}
+
+#[derive(Input, Default)]
+pub struct ScopeInput {
+    /// Only notes under this folder
+    pub relative_dir: Option<String>,
+    /// Only notes whose vault-relative path matches, e.g. `projects/**/*.md`
+    pub glob: Option<String>,
+}
+
+#[derive(Input, Default)]
+pub struct BudgetInput {
+    /// At most this many candidate sections (default 200, hard cap 1000)
+    #[arg(lenient, min = 1)]
+    pub max_candidates: Option<i64>,
+    /// Stop reading candidates after this many milliseconds (default 60000)
+    #[arg(lenient, min = 1)]
+    pub time_ms: Option<i64>,
+}
+
 impl Vault {
     fn pass(
         &self,
@@ -353,9 +382,9 @@ impl Vault {
         Some(text[lines.start(start as usize)..lines.end(end.min(total) as usize)].to_owned())
     }
 
-    pub fn find(&self, args: Args) -> Result<FindOutput> {
+    pub fn find(&self, input: FindInput) -> Result<FindOutput> {
         let started = Instant::now();
-        let query = args.query("query")?;
+        let query = input.query.as_str();
         let phrase = collapse(Folded::new(query).as_str());
         if phrase.is_empty() {
             return Err(Error::invalid_parameter(
@@ -363,16 +392,11 @@ impl Vault {
                 "`query` has nothing but spaces",
             ));
         }
-        let scope_args = args.obj("scope")?;
-        let dir_arg = match &scope_args {
-            Some(s) => s.str("relative_dir")?,
-            None => None,
-        };
-        let glob_arg = match &scope_args {
-            Some(s) => s.str("glob")?,
-            None => None,
-        };
-        let dir = RelPath::parse(dir_arg.unwrap_or(""), true)?;
+        let ScopeInput {
+            relative_dir: dir_arg,
+            glob: glob_arg,
+        } = input.scope.unwrap_or_default();
+        let dir = RelPath::parse(dir_arg.as_deref().unwrap_or(""), true)?;
         if !dir.is_root() {
             match self.root.stat(&dir)? {
                 Some(s) if s.is_dir => {}
@@ -391,19 +415,13 @@ impl Vault {
                 }
             }
         }
-        let glob = match glob_arg {
+        let glob = match &glob_arg {
             Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
             None => None,
         };
-        let budget = args.obj("budget")?;
-        let budget_int = |key: &str, default: i64| -> Result<u64> {
-            Ok(match &budget {
-                Some(b) => b.int_lenient(key, 1)?.unwrap_or(default),
-                None => default,
-            } as u64)
-        };
-        let max_candidates = budget_int("max_candidates", 200)?;
-        let time_ms = budget_int("time_ms", 60_000)?;
+        let budget = input.budget.unwrap_or_default();
+        let max_candidates = budget.max_candidates.unwrap_or(200) as u64;
+        let time_ms = budget.time_ms.unwrap_or(60_000) as u64;
         let (cap, cap_reason) = if max_candidates > HARD_MAX_CANDIDATES {
             (HARD_MAX_CANDIDATES, Cutoff::HardLimit)
         } else {
@@ -465,8 +483,8 @@ impl Vault {
                     time_ms,
                 },
                 scope: FindScope {
-                    relative_dir: dir_arg.map(str::to_owned),
-                    glob: glob_arg.map(str::to_owned),
+                    relative_dir: dir_arg,
+                    glob: glob_arg,
                 },
             },
         })

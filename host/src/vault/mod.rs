@@ -17,12 +17,13 @@ use crate::fs::Root;
 use crate::plugins::Plugins;
 
 pub use crate::scan::ScanOutput;
-pub use audit::AuditOutput;
-pub use coverage::CoverageOutput;
-pub use find::FindOutput;
+pub use audit::{AuditInput, AuditOutput};
+pub use coverage::{CoverageInput, CoverageOutput};
+pub use find::{FindInput, FindOutput};
+pub use read::{LsInput, ReadInput, ScanInput};
 pub use read::{LsOutput, ReadOutput};
-pub use search::SearchOutput;
-pub use write::{ReplaceOutput, WriteOutput};
+pub use search::{SearchInput, SearchOutput};
+pub use write::{CreateInput, MODES, ReplaceInput, ReplaceOutput, WriteInput, WriteOutput};
 
 pub struct Vault {
     pub root: Root,

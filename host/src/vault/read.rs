@@ -4,10 +4,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Vault;
-use crate::args::Args;
+use crate::args::{Input, line_in};
 use crate::error::{Error, Result};
 use crate::fs::{EntryKind, RelPath, io_error};
-use crate::scan::{self, CharCursor, LineRange, ScanOutput, ScanStart};
+use crate::scan::{self, CharCursor, LineRange, ScanCursor, ScanOutput, ScanStart};
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct LsItem {
@@ -42,14 +42,50 @@ pub struct ReadOutput {
     pub applied: ReadApplied,
 }
 
+#[derive(Input)]
+pub struct LsInput {
+    /// Folder relative to the vault root; omitted = the root
+    pub path: Option<String>,
+    /// Seed 001's name for `path`, accepted as the same thing.
+    #[arg(hidden)]
+    pub relative_dir: Option<String>,
+}
+
+#[derive(Input)]
+pub struct ReadInput {
+    /// File relative to the vault root
+    pub path: String,
+    /// Read from the first line (capped at {scan_max_chars} characters)
+    pub full: Option<bool>,
+    /// The lines to read (needed unless full is true)
+    pub range: Option<ReadRange>,
+}
+
+#[derive(Input)]
+pub struct ReadRange {
+    /// First line, 1-based
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+    /// Last line, inclusive; past the end reads to the end
+    #[arg(min = 1)]
+    pub end_line: Option<i64>,
+}
+
+#[derive(Input)]
+pub struct ScanInput {
+    /// File relative to the vault root
+    pub path: String,
+    /// Line to start at, 1-based (wins over cursor)
+    #[arg(min = 1)]
+    pub start_line: Option<i64>,
+    /// Where to go on: the previous call's next_cursor
+    pub cursor: Option<ScanCursor>,
+}
+
 impl Vault {
-    pub fn ls(&self, args: Args) -> Result<LsOutput> {
-        // 000's `path`; 001's `relative_dir` is accepted as the same thing.
-        let raw = match args.str("path")? {
-            Some(p) => Some(p),
-            None => args.str("relative_dir")?,
-        };
-        let dir = RelPath::parse(raw.unwrap_or(""), true)?;
+    pub fn ls(&self, input: LsInput) -> Result<LsOutput> {
+        let raw = input.path.or(input.relative_dir);
+        let dir = RelPath::parse(raw.as_deref().unwrap_or(""), true)?;
         let entries = self.root.list(&dir)?;
         let base = (!dir.is_root()).then(|| dir.to_string());
         Ok(LsOutput {
@@ -69,16 +105,12 @@ impl Vault {
         })
     }
 
-    fn file_path(&self, args: &Args) -> Result<RelPath> {
-        RelPath::parse(args.req_str("path")?, false)
-    }
-
-    pub fn read(&self, args: Args) -> Result<ReadOutput> {
-        let path = self.file_path(&args)?;
-        let full = args.bool("full")?.unwrap_or(false);
-        let range = args.obj("range")?;
+    pub fn read(&self, input: ReadInput) -> Result<ReadOutput> {
+        let path = RelPath::parse(&input.path, false)?;
+        let full = input.full.unwrap_or(false);
+        let range = input.range;
         let (start, end) = match &range {
-            Some(r) => (r.int("start_line", 1)?, r.int("end_line", 1)?),
+            Some(r) => (r.start_line, r.end_line),
             None => (None, None),
         };
         if let (Some(s), Some(e)) = (start, end)
@@ -110,8 +142,7 @@ impl Vault {
         ) {
             Ok(w) => w,
             Err(scan::Stop::Past { lines, .. }) => {
-                let r = range.as_ref().expect("only a range can start past line 1");
-                r.line_in("start_line", from, lines)?;
+                line_in("range.start_line", from, lines)?;
                 return Err(Error::internal("a start line inside the file was refused"));
             }
             Err(scan::Stop::NotText) => {
@@ -140,9 +171,9 @@ impl Vault {
         })
     }
 
-    pub fn scan(&self, args: Args) -> Result<ScanOutput> {
-        let path = self.file_path(&args)?;
-        let start = ScanStart::from_args(&args)?;
+    pub fn scan(&self, input: ScanInput) -> Result<ScanOutput> {
+        let path = RelPath::parse(&input.path, false)?;
+        let start = ScanStart::new(input.start_line, input.cursor.map(Into::into));
         let file = self.root.open_file(&path)?;
         scan::scan_stream(file, start, self.max_chars, |e| io_error(e, &path))
     }

@@ -12,12 +12,29 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Vault;
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
 use crate::text::normalize;
 
 const LIMIT_MAX: i64 = 1000;
+
+#[derive(Input)]
+pub struct SearchInput {
+    /// The text (or regular expression) to look for
+    #[arg(query)]
+    pub query: String,
+    /// How query matches: as typed, as a regex (default), or word by word
+    #[arg(one_of = ["plain", "regex", "loose"])]
+    pub mode: Option<&'static str>,
+    /// e.g. `projects/**/*.md`
+    pub glob: Option<String>,
+    /// Only files under this folder
+    pub relative_dir: Option<String>,
+    /// Most results to return (default 50)
+    #[arg(min = 1, max = LIMIT_MAX)]
+    pub limit: Option<i64>,
+}
 /// A line is searched in its first this many bytes (the rest is skipped
 /// unread into memory), so one huge line costs no more than this.
 const LINE_MAX: usize = 1 << 20;
@@ -175,23 +192,15 @@ pub(super) fn glob_matcher(pattern: &str, name: &str) -> Result<globset::GlobMat
 }
 
 impl Vault {
-    pub fn search(&self, args: Args) -> Result<SearchOutput> {
-        let query = args.query("query")?;
-        let mode = args
-            .choice("mode", &["plain", "regex", "loose"])?
-            .unwrap_or("regex");
-        let limit = args.int("limit", 1)?.unwrap_or(50);
-        if limit > LIMIT_MAX {
-            return Err(Error::invalid_parameter(
-                "limit",
-                format!("`limit` must be <= {LIMIT_MAX}, got {limit}"),
-            ));
-        }
-        let glob = match args.str("glob")? {
+    pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
+        let query = input.query.as_str();
+        let mode = input.mode.unwrap_or("regex");
+        let limit = input.limit.unwrap_or(50);
+        let glob = match &input.glob {
             Some(g) => Some(glob_matcher(g, "glob")?),
             None => None,
         };
-        let dir = RelPath::parse(args.str("relative_dir")?.unwrap_or(""), true)?;
+        let dir = RelPath::parse(input.relative_dir.as_deref().unwrap_or(""), true)?;
         let mut regex_error = None;
         let matcher = match mode {
             "plain" => Matcher::Plain(query.to_owned()),

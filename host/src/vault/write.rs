@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Vault;
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::plugins::{WriteKind, WriteRequest};
@@ -25,6 +25,45 @@ pub struct ReplaceOutput {
 
 fn conflict(path: &RelPath, message: String) -> Error {
     Error::new(Code::Conflict, message).with("path", path.to_string())
+}
+
+/// The two ways to write a whole note (vault_write, the bridge's copies).
+pub const MODES: [&str; 2] = ["overwrite", "append"];
+
+#[derive(Input)]
+pub struct CreateInput {
+    /// New file relative to the vault root
+    pub path: String,
+    /// The whole content (non-empty)
+    #[arg(nonempty)]
+    pub content: String,
+}
+
+#[derive(Input)]
+pub struct WriteInput {
+    /// Existing file relative to the vault root
+    pub path: String,
+    /// The text to write
+    #[arg(text)]
+    pub content: String,
+    /// Replace the file's content, or add after it
+    #[arg(one_of = MODES)]
+    pub mode: &'static str,
+}
+
+#[derive(Input)]
+pub struct ReplaceInput {
+    /// Existing file relative to the vault root
+    pub path: String,
+    /// The exact text to find (it must occur once)
+    #[arg(nonempty)]
+    pub find: String,
+    /// The text to put in its place
+    #[arg(text)]
+    pub replace: String,
+    /// How many occurrences to replace; 0 = all; default 1
+    #[arg(min = 0)]
+    pub max_replacements: Option<i64>,
 }
 
 impl Vault {
@@ -46,9 +85,9 @@ impl Vault {
         })
     }
 
-    pub fn create(&self, args: Args) -> Result<WriteOutput> {
-        let path = RelPath::parse(args.req_str("path")?, false)?;
-        let content = args.req_nonempty("content")?;
+    pub fn create(&self, input: CreateInput) -> Result<WriteOutput> {
+        let path = RelPath::parse(&input.path, false)?;
+        let content = &input.content;
         self.root.update(&path, |current| {
             // Policy first: a reserved path is `forbidden` whether or not it exists.
             self.policy("vault_create", WriteKind::Create, &path, current.is_some())?;
@@ -68,12 +107,10 @@ impl Vault {
         })
     }
 
-    pub fn write(&self, args: Args) -> Result<WriteOutput> {
-        let path = RelPath::parse(args.req_str("path")?, false)?;
-        let content = args.req_text("content")?;
-        let mode = args
-            .choice("mode", &["overwrite", "append"])?
-            .ok_or_else(|| args.missing("mode"))?;
+    pub fn write(&self, input: WriteInput) -> Result<WriteOutput> {
+        let path = RelPath::parse(&input.path, false)?;
+        let content = &input.content;
+        let mode = input.mode;
         let kind = if mode == "append" {
             WriteKind::Append
         } else {
@@ -101,11 +138,10 @@ impl Vault {
         })
     }
 
-    pub fn replace(&self, args: Args) -> Result<ReplaceOutput> {
-        let path = RelPath::parse(args.req_str("path")?, false)?;
-        let find = args.req_nonempty("find")?;
-        let replace = args.req_text("replace")?;
-        let max = args.int("max_replacements", 0)?.unwrap_or(1) as usize;
+    pub fn replace(&self, input: ReplaceInput) -> Result<ReplaceOutput> {
+        let path = RelPath::parse(&input.path, false)?;
+        let (find, replace) = (input.find.as_str(), input.replace.as_str());
+        let max = input.max_replacements.unwrap_or(1) as usize;
         let done = self.root.update(&path, |current| {
             // The policy decides before anything else, so a forbidden path is
             // refused even when the file is missing or `find` does not occur.

@@ -15,7 +15,7 @@ mod write;
 
 use serde_json::Value;
 
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, SectionIndex, SyncOptions};
@@ -23,7 +23,12 @@ use crate::job::Job;
 
 pub use prompt::PROMPTS;
 pub use read::{DocOutput, ListTasksOutput, PlanOutput, ProjectDetail, ProjectsOutput};
-pub use search::{BOOSTS, SearchOutput};
+pub use read::{GetPlanInput, ListTasksInput, ReadDocInput};
+pub use search::{BOOSTS, SearchInput, SearchOutput};
+pub use write::{
+    CreateDocInput, CreatePlanInput, CreateTaskInput, LogSessionInput, UpdateDocInput,
+    UpdateTaskStatusInput,
+};
 pub use write::{
     CreateDocOutput, CreatePlanOutput, CreateTaskOutput, LogSessionOutput, ReindexOutput,
     UpdateDocOutput, UpdateStatusOutput, slug,
@@ -158,6 +163,14 @@ fn segment<'a>(param: &str, value: &'a str) -> Result<&'a str> {
     Ok(value)
 }
 
+#[derive(Input)]
+pub struct ReindexInput {
+    /// Only this project (default: all)
+    pub project: Option<String>,
+    /// Rebuild every file (default false)
+    pub full: Option<bool>,
+}
+
 impl Vibe {
     pub fn new(root: Root, state_dir: Option<&std::path::Path>) -> Vibe {
         let index = LiveIndex::new("vibe", &root, state_dir, indexable, extract);
@@ -183,26 +196,18 @@ impl Vibe {
         }
     }
 
-    /// The required `project` argument, checked.
-    fn project_arg(&self, a: &Args) -> Result<(String, RelPath)> {
-        let name = a.req_str("project")?;
+    /// The `project` argument, checked: a project that exists.
+    fn project_arg(&self, name: &str) -> Result<(String, RelPath)> {
         let p = self.project("project", name)?;
         Ok((name.to_owned(), p))
     }
 
-    /// A folder argument: one of [`FOLDERS`] (else `INVALID_FOLDER`, by
-    /// [`as_vibe`]).
-    fn folder(a: &Args, key: &str) -> Result<Option<&'static str>> {
-        a.choice(key, &FOLDERS)
-    }
-
-    fn req_folder(a: &Args) -> Result<&'static str> {
-        Self::folder(a, "folder")?.ok_or_else(|| a.missing("folder"))
-    }
-
-    /// A status argument: one of [`STATUSES`] (else `INVALID_STATUS`).
-    fn status(a: &Args, key: &str) -> Result<Option<&'static str>> {
-        a.choice(key, &STATUSES)
+    /// An optional `project` argument, checked.
+    fn project_filter(&self, name: Option<String>) -> Result<Option<String>> {
+        if let Some(p) = &name {
+            self.project("project", p)?;
+        }
+        Ok(name)
     }
 
     /// The index, brought up to date with the files first.
@@ -229,15 +234,9 @@ impl Vibe {
 
     /// reindex (002): incremental by size + mtime + content hash, or `full`;
     /// one project or all.
-    pub fn reindex(&self, a: Args, job: Job) -> Result<ReindexOutput> {
-        let project = match a.str("project")? {
-            Some(name) => {
-                self.project("project", name)?;
-                Some(name.to_owned())
-            }
-            None => None,
-        };
-        let full = a.bool("full")?.unwrap_or(false);
+    pub fn reindex(&self, input: ReindexInput, job: Job) -> Result<ReindexOutput> {
+        let project = self.project_filter(input.project)?;
+        let full = input.full.unwrap_or(false);
         let started = std::time::Instant::now();
         let options = SyncOptions {
             under: project.as_deref(),

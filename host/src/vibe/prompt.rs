@@ -331,8 +331,13 @@ impl Vibe {
             out.push('\n');
         } else if let Some(f) = focus {
             // A feature name: the documents that match it best.
-            let args = serde_json::json!({ "query": f, "project": project, "limit": 5 });
-            if let Ok(found) = self.search(crate::args::Args::new(args.as_object())) {
+            let input = super::SearchInput {
+                query: f.to_owned(),
+                project: Some(project.to_owned()),
+                folder: None,
+                limit: Some(5),
+            };
+            if let Ok(found) = self.search(input) {
                 for r in found.results {
                     let heading = if r.heading.is_empty() {
                         String::new()

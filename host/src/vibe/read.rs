@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::doc::{self, DocMeta};
-use super::{FOLDERS, Vibe, doc_type, local_date};
-use crate::args::Args;
+use super::{FOLDERS, STATUSES, Vibe, doc_type, local_date};
+use crate::args::Input;
 use crate::error::{Error, Result, VibeCode};
 use crate::fs::{EntryKind, RelPath};
 
@@ -227,12 +227,37 @@ pub fn plan_counts(body: &str) -> PlanCounts {
     c
 }
 
-impl Vibe {
-    /// A file argument: one name inside the folder.
-    fn file_arg<'a>(a: &Args<'a>, key: &str) -> Result<&'a str> {
-        super::segment(key, a.req_str(key)?)
-    }
+#[derive(Input)]
+pub struct ReadDocInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Folder holding the file
+    #[arg(one_of = FOLDERS)]
+    pub folder: &'static str,
+    /// File name, e.g. 004-definir-interfaz-mcp.md
+    pub filename: String,
+}
 
+#[derive(Input)]
+pub struct ListTasksInput {
+    /// Only this project (default: all)
+    pub project: Option<String>,
+    /// Only tasks with this status
+    #[arg(one_of = STATUSES)]
+    pub status: Option<&'static str>,
+    /// Include each task's full text (default false)
+    pub include_content: Option<bool>,
+}
+
+#[derive(Input)]
+pub struct GetPlanInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Plan file in plans/ (default execution-plan.md)
+    pub filename: Option<String>,
+}
+
+impl Vibe {
     /// Read `{project}/{folder}/{filename}` with its metadata.
     pub fn read_file(&self, project: &str, folder: &str, filename: &str) -> Result<DocOutput> {
         let path = RelPath::parse(&format!("{project}/{folder}/{filename}"), false)?;
@@ -275,23 +300,16 @@ impl Vibe {
         })
     }
 
-    pub fn read_doc(&self, a: Args) -> Result<DocOutput> {
-        let (project, _) = self.project_arg(&a)?;
-        let folder = Self::req_folder(&a)?;
-        let filename = Self::file_arg(&a, "filename")?;
-        self.read_file(&project, folder, filename)
+    pub fn read_doc(&self, input: ReadDocInput) -> Result<DocOutput> {
+        let (project, _) = self.project_arg(&input.project)?;
+        let filename = super::segment("filename", &input.filename)?;
+        self.read_file(&project, input.folder, filename)
     }
 
-    pub fn list_tasks(&self, a: Args) -> Result<ListTasksOutput> {
-        let project = match a.str("project")? {
-            Some(p) => {
-                self.project("project", p)?;
-                Some(p.to_owned())
-            }
-            None => None,
-        };
-        let status = Self::status(&a, "status")?;
-        let include_content = a.bool("include_content")?.unwrap_or(false);
+    pub fn list_tasks(&self, input: ListTasksInput) -> Result<ListTasksOutput> {
+        let project = self.project_filter(input.project)?;
+        let status = input.status;
+        let include_content = input.include_content.unwrap_or(false);
         let index = self.fresh()?;
         let mut tasks = Vec::new();
         {
@@ -337,9 +355,9 @@ impl Vibe {
         })
     }
 
-    pub fn get_plan(&self, a: Args) -> Result<PlanOutput> {
-        let (project, _) = self.project_arg(&a)?;
-        let filename = match a.str("filename")? {
+    pub fn get_plan(&self, input: GetPlanInput) -> Result<PlanOutput> {
+        let (project, _) = self.project_arg(&input.project)?;
+        let filename = match &input.filename {
             Some(f) => super::segment("filename", f)?,
             None => "execution-plan.md",
         };

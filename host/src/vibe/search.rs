@@ -26,8 +26,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Vibe, doc_type};
-use crate::args::Args;
-use crate::error::{Error, Result, VibeCode};
+use crate::args::Input;
+use crate::error::Result;
 use crate::fs::RelPath;
 use crate::index::{Filter, Probe, Search};
 use crate::text::Lines;
@@ -124,7 +124,6 @@ pub const BOOSTS: Boosts = Boosts {
 
 const DEFAULT_LIMIT: i64 = 20;
 const MAX_LIMIT: i64 = 100;
-const MAX_QUERY_CHARS: usize = crate::args::QUERY_MAX_CHARS;
 
 fn table(t: &[(&str, f64)], key: &str) -> f64 {
     t.iter().find(|(k, _)| *k == key).map_or(1.0, |(_, v)| *v)
@@ -164,35 +163,30 @@ fn age_days(date: &str, today: chrono::NaiveDate) -> Option<f64> {
     Some((today - d).num_days() as f64)
 }
 
+/// search's input; a wrong `query` or `limit` is INVALID_QUERY, a wrong
+/// `folder` INVALID_FOLDER (seed 002, by `as_vibe`).
+#[derive(Input)]
+pub struct SearchInput {
+    /// Text to search for
+    #[arg(query)]
+    pub query: String,
+    /// Only this project
+    pub project: Option<String>,
+    /// Only this folder
+    #[arg(one_of = super::FOLDERS)]
+    pub folder: Option<&'static str>,
+    /// Results at most (default 20, at most 100)
+    #[arg(min = 1, max = MAX_LIMIT)]
+    pub limit: Option<i64>,
+}
+
 impl Vibe {
-    pub fn search(&self, a: Args) -> Result<SearchOutput> {
-        let query = a.req_text("query")?;
-        if query.trim().is_empty() {
-            return Err(Error::vibe(VibeCode::InvalidQuery, "the query is empty"));
-        }
-        if query.chars().take(MAX_QUERY_CHARS + 1).count() > MAX_QUERY_CHARS {
-            return Err(Error::vibe(
-                VibeCode::InvalidQuery,
-                format!("the query is longer than {MAX_QUERY_CHARS} characters"),
-            ));
-        }
-        let project = match a.str("project")? {
-            Some(p) => {
-                self.project("project", p)?;
-                Some(p)
-            }
-            None => None,
-        };
-        let folder = Self::folder(&a, "folder")?;
-        let limit = a.int("limit", 1)?.unwrap_or(DEFAULT_LIMIT);
-        if limit > MAX_LIMIT {
-            return Err(Error::vibe(
-                VibeCode::InvalidQuery,
-                format!("`limit` is at most {MAX_LIMIT}, got {limit}"),
-            )
-            .with("parameter", "limit"));
-        }
-        let limit = limit as usize;
+    pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
+        let query = input.query.as_str();
+        let project = self.project_filter(input.project.clone())?;
+        let project = project.as_deref();
+        let folder = input.folder;
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT) as usize;
         let t0 = std::time::Instant::now();
         let index = self.fresh()?;
         let t1 = std::time::Instant::now();

@@ -8,8 +8,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::read::sha256;
-use super::{Vibe, doc};
-use crate::args::Args;
+use super::{FOLDERS, STATUSES, Vibe, doc};
+use crate::args::Input;
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::RelPath;
 use crate::index::SyncStats;
@@ -292,13 +292,107 @@ fn missing(project: &str, rel: &str) -> Error {
     .with("path", rel)
 }
 
+#[derive(Input)]
+pub struct CreateDocInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Folder to create the file in
+    #[arg(one_of = FOLDERS)]
+    pub folder: &'static str,
+    /// File name
+    pub filename: String,
+    /// File content
+    #[arg(text)]
+    pub content: String,
+    /// YAML front matter fields
+    pub frontmatter: Option<Map<String, Value>>,
+}
+
+#[derive(Input)]
+pub struct UpdateDocInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Folder holding the file
+    #[arg(one_of = FOLDERS)]
+    pub folder: &'static str,
+    /// File name
+    pub filename: String,
+    /// The new full content
+    #[arg(text)]
+    pub content: String,
+    /// Front matter fields to merge
+    pub frontmatter: Option<Map<String, Value>>,
+    /// SHA-256 (hex) the file must still have
+    pub expected_hash: Option<String>,
+}
+
+#[derive(Input)]
+pub struct CreateTaskInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Task title
+    #[arg(nonempty)]
+    pub title: String,
+    /// Objective (one paragraph)
+    pub objective: String,
+    /// Steps, in order
+    pub steps: Vec<String>,
+    /// Acceptance criteria
+    pub acceptance_criteria: Vec<String>,
+    /// e.g. related_files, dependencies (arrays)
+    pub context: Option<Map<String, Value>>,
+    /// Additional notes
+    pub notes: Option<String>,
+    /// Initial status (default pending)
+    #[arg(one_of = STATUSES)]
+    pub status: Option<&'static str>,
+    /// Tags for the front matter
+    pub tags: Option<Vec<String>>,
+}
+
+#[derive(Input)]
+pub struct UpdateTaskStatusInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Task number ("004") or filename ("004-definir-interfaz-mcp.md")
+    #[arg(nonempty)]
+    pub task: String,
+    /// New status
+    #[arg(one_of = STATUSES)]
+    pub status: &'static str,
+}
+
+#[derive(Input)]
+pub struct CreatePlanInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// Plan file name (default execution-plan.md)
+    pub filename: Option<String>,
+    /// The full plan
+    #[arg(text)]
+    pub content: String,
+}
+
+#[derive(Input)]
+pub struct LogSessionInput {
+    /// Project name: a folder directly under VIBE_ROOT
+    pub project: String,
+    /// The note (markdown)
+    #[arg(nonempty)]
+    pub content: String,
+    /// Suffix for the file name, e.g. debugging-auth
+    pub suffix: Option<String>,
+    /// Append to the day's note (default false)
+    pub append: Option<bool>,
+}
+
 impl Vibe {
-    pub fn create_doc(&self, a: Args) -> Result<CreateDocOutput> {
-        let (project, _) = self.project_arg(&a)?;
-        let folder = Self::req_folder(&a)?;
-        let filename = super::segment("filename", a.req_str("filename")?)?;
-        let content = a.req_text("content")?;
-        let text = match a.map("frontmatter")? {
+    pub fn create_doc(&self, input: CreateDocInput) -> Result<CreateDocOutput> {
+        let (project, _) = self.project_arg(&input.project)?;
+        let folder = input.folder;
+        let filename = super::segment("filename", &input.filename)?;
+        let content = input.content.as_str();
+        let text = match &input.frontmatter {
             Some(f) => with_front(content, None, f),
             None => content.to_owned(),
         };
@@ -325,14 +419,15 @@ impl Vibe {
         })
     }
 
-    pub fn update_doc(&self, a: Args) -> Result<UpdateDocOutput> {
-        let (project, _) = self.project_arg(&a)?;
-        let folder = Self::req_folder(&a)?;
-        let filename = super::segment("filename", a.req_str("filename")?)?;
-        let content = a.req_text("content")?;
-        let front = a.map("frontmatter")?;
-        let expected = a
-            .str("expected_hash")?
+    pub fn update_doc(&self, input: UpdateDocInput) -> Result<UpdateDocOutput> {
+        let (project, _) = self.project_arg(&input.project)?;
+        let folder = input.folder;
+        let filename = super::segment("filename", &input.filename)?;
+        let content = input.content.as_str();
+        let front = input.frontmatter.as_ref();
+        let expected = input
+            .expected_hash
+            .as_deref()
             .map(|h| h.trim().to_ascii_lowercase());
         let rel = format!("{folder}/{filename}");
         let path = RelPath::parse(&format!("{project}/{rel}"), false)?;
@@ -379,18 +474,19 @@ impl Vibe {
         })
     }
 
-    pub fn create_task(&self, a: Args) -> Result<CreateTaskOutput> {
-        let (_, dir) = self.project_arg(&a)?;
-        let title = a.req_nonempty("title")?;
-        let objective = a.req_str("objective")?;
-        let steps = a.str_list("steps")?.ok_or_else(|| a.missing("steps"))?;
-        let acceptance = a
-            .str_list("acceptance_criteria")?
-            .ok_or_else(|| a.missing("acceptance_criteria"))?;
-        let context = a.map("context")?;
-        let notes = a.str("notes")?;
-        let status = Self::status(&a, "status")?.unwrap_or("pending");
-        let tags = a.str_list("tags")?.unwrap_or_default();
+    pub fn create_task(&self, input: CreateTaskInput) -> Result<CreateTaskOutput> {
+        let (_, dir) = self.project_arg(&input.project)?;
+        let title = input.title.as_str();
+        let objective = input.objective.as_str();
+        fn strs(l: &[String]) -> Vec<&str> {
+            l.iter().map(String::as_str).collect()
+        }
+        let steps = strs(&input.steps);
+        let acceptance = strs(&input.acceptance_criteria);
+        let context = input.context.as_ref();
+        let notes = input.notes.as_deref();
+        let status = input.status.unwrap_or("pending");
+        let tags = strs(input.tags.as_deref().unwrap_or_default());
         let text = TaskText {
             title,
             status,
@@ -477,10 +573,10 @@ impl Vibe {
         }
     }
 
-    pub fn update_task_status(&self, a: Args) -> Result<UpdateStatusOutput> {
-        let (project, dir) = self.project_arg(&a)?;
-        let task = a.req_nonempty("task")?;
-        let status = Self::status(&a, "status")?.ok_or_else(|| a.missing("status"))?;
+    pub fn update_task_status(&self, input: UpdateTaskStatusInput) -> Result<UpdateStatusOutput> {
+        let (project, dir) = self.project_arg(&input.project)?;
+        let task = input.task.as_str();
+        let status = input.status;
         let filename = self.find_task(&project, &dir, task)?;
         let path = dir.join("tasks").join(&filename);
         let rel = format!("tasks/{filename}");
@@ -517,13 +613,13 @@ impl Vibe {
         })
     }
 
-    pub fn create_plan(&self, a: Args) -> Result<CreatePlanOutput> {
-        let (_, dir) = self.project_arg(&a)?;
-        let filename = match a.str("filename")? {
+    pub fn create_plan(&self, input: CreatePlanInput) -> Result<CreatePlanOutput> {
+        let (_, dir) = self.project_arg(&input.project)?;
+        let filename = match &input.filename {
             Some(f) => super::segment("filename", f)?,
             None => "execution-plan.md",
         };
-        let content = a.req_text("content")?;
+        let content = input.content.as_str();
         let path = dir.join("plans").join(filename);
         let action = self
             .root
@@ -546,12 +642,12 @@ impl Vibe {
         })
     }
 
-    pub fn log_session(&self, a: Args) -> Result<LogSessionOutput> {
-        let (project, dir) = self.project_arg(&a)?;
-        let content = a.req_nonempty("content")?;
-        let append = a.bool("append")?.unwrap_or(false);
+    pub fn log_session(&self, input: LogSessionInput) -> Result<LogSessionOutput> {
+        let (project, dir) = self.project_arg(&input.project)?;
+        let content = input.content.as_str();
+        let append = input.append.unwrap_or(false);
         let date = chrono::Local::now().format("%Y-%m-%d").to_string();
-        let filename = match a.str("suffix")? {
+        let filename = match input.suffix.as_deref() {
             Some(s) => {
                 let s = slug(s);
                 if s.is_empty() {

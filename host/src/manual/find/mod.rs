@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use super::Manuals;
 use super::trace::CacheKey;
-use crate::args::Args;
+use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::job::Job;
 use crate::plugins::claim_graph::Graph;
@@ -111,11 +111,39 @@ pub(super) struct Request {
     pub time_ms: u64,
 }
 
+#[derive(Input)]
+pub struct FindInput {
+    /// What to look for, in plain words
+    #[arg(query)]
+    pub query: String,
+    /// Search this manual first (default DEFAULT_MANUAL_ID, else all)
+    pub manual_id: Option<String>,
+    /// Widen to every manual when the first is insufficient (default true)
+    pub expand_scope: Option<bool>,
+    /// Leave out the sections that trace already integrated
+    pub only_unscanned_from_trace_id: Option<String>,
+    /// Return the claim graph (default false)
+    pub include_claim_graph: Option<bool>,
+    /// Answer a repeated query from its trace (default SEM_CACHE_ENABLED)
+    pub use_cache: Option<bool>,
+    /// How much work the search may do
+    pub budget: Option<BudgetInput>,
+}
+
+#[derive(Input, Default)]
+pub struct BudgetInput {
+    /// At most this many candidates (default 200)
+    #[arg(lenient, min = 1)]
+    pub max_candidates: Option<i64>,
+    /// Stop optional stages after this many milliseconds (default 60000)
+    #[arg(lenient, min = 1)]
+    pub time_ms: Option<i64>,
+}
+
 impl Manuals {
-    fn parse_find(&self, args: &Args) -> Result<Request> {
-        let query = args.query("query")?;
-        let manual_id = match args.str("manual_id")? {
-            Some(_) => Some(self.manual(args, "manual_id")?.to_string()),
+    fn parse_find(&self, input: FindInput) -> Result<Request> {
+        let manual_id = match &input.manual_id {
+            Some(id) => Some(self.manual(id, "manual_id")?.to_string()),
             None => match &self.find.default_manual_id {
                 Some(id) => {
                     let p = crate::fs::RelPath::parse(id, false)?;
@@ -133,28 +161,22 @@ impl Manuals {
                 None => None,
             },
         };
-        let budget = args.obj("budget")?;
-        let budget_int = |key: &str, default: i64| -> Result<u64> {
-            Ok(match &budget {
-                Some(b) => b.int_lenient(key, 1)?.unwrap_or(default),
-                None => default,
-            } as u64)
-        };
+        let budget = input.budget.unwrap_or_default();
         Ok(Request {
-            query: query.to_owned(),
+            query: input.query,
             manual_id,
-            expand_scope: args.bool("expand_scope")?.unwrap_or(true),
-            only_unscanned: args.str("only_unscanned_from_trace_id")?.map(str::to_owned),
-            include_graph: args.bool("include_claim_graph")?.unwrap_or(false),
-            use_cache: args.bool("use_cache")?.unwrap_or(self.find.cache_default),
-            max_candidates: budget_int("max_candidates", 200)?,
-            time_ms: budget_int("time_ms", 60_000)?,
+            expand_scope: input.expand_scope.unwrap_or(true),
+            only_unscanned: input.only_unscanned_from_trace_id,
+            include_graph: input.include_claim_graph.unwrap_or(false),
+            use_cache: input.use_cache.unwrap_or(self.find.cache_default),
+            max_candidates: budget.max_candidates.unwrap_or(200) as u64,
+            time_ms: budget.time_ms.unwrap_or(60_000) as u64,
         })
     }
 
-    pub fn find(&self, args: Args, job: Job) -> Result<FindOutput> {
+    pub fn find(&self, input: FindInput, job: Job) -> Result<FindOutput> {
         let started = Instant::now();
-        let req = self.parse_find(&args)?;
+        let req = self.parse_find(input)?;
         let exclude: Exclude = match &req.only_unscanned {
             Some(id) => {
                 let t = self.traces().get(id).ok_or_else(|| {

@@ -2,6 +2,12 @@
 //! serde derive) so that a wrong JSON type is a tool error with the code
 //! `invalid_parameter` naming the parameter, never a JSON-RPC error and never
 //! a silent coercion. `null` counts as absent; unknown keys are ignored.
+//! Tools declare their inputs as structs (`param.rs`); [`Args`] is what
+//! those read through.
+
+mod param;
+
+pub use param::{Input, LineRanges, Param, Rule, described, object};
 
 use serde_json::{Map, Value};
 
@@ -13,7 +19,7 @@ pub const QUERY_MAX_CHARS: usize = 1000;
 
 /// The longest string argument that is not file content (paths, globs,
 /// names, notes), in bytes. Content (`content`, `find`, `replace`) is read
-/// with [`Args::req_text`] and bounded by `max_file_bytes` where it is written.
+/// with [`Args::text`] and bounded by `max_file_bytes` where it is written.
 pub const STR_MAX_BYTES: usize = 64 << 10;
 
 /// The most items a string-list argument may hold.
@@ -46,6 +52,23 @@ fn as_integer(v: &Value) -> Option<i64> {
     }
     let f = n.as_f64()?;
     (f.fract() == 0.0 && f.abs() < 9.0e15).then_some(f as i64)
+}
+
+/// Check an already-read line number, the parameter `name`, against a file
+/// of `total` lines (an empty file accepts line 1, which yields nothing).
+pub fn line_in(name: &str, line: i64, total: usize) -> Result<usize> {
+    let line = line as usize;
+    if line > total.max(1) {
+        return Err(Error::invalid_parameter(
+            name,
+            format!(
+                "`{name}` is {line} but the file has {total} line{}",
+                if total == 1 { "" } else { "s" }
+            ),
+        )
+        .with("total_lines", total as u64));
+    }
+    Ok(line)
 }
 
 impl<'a> Args<'a> {
@@ -104,10 +127,6 @@ impl<'a> Args<'a> {
         }
     }
 
-    pub fn req_text(&self, key: &str) -> Result<&'a str> {
-        self.text(key)?.ok_or_else(|| self.missing(key))
-    }
-
     /// A string of at most [`STR_MAX_BYTES`].
     pub fn str(&self, key: &str) -> Result<Option<&'a str>> {
         let s = self.text(key)?;
@@ -119,39 +138,33 @@ impl<'a> Args<'a> {
         Ok(s)
     }
 
-    pub fn req_str(&self, key: &str) -> Result<&'a str> {
-        self.str(key)?.ok_or_else(|| self.missing(key))
-    }
-
-    /// A search query: required, not blank, at most [`QUERY_MAX_CHARS`].
-    pub fn query(&self, key: &str) -> Result<&'a str> {
-        let q = self.req_text(key)?;
+    /// A search query: not blank, at most [`QUERY_MAX_CHARS`].
+    pub fn query(&self, key: &str) -> Result<Option<&'a str>> {
+        let Some(q) = self.text(key)? else {
+            return Ok(None);
+        };
         if q.trim().is_empty() {
-            let name = self.name(key);
-            return Err(Error::invalid_parameter(
-                &name,
-                format!("`{name}` must not be empty"),
-            ));
+            return Err(self.empty(key));
         }
         let chars = q.chars().take(QUERY_MAX_CHARS + 1).count();
         if chars > QUERY_MAX_CHARS {
             return Err(self.too_long(key, q.chars().count(), QUERY_MAX_CHARS, "characters"));
         }
-        Ok(q)
+        Ok(Some(q))
     }
 
-    /// A required string that must not be empty (written content, so
-    /// bounded where it is written, not here).
-    pub fn req_nonempty(&self, key: &str) -> Result<&'a str> {
-        let s = self.req_text(key)?;
-        if s.is_empty() {
-            let name = self.name(key);
-            return Err(Error::invalid_parameter(
-                &name,
-                format!("`{name}` must not be empty"),
-            ));
+    /// A string that must not be empty (written content, so bounded where
+    /// it is written, not here).
+    pub fn nonempty(&self, key: &str) -> Result<Option<&'a str>> {
+        match self.text(key)? {
+            Some("") => Err(self.empty(key)),
+            s => Ok(s),
         }
-        Ok(s)
+    }
+
+    fn empty(&self, key: &str) -> Error {
+        let name = self.name(key);
+        Error::invalid_parameter(&name, format!("`{name}` must not be empty"))
     }
 
     pub fn bool(&self, key: &str) -> Result<Option<bool>> {
@@ -209,24 +222,6 @@ impl<'a> Args<'a> {
             .with("value", i));
         }
         Ok(i)
-    }
-
-    /// Check an already-read line number against a file of `total` lines
-    /// (an empty file accepts line 1, which yields nothing).
-    pub fn line_in(&self, key: &str, line: i64, total: usize) -> Result<usize> {
-        let line = line as usize;
-        if line > total.max(1) {
-            let name = self.name(key);
-            return Err(Error::invalid_parameter(
-                &name,
-                format!(
-                    "`{name}` is {line} but the file has {total} line{}",
-                    if total == 1 { "" } else { "s" }
-                ),
-            )
-            .with("total_lines", total as u64));
-        }
-        Ok(line)
     }
 
     /// An array of strings.
