@@ -81,9 +81,23 @@ fn spawn_sync(
     }
 }
 
+/// The roots and the state folder opened and checked, before any thread
+/// starts: the point where the process can confine itself
+/// ([`Opened::sandbox`]) and still start everything after.
+pub struct Opened {
+    config: Config,
+    roots: Vec<(&'static str, Root)>,
+    state: Option<StateDir>,
+}
+
 impl App {
     /// Open the roots, check them, load the plugins.
     pub fn start(config: Config) -> Result<App, StartError> {
+        Self::open(config)?.start()
+    }
+
+    /// Open and check the roots and the state folder; no thread is started.
+    pub fn open(config: Config) -> Result<Opened, StartError> {
         if let Some(p) = Self::unknown_profile_entry(&config) {
             return Err(StartError::Profile(p.to_owned()));
         }
@@ -112,6 +126,37 @@ impl App {
                 None
             }
         });
+        Ok(Opened {
+            config,
+            roots,
+            state,
+        })
+    }
+}
+
+impl Opened {
+    /// What the process may reach once confined: the opened roots (the
+    /// manuals read-only), the state folder, the components' folders.
+    pub fn sandbox(&self) -> crate::fs::sandbox::Plan {
+        let mut plan = crate::fs::sandbox::Plan::default();
+        for (name, root) in &self.roots {
+            match *name {
+                "manuals_root" => plan.read.push(root.path().to_path_buf()),
+                _ => plan.write.push(root.path().to_path_buf()),
+            }
+        }
+        plan.write
+            .extend(self.state.as_ref().map(|s| s.path().to_path_buf()));
+        plan.with_components(&self.config)
+    }
+
+    /// Load the plugins and open the domains (their indexes and watchers).
+    pub fn start(self) -> Result<App, StartError> {
+        let Opened {
+            config,
+            roots,
+            state,
+        } = self;
         let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
         let mut vault = None;
         let mut manuals = None;
@@ -181,7 +226,9 @@ impl App {
             plugins,
         })
     }
+}
 
+impl App {
     /// Start indexing in the background: `initialize` never waits for it, and
     /// the first search waits only for what is left.
     pub fn index_in_background(&self) {

@@ -48,6 +48,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("plugin_instances", Kind::Int),
     ("read_only", Kind::Bool),
     ("tools", Kind::List),
+    ("sandbox", Kind::Bool),
 ];
 
 /// A plugin slot: one `kura:plugins` world. Printed as the world's name
@@ -201,6 +202,8 @@ pub struct Config {
     /// `vault`, `vibe`, `bridge`); empty serves every tool.
     #[serde(deserialize_with = "list")]
     pub tools: Vec<String>,
+    /// Confine the serving process to its roots (Linux Landlock).
+    pub sandbox: bool,
     pub plugins: PluginsConfig,
 }
 
@@ -252,6 +255,7 @@ impl Default for Config {
             plugin_instances: 64,
             read_only: false,
             tools: Vec::new(),
+            sandbox: true,
             plugins: PluginsConfig::default(),
         }
     }

@@ -4,11 +4,9 @@
 //! toured by a real MCP client over stdio.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::app::App;
 use crate::client::Session;
 use crate::config::Config;
 
@@ -46,12 +44,24 @@ impl DemoData {
     }
 }
 
-/// Start an app on the demo data (other roots from `config` are dropped).
-pub fn start_app(data: &DemoData, mut config: Config) -> Result<Arc<App>, crate::app::StartError> {
-    config.vault_root = Some(data.vault());
-    config.manuals_root = Some(data.manuals());
-    config.vibe_root = Some(data.vibe());
-    Ok(Arc::new(App::start(config)?))
+impl DemoData {
+    /// `config` with the demo's roots (other roots are dropped).
+    pub fn configure(&self, mut config: Config) -> Config {
+        config.vault_root = Some(self.vault());
+        config.manuals_root = Some(self.manuals());
+        config.vibe_root = Some(self.vibe());
+        config
+    }
+
+    /// `plan` for a process serving the demo: the copy is kura's own
+    /// (read-write whole, manuals included, so that it can be removed at
+    /// exit), and its folder may be removed from its parent.
+    pub fn sandbox(&self, mut plan: crate::fs::sandbox::Plan) -> crate::fs::sandbox::Plan {
+        plan.write.push(self.path().to_path_buf());
+        plan.remove_dir
+            .extend(self.path().parent().map(Path::to_path_buf));
+        plan
+    }
 }
 
 /// One numbered exchange: print the call and the (shortened) answer.

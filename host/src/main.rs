@@ -125,6 +125,9 @@ pub struct Settings {
     /// Serve only these tools or domains, e.g. --tools manual,vault_read (same as --set tools=...).
     #[arg(long, value_name = "LIST")]
     tools: Option<String>,
+    /// Do not confine the process with Landlock (same as --set sandbox=false).
+    #[arg(long)]
+    no_sandbox: bool,
 }
 
 fn load_config(s: &Settings) -> Result<Config, String> {
@@ -144,6 +147,9 @@ fn load_config(s: &Settings) -> Result<Config, String> {
     }
     if let Some(t) = &s.tools {
         o.values.insert("tools".into(), t.clone());
+    }
+    if s.no_sandbox {
+        o.values.insert("sandbox".into(), "false".into());
     }
     for kv in &s.set {
         let (k, v) = kv
@@ -181,6 +187,67 @@ fn load_config(s: &Settings) -> Result<Config, String> {
     };
     let file = file_path.as_deref().zip(text.as_deref());
     Config::resolve(file, |k| std::env::var(k).ok(), &o).map_err(|e| e.to_string())
+}
+
+/// What `serve` and `call` set up before the async runtime starts a thread:
+/// the roots and state folder opened, the demo's copy, and the sandbox
+/// around them (Landlock confines the calling thread and the threads it
+/// creates later). The sandbox's line is logged once the start succeeded.
+struct Prepared {
+    opened: kura::app::Opened,
+    demo: Option<kura::demo::DemoData>,
+    sandbox: (tracing::Level, String),
+}
+
+impl Prepared {
+    fn start(self) -> Result<(kura::app::App, Option<kura::demo::DemoData>), String> {
+        let app = self.opened.start().map_err(|e| e.to_string())?;
+        match self.sandbox {
+            (tracing::Level::WARN, line) => tracing::warn!("{line}"),
+            (_, line) => tracing::info!("{line}"),
+        }
+        Ok((app, self.demo))
+    }
+}
+
+fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
+    let (settings, demo) = match command {
+        Command::Serve { settings, demo } => (settings, *demo),
+        Command::Call { settings, .. } => (settings, false),
+        _ => return Ok(None),
+    };
+    let mut config = load_config(settings)?;
+    let demo = match demo {
+        true => Some(kura::demo::DemoData::create().map_err(|e| e.to_string())?),
+        false => None,
+    };
+    if let Some(d) = &demo {
+        config = d.configure(config);
+    }
+    let confine = config.sandbox;
+    let opened = kura::app::App::open(config).map_err(|e| e.to_string())?;
+    let sandbox = if confine {
+        let mut plan = opened.sandbox();
+        if let Some(d) = &demo {
+            plan = d.sandbox(plan);
+        }
+        let outcome = kura::fs::sandbox::confine(&plan);
+        let level = match outcome {
+            kura::fs::sandbox::Outcome::Not(_) => tracing::Level::WARN,
+            _ => tracing::Level::INFO,
+        };
+        (level, outcome.describe(&plan))
+    } else {
+        (
+            tracing::Level::INFO,
+            "sandbox: off (sandbox = false)".to_owned(),
+        )
+    };
+    Ok(Some(Prepared {
+        opened,
+        demo,
+        sandbox,
+    }))
 }
 
 fn parse_slot(s: &str) -> Result<kura::config::Slot, String> {
@@ -340,6 +407,13 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| default_filter.into()),
         )
         .init();
+    let prepared = match prepare(&cli.command) {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("kura: {message}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -352,29 +426,21 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Serve { settings, demo } => {
-                let config = load_config(&settings)?;
-                if demo {
-                    let data = kura::demo::DemoData::create().map_err(|e| e.to_string())?;
-                    let app = kura::demo::start_app(&data, config).map_err(|e| e.to_string())?;
+            Command::Serve { .. } => {
+                let (app, demo) = prepared.expect("serve is prepared").start()?;
+                if let Some(data) = &demo {
                     eprintln!("kura: serving the demo vault at {}", data.vault().display());
-                    return kura::server::serve_stdio(app)
-                        .await
-                        .map_err(|e| e.to_string());
                 }
-                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
-                kura::server::serve_stdio(std::sync::Arc::new(app))
-                    .await
-                    .map_err(|e| e.to_string())
+                // `demo` lives until the server ends: dropping it removes the copy.
+                let served = kura::server::serve_stdio(std::sync::Arc::new(app)).await;
+                drop(demo);
+                served.map_err(|e| e.to_string())
             }
             Command::Demo => kura::demo::run().await.map_err(|e| e.to_string()),
             Command::Call {
-                settings,
-                tool,
-                arguments,
+                tool, arguments, ..
             } => {
-                let config = load_config(&settings)?;
-                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                let (app, _) = prepared.expect("call is prepared").start()?;
                 // One call, so no reason to answer before the components load.
                 let plugins = app.plugins.clone();
                 tokio::task::spawn_blocking(move || plugins.settle(kura::plugins::LOAD_WAIT * 4))

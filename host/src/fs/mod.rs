@@ -12,6 +12,7 @@
 #![allow(clippy::disallowed_methods)] // this module is the sanctioned chokepoint
 
 mod path;
+pub mod sandbox;
 mod state;
 mod watch;
 mod write;

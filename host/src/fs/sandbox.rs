@@ -1,0 +1,231 @@
+//! The process confines itself (Linux Landlock). cap-std keeps kura's own
+//! file code beneath the roots; this keeps the whole process there — a bug
+//! in a dependency or a future code path cannot open a file outside them
+//! either, even through `std::fs`. Applied before the async runtime starts
+//! a thread: Landlock restricts the calling thread and the threads it
+//! creates afterwards (a kernel before Landlock ABI 8 cannot restrict
+//! threads that already run).
+//!
+//! The rules: read-only beneath the manuals root and the folders of the
+//! configured components (a component replaced by rename is a new file:
+//! its folder, not the file, is what stays readable) and the time-zone
+//! files (`daily/` dates are local); read-write beneath the vault, the vibe
+//! root and the state folder; nothing else on the file system; no TCP bind
+//! or connect (stdio needs none). Best effort by the kernel's ABI: what the
+//! kernel cannot enforce is reported, never a reason to refuse to start.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{Config, Slot};
+
+/// Read-only beneath these besides the configured ones: the local time
+/// zone, read by chrono when it first formats a local date.
+const TIME_ZONE: [&str; 2] = ["/etc/localtime", "/usr/share/zoneinfo"];
+
+/// What the process may reach once confined.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Read beneath these.
+    pub read: Vec<PathBuf>,
+    /// Read and write beneath these.
+    pub write: Vec<PathBuf>,
+    /// Remove an empty folder directly beneath these (the demo's temporary
+    /// folder is removed from its parent at exit).
+    pub remove_dir: Vec<PathBuf>,
+}
+
+impl Plan {
+    /// This plan, plus read access to the folders of the configured
+    /// components and to the time-zone files.
+    pub fn with_components(mut self, config: &Config) -> Plan {
+        for slot in Slot::ALL {
+            if let Some(dir) = config
+                .plugins
+                .slot(slot)
+                .path
+                .as_deref()
+                .and_then(Path::parent)
+            {
+                let dir = if dir.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    dir
+                };
+                self.read.push(dir.to_path_buf());
+            }
+        }
+        self.read.extend(TIME_ZONE.iter().map(PathBuf::from));
+        self
+    }
+}
+
+/// What [`confine`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every rule is enforced.
+    Full,
+    /// The kernel enforces some of the rules (an older Landlock ABI).
+    Partial,
+    /// Not confined, and why.
+    Not(String),
+}
+
+impl Outcome {
+    /// The one log line that says what was applied.
+    pub fn describe(&self, plan: &Plan) -> String {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let rules = format!(
+            "read-only [{}], read-write [{}], no TCP",
+            list(&plan.read),
+            list(&plan.write)
+        );
+        match self {
+            Outcome::Full => format!("sandbox: Landlock fully enforced: {rules}"),
+            Outcome::Partial => format!(
+                "sandbox: Landlock partly enforced (this kernel's ABI lacks some rights): {rules}"
+            ),
+            Outcome::Not(why) => format!("sandbox: not applied: {why}"),
+        }
+    }
+}
+
+/// Confine the calling thread and every thread it creates from now on.
+#[cfg(target_os = "linux")]
+pub fn confine(plan: &Plan) -> Outcome {
+    use landlock::{
+        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+        make_bitflags, path_beneath_rules,
+    };
+    // The rights through Linux 6.12 (refer, truncate, device ioctl, TCP);
+    // an older kernel enforces what it knows.
+    let abi = ABI::V6;
+    let applied = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.handle_access(AccessNet::from_all(abi)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(&plan.read, AccessFs::from_read(abi))))
+        .and_then(|r| r.add_rules(path_beneath_rules(&plan.write, AccessFs::from_all(abi))))
+        .and_then(|r| {
+            r.add_rules(path_beneath_rules(
+                &plan.remove_dir,
+                make_bitflags!(AccessFs::{RemoveDir}),
+            ))
+        })
+        .and_then(|r| r.restrict_self());
+    match applied {
+        Ok(status) => match status.ruleset {
+            RulesetStatus::FullyEnforced => Outcome::Full,
+            RulesetStatus::PartiallyEnforced => Outcome::Partial,
+            RulesetStatus::NotEnforced => {
+                Outcome::Not("this kernel does not support Landlock, or it is off".into())
+            }
+        },
+        Err(e) => Outcome::Not(e.to_string()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn confine(_: &Plan) -> Outcome {
+    Outcome::Not("Landlock is Linux only".into())
+}
+
+#[cfg(all(test, target_os = "linux"))]
+#[allow(clippy::disallowed_methods)] // the test reads as any code would
+mod tests {
+    use super::*;
+
+    /// Run `f` on a thread of its own, confined by `plan` (the test
+    /// harness's other threads stay free).
+    fn confined<T: Send + 'static>(
+        plan: Plan,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> (Outcome, T) {
+        std::thread::spawn(move || {
+            let outcome = confine(&plan);
+            (outcome, f())
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn a_confined_process_cannot_open_a_file_outside_its_roots_even_through_std_fs() {
+        let t = tempfile::tempdir().unwrap();
+        let (manuals, vault, outside) = (
+            t.path().join("manuals"),
+            t.path().join("vault"),
+            t.path().join("outside"),
+        );
+        for d in [&manuals, &vault, &outside] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(manuals.join("m.md"), "manual").unwrap();
+        std::fs::write(outside.join("secret.md"), "secret").unwrap();
+        let plan = Plan {
+            read: vec![manuals.clone()],
+            write: vec![vault.clone()],
+            remove_dir: Vec::new(),
+        };
+        let (m, v, o) = (manuals.clone(), vault.clone(), outside.clone());
+        let (outcome, r) = confined(plan, move || {
+            (
+                std::fs::read_to_string(m.join("m.md")).ok(),
+                std::fs::write(m.join("new.md"), "x").is_err(),
+                std::fs::write(v.join("note.md"), "written").is_ok(),
+                std::fs::read_to_string(o.join("secret.md")).map_err(|e| e.kind()),
+                std::fs::write(o.join("planted.md"), "x").is_err(),
+                std::net::TcpListener::bind("127.0.0.1:0").is_err(),
+            )
+        });
+        if let Outcome::Not(why) = &outcome {
+            // A kernel without Landlock: nothing to prove here, and kura
+            // says so in its log line.
+            eprintln!("skipped: {why}");
+            return;
+        }
+        let (manual, manual_write_refused, vault_write, secret, plant_refused, bind_refused) = r;
+        assert_eq!(
+            manual.as_deref(),
+            Some("manual"),
+            "the manuals are readable"
+        );
+        assert!(manual_write_refused, "the manuals are read-only");
+        assert!(vault_write, "the vault is writable");
+        assert_eq!(
+            secret,
+            Err(std::io::ErrorKind::PermissionDenied),
+            "a file outside the roots cannot be read"
+        );
+        assert!(plant_refused, "nothing can be written outside the roots");
+        assert!(bind_refused, "no TCP listener");
+        assert_eq!(
+            std::fs::read_to_string(vault.join("note.md")).unwrap(),
+            "written"
+        );
+        assert!(!outside.join("planted.md").exists());
+    }
+
+    #[test]
+    fn a_plan_reads_the_components_folders_and_the_time_zone() {
+        let config = Config {
+            plugins: crate::config::PluginsConfig {
+                reranker: crate::config::SlotConfig {
+                    path: Some("/plugins/r.wasm".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let plan = Plan::default().with_components(&config);
+        assert_eq!(plan.read[0], PathBuf::from("/plugins"));
+        assert!(plan.read.contains(&PathBuf::from("/etc/localtime")));
+        assert!(plan.write.is_empty());
+    }
+}
