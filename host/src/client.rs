@@ -55,13 +55,13 @@ impl Session {
 
 /// `kura call`: run one tool in-process through the same path as MCP and
 /// print its structured result.
-pub async fn call_once(app: App, tool: &str, arguments: &str) -> Result<(), String> {
+pub async fn call_once(app: Arc<App>, tool: &str, arguments: &str) -> Result<(), String> {
     let args: Value =
         serde_json::from_str(arguments).map_err(|e| format!("arguments are not JSON: {e}"))?;
     let Value::Object(map) = args else {
         return Err("arguments must be a JSON object".into());
     };
-    let server = KuraServer::new(Arc::new(app));
+    let server = KuraServer::new(app);
     let result = server
         .run(tool.to_owned(), Some(map))
         .await

@@ -20,13 +20,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP over stdio.
+    /// Serve MCP over stdio, or over Streamable HTTP with --http.
     Serve {
         #[command(flatten)]
         settings: Settings,
         /// Serve a temporary copy of the bundled demo data instead of configured roots.
         #[arg(long)]
         demo: bool,
+        #[command(flatten)]
+        http: HttpFlags,
     },
     /// Tour the bundled demo data as an MCP client would, printing each exchange.
     Demo,
@@ -97,6 +99,89 @@ enum PluginsCommand {
         /// The folder to create (must not exist, or be empty).
         dir: PathBuf,
     },
+}
+
+/// `kura serve --http`: where, and who may connect.
+#[derive(ClapArgs, Clone, Default)]
+pub struct HttpFlags {
+    /// Serve Streamable HTTP at this address (e.g. 127.0.0.1:8080; port 0
+    /// picks one) on the path /mcp, instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Bearer tokens, one per line (also KURA_HTTP_TOKENS, comma-separated).
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Serve without tokens: only on a loopback address (local clients, tests).
+    #[arg(long, requires = "http")]
+    no_auth: bool,
+    /// A `Host` name (or host:port) to accept besides localhost, 127.0.0.1
+    /// and ::1 (repeatable): the names a client reaches this server by.
+    #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
+    allow_host: Vec<String>,
+    /// A browser `Origin` to accept, with scheme (repeatable); requests from
+    /// any other origin are refused.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+    allow_origin: Vec<String>,
+    /// Close a session after this many seconds without a request.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 1800,
+        requires = "http"
+    )]
+    session_idle_secs: u64,
+}
+
+impl HttpFlags {
+    /// The listening socket (bound now, before the process confines
+    /// itself) and the options, or why they cannot be.
+    fn open(
+        &self,
+        addr: std::net::SocketAddr,
+    ) -> Result<(std::net::TcpListener, kura::server::HttpOptions), String> {
+        let tokens = match (&self.token_file, std::env::var("KURA_HTTP_TOKENS").ok()) {
+            _ if self.no_auth => {
+                if !addr.ip().is_loopback() {
+                    return Err(format!(
+                        "--no-auth serves anyone who can reach {addr}: it is accepted on a loopback address only"
+                    ));
+                }
+                kura::server::Tokens::default()
+            }
+            (Some(file), _) => {
+                let text = kura::fs::read_operator_file(file)
+                    .map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
+                kura::server::Tokens::parse(&String::from_utf8_lossy(&text))
+                    .map_err(|e| format!("token file {}: {e}", file.display()))?
+            }
+            (None, Some(env)) => {
+                kura::server::Tokens::parse(&env).map_err(|e| format!("KURA_HTTP_TOKENS: {e}"))?
+            }
+            (None, None) => {
+                return Err(
+                    "--http needs bearer tokens: --token-file FILE or KURA_HTTP_TOKENS (or --no-auth on a loopback address)"
+                        .into(),
+                );
+            }
+        };
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let mut allowed_hosts: Vec<String> =
+            ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
+        allowed_hosts.extend(self.allow_host.iter().cloned());
+        Ok((
+            listener,
+            kura::server::HttpOptions {
+                tokens,
+                allowed_hosts,
+                allowed_origins: self.allow_origin.clone(),
+                idle: std::time::Duration::from_secs(self.session_idle_secs.max(1)),
+                // Far above any tool's arguments; what a write may carry is
+                // bounded again by max_file_bytes.
+                max_body_bytes: 32 << 20,
+            },
+        ))
+    }
 }
 
 #[derive(ClapArgs, Clone, Default)]
@@ -197,24 +282,44 @@ struct Prepared {
     opened: kura::app::Opened,
     demo: Option<kura::demo::DemoData>,
     sandbox: (tracing::Level, String),
+    http: Option<(std::net::TcpListener, kura::server::HttpOptions)>,
 }
 
 impl Prepared {
-    fn start(self) -> Result<(kura::app::App, Option<kura::demo::DemoData>), String> {
+    fn start(self) -> Result<Started, String> {
         let app = self.opened.start().map_err(|e| e.to_string())?;
         match self.sandbox {
             (tracing::Level::WARN, line) => tracing::warn!("{line}"),
             (_, line) => tracing::info!("{line}"),
         }
-        Ok((app, self.demo))
+        Ok(Started {
+            app: std::sync::Arc::new(app),
+            demo: self.demo,
+            http: self.http,
+        })
     }
 }
 
+struct Started {
+    app: std::sync::Arc<kura::app::App>,
+    /// Removed when dropped: kept until the server ends.
+    demo: Option<kura::demo::DemoData>,
+    http: Option<(std::net::TcpListener, kura::server::HttpOptions)>,
+}
+
 fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
-    let (settings, demo) = match command {
-        Command::Serve { settings, demo } => (settings, *demo),
-        Command::Call { settings, .. } => (settings, false),
+    let (settings, demo, http) = match command {
+        Command::Serve {
+            settings,
+            demo,
+            http,
+        } => (settings, *demo, http.http.map(|addr| (http, addr))),
+        Command::Call { settings, .. } => (settings, false, None),
         _ => return Ok(None),
+    };
+    let http = match http {
+        Some((flags, addr)) => Some(flags.open(addr)?),
+        None => None,
     };
     let mut config = load_config(settings)?;
     let demo = match demo {
@@ -247,6 +352,7 @@ fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
         opened,
         demo,
         sandbox,
+        http,
     }))
 }
 
@@ -427,12 +533,16 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve { .. } => {
-                let (app, demo) = prepared.expect("serve is prepared").start()?;
+                let Started { app, demo, http } = prepared.expect("serve is prepared").start()?;
                 if let Some(data) = &demo {
                     eprintln!("kura: serving the demo vault at {}", data.vault().display());
                 }
-                // `demo` lives until the server ends: dropping it removes the copy.
-                let served = kura::server::serve_stdio(std::sync::Arc::new(app)).await;
+                let served = match http {
+                    Some((listener, options)) => {
+                        kura::server::serve_http(app, listener, options).await
+                    }
+                    None => kura::server::serve_stdio(app).await,
+                };
                 drop(demo);
                 served.map_err(|e| e.to_string())
             }
@@ -440,7 +550,7 @@ fn main() -> ExitCode {
             Command::Call {
                 tool, arguments, ..
             } => {
-                let (app, _) = prepared.expect("call is prepared").start()?;
+                let app = prepared.expect("call is prepared").start()?.app;
                 // One call, so no reason to answer before the components load.
                 let plugins = app.plugins.clone();
                 tokio::task::spawn_blocking(move || plugins.settle(kura::plugins::LOAD_WAIT * 4))

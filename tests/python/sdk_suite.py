@@ -1,6 +1,8 @@
 """kura driven by the official MCP Python SDK (1.x: initialize; 2.x: server/discover).
 
-Usage: sdk_suite.py KURA_BIN VAULT_DIR STATE_DIR CONFIG_FILE VIBE_DIR
+Usage: sdk_suite.py KURA_BIN VAULT_DIR STATE_DIR CONFIG_FILE VIBE_DIR [HTTP_URL TOKEN]
+With HTTP_URL and TOKEN, the suite talks Streamable HTTP to a kura already serving those roots
+there (bearer TOKEN); otherwise it starts kura itself over stdio.
 Prints one line per check and a closing 'N passed, N failed' line; exits 1 on any failure.
 The SDK validates every successful structuredContent against the tool's outputSchema.
 """
@@ -14,6 +16,7 @@ import mcp
 from mcp import StdioServerParameters
 
 KURA, VAULT, STATE, CONFIG, VIBE = sys.argv[1:6]
+HTTP = sys.argv[6:8] or None
 PARAMS = StdioServerParameters(
     command=KURA,
     args=["serve", "--config", CONFIG, "--vault-root", VAULT, "--vibe-root", VIBE, "--state-dir", STATE],
@@ -175,15 +178,43 @@ async def checks(s, handshake):
     return results
 
 
+def transport_v1():
+    """SDK 1.x: the (read, write) streams of stdio or Streamable HTTP."""
+    from contextlib import asynccontextmanager
+
+    if HTTP is None:
+        from mcp.client.stdio import stdio_client
+
+        return stdio_client(PARAMS)
+    from mcp.client.streamable_http import streamablehttp_client
+
+    @asynccontextmanager
+    async def http():
+        url, token = HTTP
+        async with streamablehttp_client(url, headers={"Authorization": f"Bearer {token}"}) as (r, w, _):
+            yield r, w
+
+    return http()
+
+
+def server_v2():
+    """SDK 2.x: what `mcp.Client` connects to."""
+    if HTTP is None:
+        return PARAMS
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    url, token = HTTP
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+
+
 async def main():
     if hasattr(mcp, "Client"):  # SDK 2.x: discover first, fall back to initialize
-        async with mcp.Client(PARAMS) as client:
+        async with mcp.Client(server_v2()) as client:
             version = getattr(client, "protocol_version", None)
             results = await checks(client, f"sdk2 (protocol {version})")
     else:  # SDK 1.x: the initialize handshake
-        from mcp.client.stdio import stdio_client
-
-        async with stdio_client(PARAMS) as (r, w):
+        async with transport_v1() as (r, w):
             async with mcp.ClientSession(r, w) as session:
                 init = await session.initialize()
                 assert init.serverInfo.name == "kura", init.serverInfo

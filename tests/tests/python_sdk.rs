@@ -1,13 +1,14 @@
 //! kura driven by a client nobody here wrote: the official MCP Python SDK,
-//! both lines (1.x sends `initialize`, 2.x sends `server/discover` first).
+//! both lines (1.x sends `initialize`, 2.x sends `server/discover` first),
+//! over stdio and over Streamable HTTP with a bearer token.
 //! Each line gets its own virtual environment under `target/py/`, created
 //! on first use (`python3 -m venv` + `pip install mcp...`); set
 //! `KURA_PYTHON` to use another interpreter.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-use kura_tests::{Fixture, kura_bin, workspace};
+use kura_tests::{Fixture, http_url, kura_bin, workspace};
 
 fn venv(name: &str, requirement: &str) -> PathBuf {
     let dir = kura_bin()
@@ -48,17 +49,61 @@ fn venv(name: &str, requirement: &str) -> PathBuf {
     python
 }
 
-fn run_suite(python: &Path, expect_handshake: &str) {
+const TOKEN: &str = "python-sdk-token-0123456789";
+
+/// `kura serve --http` on the fixture's roots (as the suite's stdio
+/// parameters), its URL read from the log.
+fn serve_http(f: &Fixture) -> (std::process::Child, String) {
+    let tokens = f.dir.path().join("tokens");
+    std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
+    let state = f.dir.path().join("state");
+    let mut cmd = Command::new(kura_bin());
+    cmd.arg("serve")
+        .arg("--config")
+        .arg(f.dir.path().join("empty.toml"))
+        .arg("--vault-root")
+        .arg(f.vault())
+        .arg("--vibe-root")
+        .arg(f.vibe())
+        .arg("--state-dir")
+        .arg(&state)
+        .args(["--http", "127.0.0.1:0", "--token-file"])
+        .arg(&tokens);
+    for var in kura::config::env_names() {
+        cmd.env_remove(var);
+    }
+    let mut child = cmd
+        .env_remove("KURA_HTTP_TOKENS")
+        .env("HOME", &state)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kura --http");
+    let url = http_url(&mut child);
+    (child, url)
+}
+
+fn run_suite(python: &Path, expect_handshake: &str, http: bool) {
     let f = Fixture::new();
-    let out = Command::new(python)
-        .arg(workspace().join("tests/python/sdk_suite.py"))
+    let server = http.then(|| serve_http(&f));
+    let mut cmd = Command::new(python);
+    cmd.arg(workspace().join("tests/python/sdk_suite.py"))
         .arg(kura_bin())
         .arg(f.vault())
         .arg(f.dir.path().join("state"))
         .arg(f.dir.path().join("empty.toml"))
-        .arg(f.vibe())
-        .output()
-        .expect("run the Python suite");
+        .arg(f.vibe());
+    if let Some((_, url)) = &server {
+        cmd.arg(url).arg(TOKEN);
+    }
+    let out = cmd.output().expect("run the Python suite");
+    if let Some((mut child, _)) = server {
+        // SIGTERM: the server stops taking requests and exits cleanly.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        assert!(status.success(), "kura --http ended with {status}");
+    }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -72,11 +117,23 @@ fn run_suite(python: &Path, expect_handshake: &str) {
 #[test]
 fn python_sdk_1x_initialize_handshake() {
     let py = venv("sdk1", "mcp>=1.20,<2");
-    run_suite(&py, "sdk1 (protocol");
+    run_suite(&py, "sdk1 (protocol", false);
 }
 
 #[test]
 fn python_sdk_2x_discover_handshake() {
     let py = venv("sdk2", "mcp>=2,<3");
-    run_suite(&py, "sdk2 (protocol 2026-07-28)");
+    run_suite(&py, "sdk2 (protocol 2026-07-28)", false);
+}
+
+#[test]
+fn python_sdk_1x_over_streamable_http_with_a_token() {
+    let py = venv("sdk1", "mcp>=1.20,<2");
+    run_suite(&py, "sdk1 (protocol", true);
+}
+
+#[test]
+fn python_sdk_2x_over_streamable_http_with_a_token() {
+    let py = venv("sdk2", "mcp>=2,<3");
+    run_suite(&py, "sdk2 (protocol 2026-07-28)", true);
 }

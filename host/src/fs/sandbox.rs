@@ -81,7 +81,7 @@ impl Outcome {
                 .join(", ")
         };
         let rules = format!(
-            "read-only [{}], read-write [{}], no TCP",
+            "read-only [{}], read-write [{}], no TCP bind or connect",
             list(&plan.read),
             list(&plan.write)
         );

@@ -5,10 +5,12 @@
 //! sentence.
 
 pub mod framing;
+mod http;
 pub mod reference;
 mod schema;
 mod vibe;
 
+pub use http::{HttpOptions, TOKEN_MIN_CHARS, Tokens, serve_http};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -515,8 +517,13 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             waiting.await?;
         }
     }
-    // Calls still running (a write, a reindex) finish before the process
-    // ends; one that takes longer than this is left to the exit.
+    wait_for_calls(&calls).await;
+    Ok(())
+}
+
+/// Calls still running (a write, a reindex) finish before the process
+/// ends; one that takes longer than this is left to the exit.
+async fn wait_for_calls(calls: &tokio::sync::RwLock<()>) {
     const CALLS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
     if tokio::time::timeout(CALLS_WAIT, calls.write())
         .await
@@ -524,7 +531,6 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     {
         tracing::warn!("a tool call was still running at exit");
     }
-    Ok(())
 }
 
 /// The first of SIGTERM and SIGINT (never, for one that cannot be caught).

@@ -1,0 +1,158 @@
+//! `kura serve --http`: who may connect. Tokens (401 without), `Host` and
+//! `Origin` checks against DNS rebinding, `/healthz` without a token, and
+//! the start-up rules for authentication. The protocol itself over HTTP is
+//! exercised by the official Python SDK (python_sdk.rs).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+
+use kura_tests::{Fixture, http_url, kura_bin};
+
+const TOKEN: &str = "http-test-token-0123456789";
+
+fn kura(f: &Fixture, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(kura_bin());
+    cmd.args(f.args(extra));
+    for var in kura::config::env_names() {
+        cmd.env_remove(var);
+    }
+    cmd.env_remove("KURA_HTTP_TOKENS")
+        .env("HOME", f.dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null());
+    cmd
+}
+
+/// A kura serving the fixture's vault over HTTP with one token, and the
+/// `host:port` it listens on.
+fn serve(f: &Fixture) -> (Child, String) {
+    let tokens = f.dir.path().join("tokens");
+    std::fs::write(&tokens, format!("# the team\n{TOKEN}\n")).unwrap();
+    let tokens = tokens.display().to_string();
+    let mut child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let url = http_url(&mut child);
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    (child, addr)
+}
+
+/// The status code of one HTTP/1.1 request to `addr`.
+fn status(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).unwrap();
+    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+
+fn stop(mut child: Child) {
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn only_a_listed_bearer_token_reaches_the_tools_and_healthz_needs_none() {
+    let f = Fixture::new();
+    let (child, addr) = serve(&f);
+    let bearer = format!("Bearer {TOKEN}");
+    assert_eq!(status(&addr, "GET", "/healthz", &[], ""), 200);
+    assert_eq!(status(&addr, "POST", "/mcp", &[], INITIALIZE), 401);
+    let wrong = format!("Bearer {TOKEN}x");
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[("Authorization", &wrong)],
+            INITIALIZE
+        ),
+        401
+    );
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[("Authorization", &bearer)],
+            INITIALIZE
+        ),
+        200
+    );
+    stop(child);
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused_against_dns_rebinding() {
+    let f = Fixture::new();
+    let (child, addr) = serve(&f);
+    let bearer = format!("Bearer {TOKEN}");
+    let auth = ("Authorization", bearer.as_str());
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[auth, ("Host", "attacker.example")],
+            INITIALIZE
+        ),
+        403
+    );
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[auth, ("Origin", "http://attacker.example")],
+            INITIALIZE
+        ),
+        403
+    );
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[auth, ("Host", "localhost")],
+            INITIALIZE
+        ),
+        200
+    );
+    stop(child);
+}
+
+#[test]
+fn http_needs_tokens_and_no_auth_is_for_loopback_only() {
+    let f = Fixture::new();
+    let refused = |extra: &[&str]| {
+        let out = kura(&f, extra).stderr(Stdio::piped()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(refused(&["--http", "127.0.0.1:0"]).contains("--token-file"));
+    assert!(refused(&["--http", "0.0.0.0:0", "--no-auth"]).contains("loopback"));
+    let short = f.dir.path().join("short");
+    std::fs::write(&short, "abc\n").unwrap();
+    let short = short.display().to_string();
+    assert!(refused(&["--http", "127.0.0.1:0", "--token-file", &short]).contains("at least 16"));
+}
