@@ -13,7 +13,7 @@ use crate::fs::{Root, StateDir};
 use crate::job::Job;
 use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
-use crate::tools::{Domain, Domains, TOOLS, ToolDef};
+use crate::tools::{Domains, Profile, TOOLS, ToolDef};
 use crate::vault::Vault;
 use crate::vibe::Vibe;
 
@@ -98,7 +98,11 @@ impl App {
 
     /// Open and check the roots and the state folder; no thread is started.
     pub fn open(config: Config) -> Result<Opened, StartError> {
-        if let Some(p) = Self::unknown_profile_entry(&config) {
+        let profile = Profile {
+            read_only: false,
+            tools: config.tools.clone(),
+        };
+        if let Some(p) = profile.unknown_entry() {
             return Err(StartError::Profile(p.to_owned()));
         }
         let mut roots: Vec<(&'static str, Root)> = Vec::new();
@@ -309,17 +313,15 @@ impl App {
     }
 
     fn serves(&self, t: &ToolDef) -> bool {
-        let profile = &self.config.tools;
-        self.domains.serves(t.domain)
-            && (t.read_only || !self.config.read_only)
-            && (profile.is_empty() || profile.iter().any(|p| p == t.name || p == t.domain.name()))
+        self.domains.serves(t.domain) && self.profile().admits(t)
     }
 
-    /// A `tools` entry that names no tool and no domain.
-    fn unknown_profile_entry(config: &Config) -> Option<&str> {
-        config.tools.iter().map(String::as_str).find(|p| {
-            crate::tools::find(p).is_none() && !Domain::ALL.iter().any(|d| d.name() == *p)
-        })
+    /// The configuration's `read_only` and `tools`.
+    pub fn profile(&self) -> Profile {
+        Profile {
+            read_only: self.config.read_only,
+            tools: self.config.tools.clone(),
+        }
     }
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).

@@ -108,7 +108,9 @@ pub struct HttpFlags {
     /// picks one) on the path /mcp, instead of stdio.
     #[arg(long, value_name = "ADDR")]
     http: Option<std::net::SocketAddr>,
-    /// Bearer tokens, one per line (also KURA_HTTP_TOKENS, comma-separated).
+    /// Bearer tokens, one per line, each optionally followed by its profile
+    /// (`read_only`, `tools=manual,vault_read`); or KURA_HTTP_TOKENS,
+    /// comma-separated.
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
     /// Serve without tokens: only on a loopback address (local clients, tests).
@@ -118,8 +120,8 @@ pub struct HttpFlags {
     /// and ::1 (repeatable): the names a client reaches this server by.
     #[arg(long = "allow-host", value_name = "NAME", requires = "http")]
     allow_host: Vec<String>,
-    /// A browser `Origin` to accept, with scheme (repeatable); requests from
-    /// any other origin are refused.
+    /// A browser `Origin` to accept besides the loopback ones, with scheme
+    /// (repeatable); requests from any other origin are refused.
     #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
     allow_origin: Vec<String>,
     /// Close a session after this many seconds without a request.
@@ -174,7 +176,13 @@ impl HttpFlags {
             kura::server::HttpOptions {
                 tokens,
                 allowed_hosts,
-                allowed_origins: self.allow_origin.clone(),
+                // Pages served from this machine may call it; any other
+                // origin (a rebinding page's) is refused.
+                allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+                    .map(String::from)
+                    .into_iter()
+                    .chain(self.allow_origin.iter().cloned())
+                    .collect(),
                 idle: std::time::Duration::from_secs(self.session_idle_secs.max(1)),
                 // Far above any tool's arguments; what a write may carry is
                 // bounded again by max_file_bytes.

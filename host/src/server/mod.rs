@@ -371,9 +371,13 @@ impl ServerHandler for KuraServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools()))
+        let mut tools = self.tools();
+        if let Some(profile) = http::profile_of(&context) {
+            tools.retain(|t| crate::tools::find(&t.name).is_some_and(|d| profile.admits(d)));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -382,6 +386,13 @@ impl ServerHandler for KuraServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
+        let unknown = || McpError::invalid_params(format!("unknown tool: {name}"), None);
+        // A tool this caller's token does not allow does not exist for it.
+        if let Some(profile) = http::profile_of(&context)
+            && !crate::tools::find(&name).is_some_and(|d| profile.admits(d))
+        {
+            return Err(unknown());
+        }
         let token = request
             .meta
             .as_ref()
@@ -428,10 +439,7 @@ impl ServerHandler for KuraServer {
         }
         match outcome {
             Some(r) => Ok(r.into()),
-            None => Err(McpError::invalid_params(
-                format!("unknown tool: {name}"),
-                None,
-            )),
+            None => Err(unknown()),
         }
     }
 }

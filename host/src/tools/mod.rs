@@ -139,6 +139,57 @@ impl ToolDef {
     }
 }
 
+/// Which tools a caller may see and call, besides the configured roots:
+/// `read_only` (no tool that writes) and `tools` (names or domains; empty:
+/// all). The configuration has one; an HTTP token may add its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Profile {
+    pub read_only: bool,
+    pub tools: Vec<String>,
+}
+
+impl Profile {
+    pub fn admits(&self, t: &ToolDef) -> bool {
+        (t.read_only || !self.read_only)
+            && (self.tools.is_empty()
+                || self
+                    .tools
+                    .iter()
+                    .any(|p| p == t.name || p == t.domain.name()))
+    }
+
+    /// A `tools` entry that names no tool and no domain.
+    pub fn unknown_entry(&self) -> Option<&str> {
+        self.tools
+            .iter()
+            .map(String::as_str)
+            .find(|p| find(p).is_none() && !Domain::ALL.iter().any(|d| d.name() == *p))
+    }
+
+    /// A profile written as words: `read_only`, `tools=a,b`.
+    pub fn parse<'a>(
+        words: impl IntoIterator<Item = &'a str>,
+    ) -> std::result::Result<Profile, String> {
+        let mut profile = Profile::default();
+        for word in words {
+            match word.split_once('=') {
+                None if word == "read_only" => profile.read_only = true,
+                Some(("tools", list)) => profile.tools.extend(
+                    list.split(',')
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned),
+                ),
+                _ => return Err(format!("`{word}` is not `read_only` or `tools=...`")),
+            }
+        }
+        match profile.unknown_entry() {
+            Some(e) => Err(format!("`{e}` names no tool and no domain")),
+            None => Ok(profile),
+        }
+    }
+}
+
 /// The declaration of the tool called `name`.
 pub fn find(name: &str) -> Option<&'static ToolDef> {
     TOOLS.iter().find(|t| t.name == name)
