@@ -8,6 +8,7 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 
 use kura_tests::{Fixture, http_url, kura_bin};
+use serde_json::{Value, json};
 
 const TOKEN: &str = "http-test-token-0123456789";
 /// A token whose holder may only read.
@@ -68,11 +69,11 @@ fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> String {
 }
 
 /// The JSON-RPC result in an SSE or JSON response body.
-fn result_of(response: &str) -> serde_json::Value {
+fn result_of(response: &str) -> Value {
     response
         .lines()
         .filter_map(|l| l.strip_prefix("data: ").or(l.strip_prefix('{').map(|_| l)))
-        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
         .find(|v| v.get("result").is_some() || v.get("error").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC answer in {response}"))
 }
@@ -176,8 +177,9 @@ fn a_foreign_host_or_origin_is_refused_against_dns_rebinding() {
     stop(child);
 }
 
-/// The tool names `token` sees, and the answer to a vault_create it sends.
-fn as_holder_of(addr: &str, token: &str) -> (Vec<String>, serde_json::Value) {
+/// An initialized MCP session of `token`'s holder: the headers its
+/// requests carry.
+fn open_session(addr: &str, token: &str) -> Vec<(&'static str, String)> {
     let bearer = format!("Bearer {token}");
     let init = exchange(addr, &[("Authorization", &bearer)], INITIALIZE);
     let session = init
@@ -186,33 +188,92 @@ fn as_holder_of(addr: &str, token: &str) -> (Vec<String>, serde_json::Value) {
         .expect("a session id")
         .trim()
         .to_owned();
-    let headers = [
-        ("Authorization", bearer.as_str()),
-        ("Mcp-Session-Id", session.as_str()),
-        ("Mcp-Protocol-Version", "2025-06-18"),
+    let headers = vec![
+        ("Authorization", bearer),
+        ("Mcp-Session-Id", session),
+        ("Mcp-Protocol-Version", "2025-06-18".to_owned()),
     ];
-    exchange(
+    request(
         addr,
         &headers,
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
     );
-    let listed = result_of(&exchange(
+    headers
+}
+
+/// Send one JSON-RPC message in a session; its answer, if any.
+fn request(addr: &str, headers: &[(&'static str, String)], message: Value) -> Option<Value> {
+    let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let response = exchange(addr, &headers, &message.to_string());
+    message.get("id").map(|_| result_of(&response))
+}
+
+/// The tool names `token` sees, and the answer to a vault_create it sends.
+fn as_holder_of(addr: &str, token: &str) -> (Vec<String>, Value) {
+    let session = open_session(addr, token);
+    let listed = request(
         addr,
-        &headers,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-    ));
+        &session,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .unwrap();
     let names = listed["result"]["tools"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    let created = result_of(&exchange(
+    let created = request(
         addr,
-        &headers,
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"vault_create","arguments":{"path":"inbox/by-token.md","content":"x"}}}"#,
-    ));
+        &session,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "vault_create",
+            "arguments": {"path": "inbox/by-token.md", "content": "x"}}}),
+    )
+    .unwrap();
     (names, created)
+}
+
+#[test]
+fn sixteen_clients_appending_to_one_note_at_once_lose_and_duplicate_nothing() {
+    let f = Fixture::new();
+    f.write("inbox/shared.md", "# shared\n");
+    let (child, addr) = serve(&f);
+    let sessions: Vec<_> = (0..16).map(|_| open_session(&addr, TOKEN)).collect();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(16));
+    let clients: Vec<_> = sessions
+        .into_iter()
+        .enumerate()
+        .map(|(i, session)| {
+            let (addr, start) = (addr.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                request(
+                    &addr,
+                    &session,
+                    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+                        "name": "vault_write",
+                        "arguments": {"path": "inbox/shared.md", "mode": "append",
+                                      "content": format!("client {i:02}\n")}}}),
+                )
+                .unwrap()
+            })
+        })
+        .collect();
+    for c in clients {
+        let answer = c.join().unwrap();
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    stop(child);
+    let text = f.read("inbox/shared.md");
+    for i in 0..16 {
+        assert_eq!(
+            text.matches(&format!("client {i:02}\n")).count(),
+            1,
+            "client {i}:\n{text}"
+        );
+    }
+    assert_eq!(text.lines().count(), 17, "{text}");
 }
 
 #[test]
