@@ -30,6 +30,11 @@ fn kura(f: &Fixture, extra: &[&str]) -> Command {
 /// A kura serving the fixture's vault over HTTP with one token, and the
 /// `host:port` it listens on.
 fn serve(f: &Fixture) -> (Child, String) {
+    serve_with(f, &[])
+}
+
+/// [`serve`] with `extra` arguments.
+fn serve_with(f: &Fixture, extra: &[&str]) -> (Child, String) {
     let tokens = f.dir.path().join("tokens");
     std::fs::write(
         &tokens,
@@ -37,10 +42,9 @@ fn serve(f: &Fixture) -> (Child, String) {
     )
     .unwrap();
     let tokens = tokens.display().to_string();
-    let mut child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut args = vec!["--http", "127.0.0.1:0", "--token-file", &tokens];
+    args.extend_from_slice(extra);
+    let mut child = kura(f, &args).stderr(Stdio::piped()).spawn().unwrap();
     let url = http_url(&mut child);
     let addr = url
         .trim_start_matches("http://")
@@ -316,4 +320,57 @@ fn http_needs_tokens_and_no_auth_is_for_loopback_only() {
     std::fs::write(&short, "abc\n").unwrap();
     let short = short.display().to_string();
     assert!(refused(&["--http", "127.0.0.1:0", "--token-file", &short]).contains("at least 16"));
+}
+
+#[test]
+fn an_http_session_hears_a_project_added_from_outside() {
+    let f = Fixture::new();
+    let vibe = f.vibe().display().to_string();
+    let (child, addr) = serve_with(&f, &["--vibe-root", &vibe]);
+    let session = open_session(&addr, TOKEN);
+    // A search first: the index (and its file watcher) is up once it answers.
+    request(
+        &addr,
+        &session,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": "task"}}}),
+    )
+    .unwrap();
+    // The session's standalone stream: where the server's own
+    // notifications go.
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    let mut get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+    for (k, v) in &session {
+        get.push_str(&format!("{k}: {v}\r\n"));
+    }
+    get.push_str("\r\n");
+    stream.write_all(get.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    let mut heard = String::new();
+    let mut buf = [0u8; 4096];
+    while !heard.contains("\r\n\r\n") {
+        let n = stream.read(&mut buf).unwrap();
+        heard.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    assert!(heard.starts_with("HTTP/1.1 200"), "{heard}");
+    let added = std::time::Instant::now();
+    std::fs::create_dir_all(f.vibe().join("from-outside/tasks")).unwrap();
+    std::fs::write(f.vibe().join("from-outside/tasks/001-a.md"), "# Task: A\n").unwrap();
+    while !heard.contains("notifications/resources/list_changed") {
+        match stream.read(&mut buf) {
+            Ok(n) if n > 0 => heard.push_str(&String::from_utf8_lossy(&buf[..n])),
+            other => panic!(
+                "no list_changed ({other:?}) after {:?}:\n{heard}",
+                added.elapsed()
+            ),
+        }
+    }
+    assert!(
+        added.elapsed() < std::time::Duration::from_secs(1),
+        "{:?}",
+        added.elapsed()
+    );
+    stop(child);
 }

@@ -21,7 +21,7 @@ use rmcp::model::{
     ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
     SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::app::App;
@@ -368,6 +368,17 @@ impl ServerHandler for KuraServer {
         .map(Into::into)
     }
 
+    /// The session hears resource changes from now on (stdio's one session,
+    /// and each HTTP session that negotiated with `initialize`).
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let Some(a) = &self.announcer {
+            a.add(vibe::Audience::Session {
+                peer: context.peer.clone(),
+                subscriptions: self.subscriptions.clone(),
+            });
+        }
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -494,11 +505,9 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     let mut server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
-    let subscriptions = server.subscriptions.clone();
     if let Some(v) = &app.domains.vibe {
         server.announcer = Some(vibe::Announcer::start(v.clone()));
     }
-    let announcer = server.announcer.clone();
     let service = tokio::select! {
         s = server.serve(framing::guard(stdin, stdout)) => s?,
         signal = &mut shutdown => {
@@ -506,12 +515,6 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    if let Some(a) = &announcer {
-        a.add(vibe::Audience::Session {
-            peer: service.peer().clone(),
-            subscriptions,
-        });
-    }
     let token = service.cancellation_token();
     let waiting = service.waiting();
     tokio::pin!(waiting);
