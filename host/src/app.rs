@@ -21,6 +21,8 @@ pub struct App {
     pub config: Config,
     pub domains: Domains,
     pub plugins: Arc<Plugins>,
+    /// The configuration's `read_only` and `tools`, checked at start.
+    pub profile: Profile,
 }
 
 /// Why the server cannot start: one readable line.
@@ -98,11 +100,7 @@ impl App {
 
     /// Open and check the roots and the state folder; no thread is started.
     pub fn open(config: Config) -> Result<Opened, StartError> {
-        let profile = Profile {
-            read_only: false,
-            tools: config.tools.clone(),
-        };
-        if let Some(p) = profile.unknown_entry() {
+        if let Some(p) = Profile::of(&config).unknown_entry() {
             return Err(StartError::Profile(p.to_owned()));
         }
         let mut roots: Vec<(&'static str, Root)> = Vec::new();
@@ -221,6 +219,7 @@ impl Opened {
             }
         }
         Ok(App {
+            profile: Profile::of(&config),
             config,
             domains: Domains {
                 vault,
@@ -313,15 +312,7 @@ impl App {
     }
 
     fn serves(&self, t: &ToolDef) -> bool {
-        self.domains.serves(t.domain) && self.profile().admits(t)
-    }
-
-    /// The configuration's `read_only` and `tools`.
-    pub fn profile(&self) -> Profile {
-        Profile {
-            read_only: self.config.read_only,
-            tools: self.config.tools.clone(),
-        }
+        self.domains.serves(t.domain) && self.profile.admits(t)
     }
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).

@@ -168,21 +168,12 @@ impl HttpFlags {
         };
         let listener = std::net::TcpListener::bind(addr)
             .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-        let mut allowed_hosts: Vec<String> =
-            ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec();
-        allowed_hosts.extend(self.allow_host.iter().cloned());
         Ok((
             listener,
             kura::server::HttpOptions {
                 tokens,
-                allowed_hosts,
-                // Pages served from this machine may call it; any other
-                // origin (a rebinding page's) is refused.
-                allowed_origins: ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
-                    .map(String::from)
-                    .into_iter()
-                    .chain(self.allow_origin.iter().cloned())
-                    .collect(),
+                extra_hosts: self.allow_host.clone(),
+                extra_origins: self.allow_origin.clone(),
                 idle: std::time::Duration::from_secs(self.session_idle_secs.max(1)),
                 // Far above any tool's arguments; what a write may carry is
                 // bounded again by max_file_bytes.

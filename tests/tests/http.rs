@@ -53,37 +53,9 @@ fn serve_with(f: &Fixture, extra: &[&str]) -> (Child, String) {
     (child, addr)
 }
 
-/// One HTTP/1.1 request to `addr`, read to its end: the whole response.
-fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> String {
-    let mut s = TcpStream::connect(addr).unwrap();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    s.write_all(req.as_bytes()).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}
-
-/// The JSON-RPC result in an SSE or JSON response body.
-fn result_of(response: &str) -> Value {
-    response
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: ").or(l.strip_prefix('{').map(|_| l)))
-        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
-        .find(|v| v.get("result").is_some() || v.get("error").is_some())
-        .unwrap_or_else(|| panic!("no JSON-RPC answer in {response}"))
-}
-
-/// The status code of one HTTP/1.1 request to `addr`.
-fn status(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+/// One HTTP/1.1 request to `addr` (a `Host` of its own unless `headers`
+/// give one), read to its end: the whole response.
+fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nContent-Type: application/json\r\n\
@@ -99,9 +71,31 @@ fn status(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: 
     req.push_str("\r\n");
     req.push_str(body);
     s.write_all(req.as_bytes()).unwrap();
-    let mut head = [0u8; 12];
-    s.read_exact(&mut head).unwrap();
-    String::from_utf8_lossy(&head[9..12]).parse().unwrap()
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+/// A POST to `/mcp`.
+fn exchange(addr: &str, headers: &[(&str, &str)], body: &str) -> String {
+    send(addr, "POST", "/mcp", headers, body)
+}
+
+/// The JSON-RPC result in an SSE or JSON response body.
+fn result_of(response: &str) -> Value {
+    response
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: ").or(l.strip_prefix('{').map(|_| l)))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|v| v.get("result").is_some() || v.get("error").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC answer in {response}"))
+}
+
+/// The status code of one HTTP/1.1 request to `addr`.
+fn status(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+    send(addr, method, path, headers, body)[9..12]
+        .parse()
+        .unwrap()
 }
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;

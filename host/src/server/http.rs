@@ -29,14 +29,17 @@ use crate::tools::Profile;
 /// The shortest token accepted: shorter ones are guessable.
 pub const TOKEN_MIN_CHARS: usize = 16;
 
+const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
+
 /// How an HTTP server is exposed.
 pub struct HttpOptions {
     /// Empty: no authentication (`--no-auth`, loopback only).
     pub tokens: Tokens,
-    /// `Host` names (or `host:port`) accepted besides none: loopback by default.
-    pub allowed_hosts: Vec<String>,
-    /// `Origin`s accepted (with scheme); a request with any other is refused.
-    pub allowed_origins: Vec<String>,
+    /// `Host` names (or `host:port`) accepted besides rmcp's loopback ones.
+    pub extra_hosts: Vec<String>,
+    /// `Origin`s accepted (with scheme) besides the loopback ones; a
+    /// request with any other is refused.
+    pub extra_origins: Vec<String>,
     /// A session without a request for this long is closed.
     pub idle: Duration,
     pub max_body_bytes: usize,
@@ -172,9 +175,19 @@ pub async fn serve_http(
     let stop = CancellationToken::new();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(options.allowed_hosts)
-        .with_allowed_origins(options.allowed_origins)
+    let mut defaults = StreamableHttpServerConfig::default();
+    // rmcp's loopback names, and the names this server is reached by.
+    let mut hosts = std::mem::take(&mut defaults.allowed_hosts);
+    hosts.extend(options.extra_hosts);
+    // Pages served from this machine may call it; any other origin (a
+    // rebinding page's) is refused.
+    let origins = LOOPBACK_ORIGINS
+        .map(String::from)
+        .into_iter()
+        .chain(options.extra_origins);
+    let config = defaults
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(stop.child_token());

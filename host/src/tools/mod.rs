@@ -149,6 +149,14 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The configuration's `read_only` and `tools`.
+    pub fn of(config: &crate::config::Config) -> Profile {
+        Profile {
+            read_only: config.read_only,
+            tools: config.tools.clone(),
+        }
+    }
+
     pub fn admits(&self, t: &ToolDef) -> bool {
         (t.read_only || !self.read_only)
             && (self.tools.is_empty()

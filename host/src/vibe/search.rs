@@ -183,7 +183,7 @@ pub struct SearchInput {
 impl Vibe {
     pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
         let query = input.query.as_str();
-        let project = self.project_filter(input.project.clone())?;
+        let project = self.project_filter(input.project)?;
         let project = project.as_deref();
         let folder = input.folder;
         let limit = input.limit.unwrap_or(DEFAULT_LIMIT) as usize;
