@@ -1,7 +1,8 @@
 //! The guest toolchains a plugin author uses, installed from the package
 //! registries on first use and cached under `target/toolchains/`:
-//! componentize-py (a Python virtual environment), componentize-js, the
-//! MCP Inspector and the conformance suite with its Node (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
+//! componentize-py and the MCP Python SDK (Python virtual environments),
+//! componentize-js, the MCP Inspector and the conformance suite with its
+//! Node (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
 //! says, into `target/examples/`. A file lock makes concurrent test
 //! processes install once.
 
@@ -57,13 +58,14 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
-/// The `componentize-py` command.
-pub fn componentize_py() -> PathBuf {
-    let dir = installed("componentize-py", COMPONENTIZE_PY, |dir| {
+/// A Python virtual environment under the toolchains folder with
+/// `requirement` installed; its `bin/` folder.
+fn pip_installed(name: &str, requirement: &str) -> PathBuf {
+    installed(name, requirement, |dir| {
         let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
         run(
             Command::new(python)
-                .args(["-m", "venv"])
+                .args(["-m", "venv", "--clear"])
                 .arg(dir.join("venv")),
             "python3 -m venv",
         );
@@ -74,12 +76,23 @@ pub fn componentize_py() -> PathBuf {
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
-                COMPONENTIZE_PY,
+                requirement,
             ]),
-            "pip install componentize-py",
+            &format!("pip install {requirement}"),
         );
-    });
-    dir.join("venv/bin/componentize-py")
+    })
+    .join("venv/bin")
+}
+
+/// The `componentize-py` command.
+pub fn componentize_py() -> PathBuf {
+    pip_installed("componentize-py", COMPONENTIZE_PY).join("componentize-py")
+}
+
+/// The `python` of a virtual environment holding the official MCP Python
+/// SDK within `requirement` (one per SDK line, `name`).
+pub fn python_sdk(name: &str, requirement: &str) -> PathBuf {
+    pip_installed(name, requirement).join("python")
 }
 
 /// An npm package installed in its own prefix under the toolchains folder.

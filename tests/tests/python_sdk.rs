@@ -1,53 +1,17 @@
 //! kura driven by a client nobody here wrote: the official MCP Python SDK,
 //! both lines (1.x sends `initialize`, 2.x sends `server/discover` first),
 //! over stdio and over Streamable HTTP with a bearer token.
-//! Each line gets its own virtual environment under `target/py/`, created
-//! on first use (`python3 -m venv` + `pip install mcp...`); set
-//! `KURA_PYTHON` to use another interpreter.
+//! Each line gets its own virtual environment under `target/toolchains/`,
+//! created once under a file lock (`python3 -m venv` + `pip install
+//! mcp...`); set `KURA_PYTHON` to use another interpreter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use kura_tests::{Fixture, http_url, kura_bin, workspace};
+use kura_tests::{Fixture, http_url, kura_bin, toolchain, workspace};
 
-fn venv(name: &str, requirement: &str) -> PathBuf {
-    let dir = kura_bin()
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("py")
-        .join(name);
-    let python = dir.join("bin/python");
-    let marker = dir.join(format!(
-        ".installed-{}",
-        requirement.replace(['<', '>', '=', ','], "_")
-    ));
-    if marker.exists() {
-        return python;
-    }
-    let base = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&base)
-        .args(["-m", "venv"])
-        .arg(&dir)
-        .status()
-        .expect("python3 -m venv");
-    assert!(ok.success(), "creating the venv {} failed", dir.display());
-    let ok = Command::new(&python)
-        .args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            requirement,
-        ])
-        .status()
-        .expect("pip install");
-    assert!(ok.success(), "pip install {requirement} failed");
-    std::fs::write(&marker, b"").unwrap();
-    python
-}
+const SDK_1X: &str = "mcp>=1.20,<2";
+const SDK_2X: &str = "mcp>=2,<3";
 
 const TOKEN: &str = "python-sdk-token-0123456789";
 
@@ -116,24 +80,24 @@ fn run_suite(python: &Path, expect_handshake: &str, http: bool) {
 
 #[test]
 fn python_sdk_1x_initialize_handshake() {
-    let py = venv("sdk1", "mcp>=1.20,<2");
+    let py = toolchain::python_sdk("sdk1", SDK_1X);
     run_suite(&py, "sdk1 (protocol", false);
 }
 
 #[test]
 fn python_sdk_2x_discover_handshake() {
-    let py = venv("sdk2", "mcp>=2,<3");
+    let py = toolchain::python_sdk("sdk2", SDK_2X);
     run_suite(&py, "sdk2 (protocol 2026-07-28)", false);
 }
 
 #[test]
 fn python_sdk_1x_over_streamable_http_with_a_token() {
-    let py = venv("sdk1", "mcp>=1.20,<2");
+    let py = toolchain::python_sdk("sdk1", SDK_1X);
     run_suite(&py, "sdk1 (protocol", true);
 }
 
 #[test]
 fn python_sdk_2x_over_streamable_http_with_a_token() {
-    let py = venv("sdk2", "mcp>=2,<3");
+    let py = toolchain::python_sdk("sdk2", SDK_2X);
     run_suite(&py, "sdk2 (protocol 2026-07-28)", true);
 }
