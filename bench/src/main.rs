@@ -8,12 +8,14 @@
 //! gold queries on an SQLite FTS5 trigram index of the same sections, as
 //! ratios. `kura-bench vault` measures vault_find and artifact_audit on a
 //! generated vault (see `vault.rs`); `kura-bench vibe` the vibe workspace
-//! tools on 11,500 generated documents (see `vibe.rs`).
+//! tools on 11,500 generated documents (see `vibe.rs`); `kura-bench http`
+//! many clients at once over Streamable HTTP (see `http.rs`).
 
 #![allow(clippy::disallowed_methods)] // a bench tool: reads its corpus, not the server
 
 mod corpus;
 mod fts;
+mod http;
 mod plugins;
 mod vault;
 mod vibe;
@@ -94,6 +96,33 @@ enum Command {
         projects: usize,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
+        #[arg(long)]
+        kura: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Many clients at once over Streamable HTTP: manual_find, vault_read
+    /// and search on the bench corpora, against one client alone.
+    Http {
+        /// A generated manual corpus (default: generate one in a temporary folder).
+        #[arg(long)]
+        corpus: Option<PathBuf>,
+        #[command(flatten)]
+        size: Size,
+        #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
+        gold: PathBuf,
+        /// Concurrent clients, each in its own session.
+        #[arg(long, default_value_t = 50)]
+        clients: usize,
+        /// Calls per client (the lone client makes three times as many).
+        #[arg(long, default_value_t = 60)]
+        calls: usize,
+        /// Vibe projects (230 documents each).
+        #[arg(long, default_value_t = 20)]
+        projects: usize,
+        /// A setting for the server, e.g. --set max_concurrent_calls=8 (repeatable).
+        #[arg(long = "set")]
+        settings: Vec<String>,
         #[arg(long)]
         kura: Option<PathBuf>,
         #[arg(long)]
@@ -501,6 +530,37 @@ async fn main() -> anyhow::Result<()> {
                 println!("{r}");
             } else {
                 vibe::print(&r);
+            }
+        }
+        Command::Http {
+            corpus,
+            size,
+            gold,
+            clients,
+            calls,
+            projects,
+            settings,
+            kura,
+            json,
+        } => {
+            let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
+            let kura_bin = kura_binary(kura)?;
+            let options = http::Options {
+                corpus,
+                source: size.source,
+                files: size.files,
+                megabytes: size.megabytes,
+                seed: size.seed,
+                clients,
+                calls,
+                projects,
+                settings,
+            };
+            let r = http::run(&options, gold, &kura_bin).await?;
+            if json {
+                println!("{r}");
+            } else {
+                http::print(&r);
             }
         }
         Command::Run {

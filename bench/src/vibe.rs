@@ -48,7 +48,7 @@ const SMALL_LAYOUT: [(&str, usize); 5] = [
 const STATUSES: [&str; 4] = ["pending", "in-progress", "done", "blocked"];
 
 /// Prose lines of the bundled manuals (headings, code and markup left out).
-fn prose(source: &Path) -> anyhow::Result<Vec<String>> {
+pub fn prose(source: &Path) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     for p in crate::corpus::markdown_files(source)? {
         let text = std::fs::read_to_string(&p)?;
@@ -191,7 +191,7 @@ fn generate_with(
 }
 
 /// Queries of one to three words taken from the prose.
-fn queries(lines: &[String], n: usize, rng: &mut Rng) -> Vec<String> {
+pub fn queries(lines: &[String], n: usize, rng: &mut Rng) -> Vec<String> {
     let mut out = Vec::new();
     while out.len() < n {
         let words: Vec<&str> = lines[rng.below(lines.len())]

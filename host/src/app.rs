@@ -331,4 +331,10 @@ impl App {
         let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
         Some(def.call(&self.domains, Args::new(args), job))
     }
+
+    /// A served tool's error for a call cancelled before it ran.
+    pub fn cancelled(&self, tool: &str) -> Option<crate::error::Error> {
+        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        Some(def.cancelled())
+    }
 }

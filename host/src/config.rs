@@ -49,6 +49,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("read_only", Kind::Bool),
     ("tools", Kind::List),
     ("sandbox", Kind::Bool),
+    ("max_concurrent_calls", Kind::Int),
 ];
 
 /// A plugin slot: one `kura:plugins` world. Printed as the world's name
@@ -204,6 +205,9 @@ pub struct Config {
     pub tools: Vec<String>,
     /// Confine the serving process to its roots (Linux Landlock).
     pub sandbox: bool,
+    /// Tool calls run at once, over all sessions; the others wait their
+    /// turn. 0: two per core, at least four.
+    pub max_concurrent_calls: i64,
     pub plugins: PluginsConfig,
 }
 
@@ -256,6 +260,7 @@ impl Default for Config {
             read_only: false,
             tools: Vec::new(),
             sandbox: true,
+            max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }
     }

@@ -499,6 +499,77 @@ async fn a_cancelled_reindex_stops_at_once_and_leaves_a_correct_index() {
     let _ = client.cancel().await;
 }
 
+#[tokio::test]
+async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_runs() {
+    const FILES: usize = 10_000;
+    let f = Fixture::new();
+    let big = f.vibe().join("big").join("references");
+    std::fs::create_dir_all(&big).unwrap();
+    for i in 0..FILES {
+        std::fs::write(
+            big.join(format!("{i:05}.md")),
+            format!("# Item {i}\n\nCommon words.\n"),
+        )
+        .unwrap();
+    }
+    let args = f.vibe_args(&["--set", "max_concurrent_calls=1"]);
+    let (transport, _) = TokioChildProcess::builder(command(&args))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = Recorder::default().serve(transport).await.unwrap();
+    call_ok(&client, "reindex", json!({})).await;
+    let send = |tool: &str, args: Value| {
+        let params = CallToolRequestParams::new(tool.to_owned())
+            .with_arguments(args.as_object().unwrap().clone());
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        client
+            .peer()
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+    };
+    // The one turn: a full reindex of the 10,000 files.
+    let long = send("reindex", json!({"full": true})).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Queued behind it: a write, cancelled before its turn, and a read.
+    let write = send(
+        "create_task",
+        json!({"project": "webapp", "title": "queued-and-cancelled", "objective": "o",
+               "steps": ["s"], "acceptance_criteria": ["a"]}),
+    )
+    .await
+    .unwrap();
+    let read = send("list_tasks", json!({"project": "webapp"}))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    write.cancel(Some("test".into())).await.unwrap();
+    let read = tokio::spawn(async move {
+        let r = read.await_response().await;
+        (Instant::now(), r)
+    });
+    let long = long.await_response().await.unwrap();
+    let long_done = Instant::now();
+    let rmcp::model::ServerResult::CallToolResult(long) = long else {
+        panic!("{long:?}")
+    };
+    assert_ne!(long.is_error, Some(true), "{long:?}");
+    let (read_done, read) = read.await.unwrap();
+    assert!(read.is_ok(), "{read:?}");
+    assert!(
+        read_done >= long_done,
+        "the read waited for the one turn: it ended {:?} before the reindex",
+        long_done - read_done
+    );
+    // The cancelled write never ran.
+    let tasks = call_ok(&client, "list_tasks", json!({"project": "webapp"})).await;
+    assert!(
+        !tasks.to_string().contains("queued-and-cancelled"),
+        "{tasks}"
+    );
+    let _ = client.cancel().await;
+}
+
 /// create_task in webapp.
 async fn new_task(client: &RunningService<RoleClient, Recorder>, title: &str) {
     let args = json!({"project": "webapp", "title": title, "objective": "o", "steps": ["s"],

@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 use tokio_util::sync::CancellationToken;
 
-use super::{KuraServer, reload_on_sighup, shutdown_signal, vibe, wait_for_calls};
+use super::{Calls, KuraServer, reload_on_sighup, shutdown_signal, vibe};
 use crate::app::App;
 use crate::tools::Profile;
 
@@ -166,7 +166,8 @@ pub async fn serve_http(
     app.index_in_background();
     let _watch = app.plugins.watch();
     reload_on_sighup(app.plugins.clone());
-    let calls: Arc<tokio::sync::RwLock<()>> = Arc::default();
+    // One gate for every session: the limit is the server's, not a client's.
+    let calls = Calls::for_config(&app.config);
     let announcer = app
         .domains
         .vibe
@@ -214,6 +215,7 @@ pub async fn serve_http(
     let listener = tokio::net::TcpListener::from_std(listener)?;
     // The address a client or test connects to (a port 0 is resolved here).
     tracing::info!("serving MCP at http://{}/mcp", listener.local_addr()?);
+    calls.announce();
     let shutdown = shutdown_signal();
     axum::serve(listener, router)
         .with_graceful_shutdown(async move {
@@ -222,7 +224,7 @@ pub async fn serve_http(
             stop.cancel();
         })
         .await?;
-    wait_for_calls(&calls).await;
+    calls.drain().await;
     Ok(())
 }
 

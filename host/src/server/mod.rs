@@ -4,6 +4,7 @@
 //! or `isError` with `{"error": {code, message, details}}` and one readable
 //! sentence.
 
+mod calls;
 pub mod framing;
 mod http;
 pub mod reference;
@@ -28,14 +29,14 @@ use crate::app::App;
 use crate::error::Error;
 use crate::job::Job;
 use crate::tools::Domain;
+use calls::Calls;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
 pub struct KuraServer {
     app: Arc<App>,
-    /// Held (shared) by every running tool call; taken whole at shutdown to
-    /// wait for them.
-    calls: Arc<tokio::sync::RwLock<()>>,
+    /// Every tool call's turn (shared by the sessions of one server).
+    calls: Arc<Calls>,
     /// The resources this client subscribed to.
     subscriptions: vibe::Subscriptions,
     /// Resource notifications (with the vibe domain, once serving).
@@ -45,8 +46,8 @@ pub struct KuraServer {
 impl KuraServer {
     pub fn new(app: Arc<App>) -> Self {
         KuraServer {
+            calls: Calls::for_config(&app.config),
             app,
-            calls: Arc::default(),
             subscriptions: Arc::default(),
             announcer: None,
         }
@@ -139,9 +140,13 @@ impl KuraServer {
     ) -> Option<CallToolResult> {
         let app = self.app.clone();
         let tool = name.clone();
-        let running = self.calls.clone().read_owned().await;
+        // A call cancelled while it waits for its turn never runs.
+        let turn = tokio::select! {
+            turn = self.calls.enter() => turn,
+            () = cancel.cancelled() => return self.app.cancelled(&name).map(error_result),
+        };
         let joined = tokio::task::spawn_blocking(move || {
-            let _running = running;
+            let _turn = turn;
             let sink = progress.map(|tx| {
                 move |done: u64, total: u64| {
                     let _ = tx.send((done, total));
@@ -164,12 +169,17 @@ impl KuraServer {
             Ok(value) => CallToolResult::structured(value),
             Err(e) => {
                 tracing::info!(tool = %name, code = e.code.as_str(), "{}", e.message);
-                let mut r = CallToolResult::structured_error(e.to_json());
-                r.content = vec![ContentBlock::text(e.to_text())];
-                r
+                error_result(e)
             }
         })
     }
+}
+
+/// A failed call: `isError`, the error envelope and one readable sentence.
+fn error_result(e: Error) -> CallToolResult {
+    let mut r = CallToolResult::structured_error(e.to_json());
+    r.content = vec![ContentBlock::text(e.to_text())];
+    r
 }
 
 /// A tool's hints. `destructiveHint` and `idempotentHint` mean something
@@ -505,6 +515,7 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
     let mut server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
+    calls.announce();
     if let Some(v) = &app.domains.vibe {
         server.announcer = Some(vibe::Announcer::start(v.clone()));
     }
@@ -528,20 +539,8 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
             waiting.await?;
         }
     }
-    wait_for_calls(&calls).await;
+    calls.drain().await;
     Ok(())
-}
-
-/// Calls still running (a write, a reindex) finish before the process
-/// ends; one that takes longer than this is left to the exit.
-async fn wait_for_calls(calls: &tokio::sync::RwLock<()>) {
-    const CALLS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
-    if tokio::time::timeout(CALLS_WAIT, calls.write())
-        .await
-        .is_err()
-    {
-        tracing::warn!("a tool call was still running at exit");
-    }
 }
 
 /// The first of SIGTERM and SIGINT (never, for one that cannot be caught).

@@ -131,7 +131,19 @@ impl ToolDef {
     /// Read the arguments and run the tool; a vibe tool's errors, a wrong
     /// argument included, come out in seed 002's codes.
     pub fn call(&self, domains: &Domains, args: Args, job: Job) -> Result<Value> {
-        let r = self.handler.run(domains, args, job);
+        self.in_domain(self.handler.run(domains, args, job))
+    }
+
+    /// The error of a call the client cancelled before it ran.
+    pub fn cancelled(&self) -> crate::error::Error {
+        let e = crate::error::Error::new(
+            crate::error::Code::Cancelled,
+            format!("{} was cancelled by the client before it ran", self.name),
+        );
+        self.in_domain(Err(e)).unwrap_err()
+    }
+
+    fn in_domain(&self, r: Result<Value>) -> Result<Value> {
         match self.domain {
             Domain::Vibe => r.map_err(crate::vibe::as_vibe),
             _ => r,
