@@ -224,7 +224,6 @@ fn serve(
     settings: &[String],
     dir: &Path,
 ) -> anyhow::Result<(Child, String)> {
-    use std::io::BufRead;
     std::fs::write(dir.join("tokens"), format!("{TOKEN}\n"))?;
     let mut cmd = Command::new(kura_bin);
     cmd.arg("serve").args(roots);
@@ -243,16 +242,8 @@ fn serve(
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
-    let mut log = std::io::BufReader::new(child.stderr.take().expect("piped")).lines();
-    let url = log
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split_once("serving MCP at ")
-                .map(|(_, u)| u.trim().to_owned())
-        })
+    let url = kura::client::http_url(&mut child)
         .ok_or_else(|| anyhow::anyhow!("kura did not log the URL it serves"))?;
-    std::thread::spawn(move || log.for_each(drop));
     Ok((child, url))
 }
 

@@ -73,10 +73,8 @@ enum Command {
         gold: PathBuf,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
-        #[arg(long)]
-        kura: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        measure: Measure,
     },
     /// Write a generated vibe workspace (230 documents per project).
     VibeGen {
@@ -96,10 +94,8 @@ enum Command {
         projects: usize,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
-        #[arg(long)]
-        kura: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        measure: Measure,
     },
     /// Many clients at once over Streamable HTTP: manual_find, vault_read
     /// and search on the bench corpora, against one client alone.
@@ -123,10 +119,8 @@ enum Command {
         /// A setting for the server, e.g. --set max_concurrent_calls=8 (repeatable).
         #[arg(long = "set")]
         settings: Vec<String>,
-        #[arg(long)]
-        kura: Option<PathBuf>,
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        measure: Measure,
     },
     /// Measure (generating a corpus in a temporary folder unless --corpus is given).
     Run {
@@ -140,12 +134,21 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         rounds: usize,
         /// The kura binary (default: next to this one).
-        #[arg(long)]
-        kura: Option<PathBuf>,
-        /// Print one JSON object.
-        #[arg(long)]
-        json: bool,
+        #[command(flatten)]
+        measure: Measure,
     },
+}
+
+/// What every measuring subcommand takes: the server to measure and how
+/// to print.
+#[derive(clap::Args, Clone)]
+struct Measure {
+    /// The kura binary (default: next to this one).
+    #[arg(long)]
+    kura: Option<PathBuf>,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -493,13 +496,12 @@ async fn main() -> anyhow::Result<()> {
             megabytes,
             gold,
             rounds,
-            kura,
-            json,
+            measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
-            let kura_bin = kura_binary(kura)?;
+            let kura_bin = kura_binary(measure.kura)?;
             let r = vault::run(&source, notes, megabytes, &gold, rounds, &kura_bin).await?;
-            if json {
+            if measure.json {
                 println!("{r}");
             } else {
                 vault::print(&r);
@@ -521,12 +523,11 @@ async fn main() -> anyhow::Result<()> {
             source,
             projects,
             rounds,
-            kura,
-            json,
+            measure,
         } => {
-            let kura_bin = kura_binary(kura)?;
+            let kura_bin = kura_binary(measure.kura)?;
             let r = vibe::run(&source, projects, rounds, &kura_bin).await?;
-            if json {
+            if measure.json {
                 println!("{r}");
             } else {
                 vibe::print(&r);
@@ -540,11 +541,10 @@ async fn main() -> anyhow::Result<()> {
             calls,
             projects,
             settings,
-            kura,
-            json,
+            measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
-            let kura_bin = kura_binary(kura)?;
+            let kura_bin = kura_binary(measure.kura)?;
             let options = http::Options {
                 corpus,
                 source: size.source,
@@ -557,7 +557,7 @@ async fn main() -> anyhow::Result<()> {
                 settings,
             };
             let r = http::run(&options, gold, &kura_bin).await?;
-            if json {
+            if measure.json {
                 println!("{r}");
             } else {
                 http::print(&r);
@@ -568,11 +568,10 @@ async fn main() -> anyhow::Result<()> {
             size,
             gold,
             rounds,
-            kura,
-            json,
+            measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
-            let kura_bin = kura_binary(kura)?;
+            let kura_bin = kura_binary(measure.kura)?;
             let tmp;
             let corpus = match corpus {
                 Some(c) => c,
@@ -596,7 +595,7 @@ async fn main() -> anyhow::Result<()> {
                 }
             };
             let r = run(&corpus, &gold, rounds, &kura_bin).await?;
-            if json {
+            if measure.json {
                 println!("{r}");
             } else {
                 print(&r);

@@ -53,6 +53,20 @@ impl Session {
     }
 }
 
+/// The URL a `kura serve --http` child logs (`serving MCP at URL`), read
+/// from its piped stderr; the rest of the log is drained on a thread of its
+/// own so the server never blocks on a full pipe. None if it ended first.
+pub fn http_url(child: &mut std::process::Child) -> Option<String> {
+    use std::io::BufRead;
+    let mut log = std::io::BufReader::new(child.stderr.take()?).lines();
+    let url = log.by_ref().map_while(Result::ok).find_map(|l| {
+        l.split_once(crate::server::SERVING_AT)
+            .map(|(_, u)| u.trim().to_owned())
+    })?;
+    std::thread::spawn(move || log.for_each(drop));
+    Some(url)
+}
+
 /// `kura call`: run one tool in-process through the same path as MCP and
 /// print its structured result.
 pub async fn call_once(app: Arc<App>, tool: &str, arguments: &str) -> Result<(), String> {

@@ -368,19 +368,7 @@ impl Kura {
     }
 }
 
-/// The URL a `kura serve --http` child logs (`serving MCP at URL`), read from
-/// its piped stderr; the rest of the log is drained so kura never blocks.
+/// The URL a `kura serve --http` child logs, read from its piped stderr.
 pub fn http_url(child: &mut std::process::Child) -> String {
-    use std::io::BufRead;
-    let mut log = std::io::BufReader::new(child.stderr.take().expect("stderr piped")).lines();
-    let url = log
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.split_once("serving MCP at ")
-                .map(|(_, u)| u.trim().to_owned())
-        })
-        .expect("kura logs the URL it serves");
-    std::thread::spawn(move || log.for_each(drop));
-    url
+    kura::client::http_url(child).expect("kura logs the URL it serves")
 }

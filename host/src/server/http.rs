@@ -28,6 +28,9 @@ use crate::tools::Profile;
 
 /// The shortest token accepted: shorter ones are guessable.
 pub const TOKEN_MIN_CHARS: usize = 16;
+/// The start of the log line that names the URL served, which clients
+/// started by a script read (`client::http_url`).
+pub const SERVING_AT: &str = "serving MCP at ";
 
 const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 
@@ -214,7 +217,7 @@ pub async fn serve_http(
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
     // The address a client or test connects to (a port 0 is resolved here).
-    tracing::info!("serving MCP at http://{}/mcp", listener.local_addr()?);
+    tracing::info!("{SERVING_AT}http://{}/mcp", listener.local_addr()?);
     calls.announce();
     let shutdown = shutdown_signal();
     axum::serve(listener, router)

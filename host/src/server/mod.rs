@@ -11,7 +11,7 @@ pub mod reference;
 mod schema;
 mod vibe;
 
-pub use http::{HttpOptions, TOKEN_MIN_CHARS, Tokens, serve_http};
+pub use http::{HttpOptions, SERVING_AT, TOKEN_MIN_CHARS, Tokens, serve_http};
 use std::sync::Arc;
 
 use rmcp::model::{
