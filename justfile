@@ -34,6 +34,10 @@ bench-vibe:
     cargo build --release -p kura -p kura-bench
     target/release/kura-bench vibe --rounds 5
 
+bench-http:
+    cargo build --release -p kura -p kura-bench
+    target/release/kura-bench http
+
 # retrieval quality on the gold set, with A/B switches
 eval:
     cargo run --release -p kura -- eval

@@ -33,21 +33,28 @@ use crate::{ms, percentile, vibe};
 const TOKEN: &str = "kura-bench-http-token-0123456789";
 
 /// The three tools of the mix, in the order each client calls them.
-const MIX: [&str; 3] = ["manual_find", "vault_read", "search"];
+pub const MIX: [&str; 3] = ["manual_find", "vault_read", "search"];
 
 /// What the clients ask: gold queries for the manuals, note paths for
 /// vault_read, words of the workspace's prose for search.
 struct Work {
+    /// The tools called, as indexes into `MIX`, in turn.
+    mix: Vec<usize>,
     gold: Vec<Gold>,
     notes: Vec<String>,
     queries: Vec<String>,
 }
 
 impl Work {
-    /// The arguments of call `i` of client `c` (the tool is `MIX[i % 3]`).
+    /// Which of `MIX` call `i` makes.
+    fn tool(&self, i: usize) -> usize {
+        self.mix[i % self.mix.len()]
+    }
+
+    /// The arguments of call `i` of client `c`.
     fn args(&self, c: usize, i: usize) -> (&'static str, Value) {
-        let k = c * 7919 + i / MIX.len();
-        match i % MIX.len() {
+        let k = c * 7919 + i / self.mix.len();
+        match self.tool(i) {
             0 => {
                 let g = &self.gold[k % self.gold.len()];
                 (
@@ -120,7 +127,9 @@ impl Phase {
             "all_ms": summary(&mut all),
         });
         for (tool, lat) in MIX.iter().zip(self.per_tool.iter_mut()) {
-            out[format!("{tool}_ms")] = summary(lat);
+            if !lat.is_empty() {
+                out[format!("{tool}_ms")] = summary(lat);
+            }
         }
         out
     }
@@ -150,7 +159,7 @@ async fn load(
                 let (tool, args) = work.args(c, i);
                 let t = Instant::now();
                 call(&client, tool, args).await?;
-                lat[i % MIX.len()].push(ms(t.elapsed()));
+                lat[work.tool(i)].push(ms(t.elapsed()));
             }
             client.cancel().await?;
             anyhow::Ok(lat)
@@ -256,6 +265,8 @@ pub struct Options {
     pub clients: usize,
     pub calls: usize,
     pub projects: usize,
+    /// The tools each client calls in turn (indexes into `MIX`).
+    pub mix: Vec<usize>,
     /// `--set KEY=VALUE` for the server.
     pub settings: Vec<String>,
 }
@@ -322,11 +333,12 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
         // Every index ready before timing: one call of each tool.
         let warm = connect(&url).await?;
         let work = Arc::new(Work {
+            mix: o.mix.clone(),
             gold,
             notes,
             queries,
         });
-        for i in 0..MIX.len() {
+        for i in 0..work.mix.len() {
             let (tool, args) = work.args(0, i);
             call(&warm, tool, args).await?;
         }
@@ -354,6 +366,7 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
             },
             "one_client": alone,
             "clients": o.clients,
+            "mix": o.mix.iter().map(|&t| MIX[t]).collect::<Vec<_>>(),
             "many_clients": many.clone(),
             "throughput_ratio": r3(many["calls_per_s"].as_f64().unwrap_or(0.0)
                 / alone["calls_per_s"].as_f64().unwrap_or(1.0).max(1e-9)),
@@ -397,6 +410,9 @@ pub fn print(r: &Value) {
         );
         for tool in ["all"].iter().chain(MIX.iter()) {
             let l = &p[format!("{tool}_ms")];
+            if l.is_null() {
+                continue;
+            }
             println!(
                 "  {tool:<20}p50 {} ms, p95 {} ms, p99 {} ms (n {})",
                 l["p50"], l["p95"], l["p99"], l["n"]

@@ -116,6 +116,9 @@ enum Command {
         /// Vibe projects (230 documents each).
         #[arg(long, default_value_t = 20)]
         projects: usize,
+        /// The tools each client calls in turn.
+        #[arg(long, value_delimiter = ',', default_value = "manual_find,vault_read,search")]
+        mix: Vec<String>,
         /// A setting for the server, e.g. --set max_concurrent_calls=8 (repeatable).
         #[arg(long = "set")]
         settings: Vec<String>,
@@ -540,6 +543,7 @@ async fn main() -> anyhow::Result<()> {
             clients,
             calls,
             projects,
+            mix,
             settings,
             measure,
         } => {
@@ -554,6 +558,14 @@ async fn main() -> anyhow::Result<()> {
                 clients,
                 calls,
                 projects,
+                mix: mix
+                    .iter()
+                    .map(|t| {
+                        http::MIX.iter().position(|m| m == t).ok_or_else(|| {
+                            anyhow::anyhow!("--mix: {t} is not one of {}", http::MIX.join(", "))
+                        })
+                    })
+                    .collect::<anyhow::Result<_>>()?,
                 settings,
             };
             let r = http::run(&options, gold, &kura_bin).await?;

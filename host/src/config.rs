@@ -206,7 +206,7 @@ pub struct Config {
     /// Confine the serving process to its roots (Linux Landlock).
     pub sandbox: bool,
     /// Tool calls run at once, over all sessions; the others wait their
-    /// turn. 0: two per core, at least four.
+    /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
     pub plugins: PluginsConfig,
 }
