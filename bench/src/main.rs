@@ -117,7 +117,11 @@ enum Command {
         #[arg(long, default_value_t = 20)]
         projects: usize,
         /// The tools each client calls in turn.
-        #[arg(long, value_delimiter = ',', default_value = "manual_find,vault_read,search")]
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "manual_find,vault_read,search"
+        )]
         mix: Vec<String>,
         /// A setting for the server, e.g. --set max_concurrent_calls=8 (repeatable).
         #[arg(long = "set")]

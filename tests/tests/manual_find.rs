@@ -768,3 +768,88 @@ async fn manual_hits_unknown_trace_is_not_found_and_unknown_kind_is_invalid() {
     let h = k.call("manual_hits", json!({})).await;
     assert_eq!(h.code(), "invalid_parameter");
 }
+
+/// The counts of `kura index`'s manuals line: (scanned, added, updated, unchanged).
+fn indexed(f: &Fixture, state: &std::path::Path) -> (u64, u64, u64, u64) {
+    let mut cmd = std::process::Command::new(kura_tests::kura_bin());
+    cmd.arg("index")
+        .arg("--config")
+        .arg(f.dir.path().join("empty.toml"))
+        .arg("--manuals-root")
+        .arg(f.manuals())
+        .arg("--state-dir")
+        .arg(state);
+    for var in kura::config::env_names() {
+        cmd.env_remove(var);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("manuals:"))
+        .unwrap_or_else(|| panic!("no manuals line: {stdout}"));
+    let count = |word: &str| -> u64 {
+        let before = line.split(&format!(" {word}")).next().unwrap();
+        before.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (
+        count("files scanned"),
+        count("added"),
+        count("updated"),
+        count("unchanged"),
+    )
+}
+
+/// docs/scale-out.md: the manuals' index is built once by `kura index` and
+/// shipped to each replica's state folder; there it is used as is, whether
+/// the copy kept the files' times or not (then each file is hashed, not
+/// re-indexed).
+#[test]
+#[allow(clippy::disallowed_methods)] // builds and copies its fixture with std::fs
+fn an_index_built_once_and_shipped_is_used_without_reindexing() {
+    let f = Fixture::new();
+    let build = f.dir.path().join("build");
+    let (scanned, added, _, _) = indexed(&f, &build);
+    assert!(scanned > 0 && added == scanned, "{scanned} {added}");
+    let replica = f.dir.path().join("replica");
+    std::fs::create_dir_all(&replica).unwrap();
+    let ok = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(build.join("index"))
+        .arg(&replica)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert_eq!(
+        indexed(&f, &replica),
+        (scanned, 0, 0, scanned),
+        "times kept"
+    );
+    // Every manual rewritten unchanged: new times, same bytes.
+    let mut stack = vec![f.manuals()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let bytes = std::fs::read(e.path()).unwrap();
+                std::fs::write(e.path(), bytes).unwrap();
+            }
+        }
+    }
+    let fresh = f.dir.path().join("replica-2");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let ok = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(build.join("index"))
+        .arg(&fresh)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert_eq!(
+        indexed(&f, &fresh),
+        (scanned, 0, 0, scanned),
+        "times changed"
+    );
+}
