@@ -812,15 +812,20 @@ fn an_index_built_once_and_shipped_is_used_without_reindexing() {
     let build = f.dir.path().join("build");
     let (scanned, added, _, _) = indexed(&f, &build);
     assert!(scanned > 0 && added == scanned, "{scanned} {added}");
-    let replica = f.dir.path().join("replica");
-    std::fs::create_dir_all(&replica).unwrap();
-    let ok = std::process::Command::new("cp")
-        .arg("-a")
-        .arg(build.join("index"))
-        .arg(&replica)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    // `cp -a` keeps the files' times, `cp -r` does not.
+    let ship = |to: &str, flag: &str| {
+        let state = f.dir.path().join(to);
+        std::fs::create_dir_all(&state).unwrap();
+        let ok = std::process::Command::new("cp")
+            .arg(flag)
+            .arg(build.join("index"))
+            .arg(&state)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        state
+    };
+    let replica = ship("replica", "-a");
     assert_eq!(
         indexed(&f, &replica),
         (scanned, 0, 0, scanned),
@@ -838,15 +843,7 @@ fn an_index_built_once_and_shipped_is_used_without_reindexing() {
             }
         }
     }
-    let fresh = f.dir.path().join("replica-2");
-    std::fs::create_dir_all(&fresh).unwrap();
-    let ok = std::process::Command::new("cp")
-        .arg("-r")
-        .arg(build.join("index"))
-        .arg(&fresh)
-        .status()
-        .unwrap();
-    assert!(ok.success());
+    let fresh = ship("replica-2", "-r");
     assert_eq!(
         indexed(&f, &fresh),
         (scanned, 0, 0, scanned),
