@@ -13,6 +13,8 @@ use serde_json::{Value, json};
 const TOKEN: &str = "http-test-token-0123456789";
 /// A token whose holder may only read.
 const READER: &str = "http-reader-token-0123456789";
+/// A token whose holder sees only the manual tools.
+const MANUALS: &str = "http-manuals-token-0123456789";
 
 fn kura(f: &Fixture, extra: &[&str]) -> Command {
     let mut cmd = Command::new(kura_bin());
@@ -38,7 +40,7 @@ fn serve_with(f: &Fixture, extra: &[&str]) -> (Child, String) {
     let tokens = f.dir.path().join("tokens");
     std::fs::write(
         &tokens,
-        format!("# the team\n{TOKEN}\n{READER} read_only\n"),
+        format!("# the team\n{TOKEN}\n{READER} read_only\n{MANUALS} tools=manual\n"),
     )
     .unwrap();
     let tokens = tokens.display().to_string();
@@ -298,6 +300,36 @@ fn a_read_only_token_sees_and_calls_no_tool_that_writes() {
     stop(child);
     // Only the full token's note was written.
     assert!(f.vault().join("inbox/by-token.md").exists());
+}
+
+/// The `instructions` of the `initialize` answer `token`'s holder gets.
+fn instructions_of(addr: &str, token: &str) -> String {
+    let bearer = format!("Bearer {token}");
+    let init = result_of(&exchange(addr, &[("Authorization", &bearer)], INITIALIZE));
+    init["result"]["instructions"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{init}"))
+        .to_owned()
+}
+
+#[test]
+fn a_tokens_instructions_describe_only_what_it_may_call() {
+    let f = Fixture::new();
+    let manuals = f.manuals().display().to_string();
+    let (child, addr) = serve_with(&f, &["--manuals-root", &manuals]);
+    let all = instructions_of(&addr, TOKEN);
+    assert!(all.contains("manuals") && all.contains("vault"), "{all}");
+    assert!(!all.contains("Read-only"), "{all}");
+    let reader = instructions_of(&addr, READER);
+    assert!(
+        reader.contains("Read-only: no tool that writes"),
+        "{reader}"
+    );
+    assert!(!reader.contains("vault_create"), "{reader}");
+    let manual = instructions_of(&addr, MANUALS);
+    assert!(manual.contains("read-only manuals"), "{manual}");
+    assert!(!manual.contains("vault"), "{manual}");
+    stop(child);
 }
 
 #[test]

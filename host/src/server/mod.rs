@@ -54,10 +54,13 @@ impl KuraServer {
     }
 
     /// What the server offers, for `initialize`: only the domains and
-    /// tools served.
-    fn instructions(&self) -> String {
+    /// tools served (to this caller: an HTTP token's profile narrows them).
+    fn instructions(&self, caller: Option<&crate::tools::Profile>) -> String {
         let app = &self.app;
-        let served = app.tool_names();
+        let mut served = app.tool_names();
+        if let Some(p) = caller {
+            served.retain(|&name| crate::tools::find(name).is_some_and(|d| p.admits(d)));
+        }
         let some = |domain: Domain| {
             let names: Vec<&str> = crate::tools::TOOLS
                 .iter()
@@ -94,7 +97,7 @@ impl KuraServer {
             parts.join(", "),
             app.config.scan_max_chars
         );
-        if app.config.read_only {
+        if app.config.read_only || caller.is_some_and(|p| p.read_only) {
             out.push_str(" Read-only: no tool that writes is served.");
         }
         out
@@ -235,7 +238,35 @@ impl ServerHandler for KuraServer {
         };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions())
+            .with_instructions(self.instructions(None))
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(profile) = http::profile_of(&context) {
+            result.instructions = Some(self.instructions(Some(profile)));
+        }
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, McpError> {
+        let mut info = self.get_info();
+        if let Some(profile) = http::profile_of(&context) {
+            info.instructions = Some(self.instructions(Some(profile)));
+        }
+        // Private to the caller (rmcp's default): a token's answer differs.
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
     }
 
     async fn list_resources(
