@@ -151,6 +151,18 @@ pub(super) fn profile_of(
         .and_then(|parts| parts.extensions.get::<Profile>())
 }
 
+/// rmcp answers a session's DELETE with 202; the spec names no code, and
+/// the Python SDK logs a failed termination for anything but 200 or 204,
+/// so an ended session is 204 No Content.
+async fn session_ended(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 async fn healthz() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -205,7 +217,9 @@ pub async fn serve_http(
         }
     };
     let mcp = StreamableHttpService::new(factory, Arc::new(sessions), config);
-    let mut router = Router::new().route_service("/mcp", mcp);
+    let mut router = Router::new()
+        .route_service("/mcp", mcp)
+        .layer(middleware::from_fn(session_ended));
     if !options.tokens.is_empty() {
         router = router.layer(middleware::from_fn_with_state(
             options.tokens.clone(),
