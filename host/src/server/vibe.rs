@@ -349,6 +349,11 @@ impl Announcer {
                 .unwrap_or_default()
         };
         tokio::spawn(async move {
+            // The watcher runs once the index is open: open it before the
+            // first list, so no change falls between the list and the
+            // watcher's start (the start-up sync may open it later).
+            let opening = vibe.clone();
+            let _ = tokio::task::spawn_blocking(move || opening.index.index().map(|_| ())).await;
             let mut known = projects(vibe.clone()).await;
             while let Some(first) = rx.recv().await {
                 tokio::time::sleep(SETTLE).await;
