@@ -132,6 +132,10 @@ pub struct HttpFlags {
         requires = "http"
     )]
     session_idle_secs: u64,
+    /// Sessions open at once; a client's `initialize` beyond is refused
+    /// with 503 until one ends or idles out.
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "http")]
+    max_sessions: usize,
 }
 
 impl HttpFlags {
@@ -157,7 +161,7 @@ impl HttpFlags {
                     .map_err(|e| format!("token file {}: {e}", file.display()))?
             }
             (None, Some(env)) => {
-                kura::server::Tokens::parse(&env).map_err(|e| format!("KURA_HTTP_TOKENS: {e}"))?
+                kura::server::Tokens::list(&env).map_err(|e| format!("KURA_HTTP_TOKENS: {e}"))?
             }
             (None, None) => {
                 return Err(
@@ -175,6 +179,7 @@ impl HttpFlags {
                 extra_hosts: self.allow_host.clone(),
                 extra_origins: self.allow_origin.clone(),
                 idle: std::time::Duration::from_secs(self.session_idle_secs.max(1)),
+                max_sessions: self.max_sessions.max(1),
                 // Far above any tool's arguments; what a write may carry is
                 // bounded again by max_file_bytes.
                 max_body_bytes: 32 << 20,

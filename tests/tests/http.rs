@@ -348,6 +348,44 @@ fn http_needs_tokens_and_no_auth_is_for_loopback_only() {
     assert!(refused(&["--http", "127.0.0.1:0", "--token-file", &short]).contains("at least 16"));
 }
 
+/// The session's standalone stream (where the server's own notifications
+/// go), its response head read.
+fn notifications_of(addr: &str, session: &[(&'static str, String)]) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    let mut get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+    for (k, v) in session {
+        get.push_str(&format!("{k}: {v}\r\n"));
+    }
+    get.push_str("\r\n");
+    stream.write_all(get.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
+        .unwrap();
+    let mut head = String::new();
+    let mut buf = [0u8; 1];
+    while !head.ends_with("\r\n\r\n") {
+        let n = stream.read(&mut buf).unwrap();
+        assert_eq!(n, 1, "the stream closed: {head}");
+        head.push(buf[0] as char);
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    stream
+}
+
+/// What `stream` carries until `needle` arrives or its read timeout passes
+/// without a byte.
+fn hear(stream: &mut TcpStream, needle: &str) -> String {
+    let mut heard = String::new();
+    let mut buf = [0u8; 4096];
+    while !heard.contains(needle) {
+        match stream.read(&mut buf) {
+            Ok(n) if n > 0 => heard.push_str(&String::from_utf8_lossy(&buf[..n])),
+            _ => break,
+        }
+    }
+    heard
+}
+
 #[test]
 fn an_http_session_hears_a_project_added_from_outside() {
     let f = Fixture::new();
@@ -362,41 +400,313 @@ fn an_http_session_hears_a_project_added_from_outside() {
             "name": "search", "arguments": {"query": "task"}}}),
     )
     .unwrap();
-    // The session's standalone stream: where the server's own
-    // notifications go.
-    let mut stream = TcpStream::connect(&addr).unwrap();
-    let mut get = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
-    for (k, v) in &session {
-        get.push_str(&format!("{k}: {v}\r\n"));
-    }
-    get.push_str("\r\n");
-    stream.write_all(get.as_bytes()).unwrap();
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(3)))
-        .unwrap();
-    let mut heard = String::new();
-    let mut buf = [0u8; 4096];
-    while !heard.contains("\r\n\r\n") {
-        let n = stream.read(&mut buf).unwrap();
-        heard.push_str(&String::from_utf8_lossy(&buf[..n]));
-    }
-    assert!(heard.starts_with("HTTP/1.1 200"), "{heard}");
+    let mut stream = notifications_of(&addr, &session);
     let added = std::time::Instant::now();
     std::fs::create_dir_all(f.vibe().join("from-outside/tasks")).unwrap();
     std::fs::write(f.vibe().join("from-outside/tasks/001-a.md"), "# Task: A\n").unwrap();
-    while !heard.contains("notifications/resources/list_changed") {
-        match stream.read(&mut buf) {
-            Ok(n) if n > 0 => heard.push_str(&String::from_utf8_lossy(&buf[..n])),
-            other => panic!(
-                "no list_changed ({other:?}) after {:?}:\n{heard}",
-                added.elapsed()
-            ),
-        }
-    }
+    let heard = hear(&mut stream, "notifications/resources/list_changed");
+    assert!(
+        heard.contains("notifications/resources/list_changed"),
+        "no list_changed after {:?}:\n{heard}",
+        added.elapsed()
+    );
     assert!(
         added.elapsed() < std::time::Duration::from_secs(1),
         "{:?}",
         added.elapsed()
+    );
+    stop(child);
+}
+
+#[tokio::test]
+async fn sigterm_with_a_listen_open_ends_the_server_at_once() {
+    use rmcp::ClientServiceExt;
+    use rmcp::model::{ProtocolVersion, SubscriptionFilter};
+    use rmcp::service::ClientLifecycleMode;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let f = Fixture::new();
+    let vibe = f.vibe().display().to_string();
+    let (mut child, addr) = serve_with(&f, &["--vibe-root", &vibe]);
+    let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
+        .auth_header(TOKEN);
+    let mode = ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let client =
+        ().serve_with_lifecycle(StreamableHttpClientTransport::from_config(config), mode)
+            .await
+            .unwrap();
+    let filter = SubscriptionFilter::builder()
+        .resources_list_changed()
+        .build();
+    let _sub = client.listen(filter).await.unwrap();
+
+    // A listen lasts until its client cancels it; a shutdown ends it.
+    let started = std::time::Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert!(status.success(), "kura --http ended with {status}");
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "the server took {took:?} to exit"
+    );
+}
+
+/// One JSON-RPC request in `session`: its `result`, or its `error`.
+fn ask(addr: &str, session: &[(&'static str, String)], method: &str, params: Value) -> Value {
+    let answer = request(
+        addr,
+        session,
+        json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}),
+    )
+    .unwrap();
+    answer
+        .get("result")
+        .or(answer.get("error"))
+        .cloned()
+        .unwrap_or_else(|| panic!("{answer}"))
+}
+
+/// What `token`'s holder gets from every surface of the vibe domain, as
+/// comparable facts.
+fn vibe_surfaces(addr: &str, token: &str) -> Vec<(&'static str, Value)> {
+    let bearer = format!("Bearer {token}");
+    let init = result_of(&exchange(addr, &[("Authorization", &bearer)], INITIALIZE));
+    let caps = &init["result"]["capabilities"];
+    let s = open_session(addr, token);
+    let count = |v: &Value, key: &str| json!(v[key].as_array().map_or(0, Vec::len));
+    let complete = ask(
+        addr,
+        &s,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "project_briefing"},
+               "argument": {"name": "project", "value": "vi"}}),
+    );
+    let template_complete = ask(
+        addr,
+        &s,
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "vibe://projects/{name}"},
+               "argument": {"name": "name", "value": ""}}),
+    );
+    vec![
+        (
+            "capabilities.resources",
+            json!(caps.get("resources").is_some()),
+        ),
+        ("capabilities.prompts", json!(caps.get("prompts").is_some())),
+        (
+            "capabilities.completions",
+            json!(caps.get("completions").is_some()),
+        ),
+        (
+            "resources/list",
+            count(&ask(addr, &s, "resources/list", json!({})), "resources"),
+        ),
+        (
+            "resources/templates/list",
+            count(
+                &ask(addr, &s, "resources/templates/list", json!({})),
+                "resourceTemplates",
+            ),
+        ),
+        (
+            "resources/read",
+            json!(
+                ask(
+                    addr,
+                    &s,
+                    "resources/read",
+                    json!({"uri": "vibe://projects/vibeMCP"})
+                )
+                .get("contents")
+                .is_some()
+            ),
+        ),
+        (
+            "resources/subscribe",
+            json!(
+                ask(
+                    addr,
+                    &s,
+                    "resources/subscribe",
+                    json!({"uri": "vibe://projects"})
+                )
+                .get("code")
+                .is_none()
+            ),
+        ),
+        (
+            "prompts/list",
+            count(&ask(addr, &s, "prompts/list", json!({})), "prompts"),
+        ),
+        (
+            "prompts/get",
+            json!(
+                ask(
+                    addr,
+                    &s,
+                    "prompts/get",
+                    json!({"name": "project_briefing", "arguments": {"project": "vibeMCP"}})
+                )
+                .get("messages")
+                .is_some()
+            ),
+        ),
+        (
+            "completion/complete prompt",
+            complete["completion"]["values"].clone(),
+        ),
+        (
+            "completion/complete template",
+            template_complete["completion"]["values"].clone(),
+        ),
+    ]
+}
+
+#[test]
+fn a_token_without_the_vibe_domain_meets_it_on_no_surface() {
+    let f = Fixture::new();
+    let vibe = f.vibe().display().to_string();
+    let manuals = f.manuals().display().to_string();
+    let (child, addr) = serve_with(&f, &["--vibe-root", &vibe, "--manuals-root", &manuals]);
+    let yes = |what: &'static str| (what, json!(true));
+    let full = vibe_surfaces(&addr, TOKEN);
+    assert_eq!(
+        full,
+        vec![
+            yes("capabilities.resources"),
+            yes("capabilities.prompts"),
+            yes("capabilities.completions"),
+            ("resources/list", json!(3)),
+            ("resources/templates/list", json!(2)),
+            yes("resources/read"),
+            yes("resources/subscribe"),
+            ("prompts/list", json!(2)),
+            yes("prompts/get"),
+            ("completion/complete prompt", json!(["vibeMCP"])),
+            ("completion/complete template", json!(["vibeMCP", "webapp"])),
+        ]
+    );
+    // A read-only holder still reads: resources and prompts are data.
+    assert_eq!(vibe_surfaces(&addr, READER), full);
+    let no = |what: &'static str| (what, json!(false));
+    assert_eq!(
+        vibe_surfaces(&addr, MANUALS),
+        vec![
+            no("capabilities.resources"),
+            no("capabilities.prompts"),
+            no("capabilities.completions"),
+            ("resources/list", json!(0)),
+            ("resources/templates/list", json!(0)),
+            no("resources/read"),
+            no("resources/subscribe"),
+            ("prompts/list", json!(0)),
+            no("prompts/get"),
+            ("completion/complete prompt", json!([])),
+            ("completion/complete template", json!([])),
+        ]
+    );
+
+    // Notifications: both sessions listen, subscribed to the project list;
+    // a project added from outside reaches the full token's only.
+    let sessions = [open_session(&addr, TOKEN), open_session(&addr, MANUALS)];
+    for s in &sessions {
+        ask(
+            &addr,
+            s,
+            "resources/subscribe",
+            json!({"uri": "vibe://projects"}),
+        );
+    }
+    let mut streams = sessions.map(|s| notifications_of(&addr, &s));
+    let [full, manual] = &mut streams;
+    std::fs::create_dir_all(f.vibe().join("from-outside/tasks")).unwrap();
+    std::fs::write(f.vibe().join("from-outside/tasks/001-a.md"), "# Task: A\n").unwrap();
+    let heard = hear(full, "notifications/resources/updated");
+    assert!(heard.contains("list_changed"), "{heard}");
+    assert!(heard.contains("notifications/resources/updated"), "{heard}");
+    // Both sessions are told in one pass: what the other would have heard
+    // would be on its stream by now.
+    manual
+        .set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let unheard = hear(manual, "notifications/");
+    assert!(!unheard.contains("notifications/"), "{unheard}");
+    stop(child);
+}
+
+#[test]
+fn kura_http_tokens_is_a_comma_separated_list() {
+    let f = Fixture::new();
+    let second = "http-second-token-0123456789";
+    let mut child = kura(&f, &["--http", "127.0.0.1:0"])
+        .env("KURA_HTTP_TOKENS", format!("{TOKEN}, {second}"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let addr = http_url(&mut child)
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let init = |token: &str| {
+        let bearer = format!("Bearer {token}");
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[("Authorization", &bearer)],
+            INITIALIZE,
+        )
+    };
+    assert_eq!(init(TOKEN), 200);
+    assert_eq!(init(second), 200);
+    assert_eq!(init(&format!("{TOKEN},{second}")), 401);
+    stop(child);
+}
+
+#[test]
+fn an_initialize_beyond_max_sessions_is_refused_until_one_ends() {
+    let f = Fixture::new();
+    let (child, addr) = serve_with(&f, &["--max-sessions", "2"]);
+    let first = open_session(&addr, TOKEN);
+    let _second = open_session(&addr, READER);
+    let bearer = format!("Bearer {TOKEN}");
+    let refused = exchange(&addr, &[("Authorization", &bearer)], INITIALIZE);
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    assert!(
+        refused.to_ascii_lowercase().contains("retry-after: 60"),
+        "{refused}"
+    );
+    let error = result_of(&refused);
+    assert_eq!(error["id"], 1, "{error}");
+    assert_eq!(error["error"]["code"], -32000, "{error}");
+    assert_eq!(error["error"]["data"]["max_sessions"], 2, "{error}");
+    // A request inside an open session is not a new session.
+    let listed = request(
+        &addr,
+        &first,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .unwrap();
+    assert!(listed["result"]["tools"].is_array(), "{listed}");
+    // Once one ends, a new one is admitted.
+    let headers: Vec<(&str, &str)> = first.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(status(&addr, "DELETE", "/mcp", &headers, ""), 204);
+    assert_eq!(
+        status(
+            &addr,
+            "POST",
+            "/mcp",
+            &[("Authorization", &bearer)],
+            INITIALIZE
+        ),
+        200
     );
     stop(child);
 }

@@ -338,10 +338,22 @@ impl Recorder {
             .collect()
     }
 
-    /// How many progress notifications arrived after `t`.
-    fn after(&self, t: Instant) -> usize {
+    /// The progress notifications that arrived after `t`.
+    fn after(&self, t: Instant) -> Vec<Seen> {
         let seen = self.progress.lock().unwrap();
-        seen.iter().filter(|(at, _)| *at > t).count()
+        seen.iter()
+            .filter(|(at, _)| *at > t)
+            .map(|(_, s)| *s)
+            .collect()
+    }
+
+    /// Wait (up to `wait`) for a progress notification after `t`.
+    async fn progress_after(&self, t: Instant, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while self.after(t).is_empty() {
+            assert!(Instant::now() < deadline, "no progress within {wait:?}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// The resource notifications since `t`, waiting up to `wait` for `want`.
@@ -389,10 +401,12 @@ impl ClientHandler for Recorder {
     }
 }
 
-/// kura over the fixture's vibe workspace, with a recording client.
+/// kura over the fixture's vibe workspace, with a recording client; kura's
+/// log goes to `kura.log` in the fixture's folder.
 async fn recording(f: &Fixture) -> (Recorder, RunningService<RoleClient, Recorder>) {
+    let log = std::fs::File::create(f.dir.path().join("kura.log")).unwrap();
     let (transport, _) = TokioChildProcess::builder(command(&f.vibe_args(&[])))
-        .stderr(std::process::Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let recorder = Recorder::default();
@@ -458,34 +472,27 @@ async fn a_cancelled_reindex_stops_at_once_and_leaves_a_correct_index() {
         .with_arguments(json!({"full": true}).as_object().unwrap().clone());
     let request =
         rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let sent = Instant::now();
     let handle = client
         .peer()
         .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = recorder.seen().len();
-    let cancelled_at = Instant::now();
+    // Cancelled once it is under way.
+    recorder.progress_after(sent, Duration::from_secs(60)).await;
     handle.cancel(Some("test".into())).await.unwrap();
-    assert!(before > 0, "the reindex was running when cancelled");
-
-    // No progress once the server has had 100 ms to hear of the cancel.
-    let quiet_from = cancelled_at + Duration::from_millis(100);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let asked = Instant::now();
-    let found = call_ok(&client, "search", json!({"query": "marker12345"})).await;
-    let took = asked.elapsed();
+    kura_tests::wait_for_log(
+        &f.dir.path().join("kura.log"),
+        "was cancelled by the client",
+        Duration::from_secs(60),
+    );
+    // It stopped before its end: no report ever said all files were done.
+    let reports = recorder.after(sent);
     assert!(
-        took < Duration::from_millis(200),
-        "a search after the cancel took {took:?}"
+        reports.iter().all(|(done, total)| Some(*done) < *total),
+        "the cancelled reindex ran to its end: {reports:?}"
     );
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert_eq!(
-        recorder.after(quiet_from),
-        0,
-        "progress after the cancel: {:?}",
-        recorder.seen().len() - before
-    );
+    let found = call_ok(&client, "search", json!({"query": "marker12345"})).await;
     assert_eq!(found["total_matches"], 1, "{found}");
 
     // The next reindex sees every file once, and so does a search.
@@ -517,7 +524,8 @@ async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let client = Recorder::default().serve(transport).await.unwrap();
+    let recorder = Recorder::default();
+    let client = recorder.clone().serve(transport).await.unwrap();
     call_ok(&client, "reindex", json!({})).await;
     let send = |tool: &str, args: Value| {
         let params = CallToolRequestParams::new(tool.to_owned())
@@ -529,8 +537,10 @@ async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_
             .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
     };
     // The one turn: a full reindex of the 10,000 files.
+    let sent = Instant::now();
     let long = send("reindex", json!({"full": true})).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // It has the turn once it reports progress.
+    recorder.progress_after(sent, Duration::from_secs(60)).await;
     // Queued behind it: a write, cancelled before its turn, and a read.
     let write = send(
         "create_task",
@@ -542,7 +552,8 @@ async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_
     let read = send("list_tasks", json!({"project": "webapp"}))
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The cancel follows the write on the same stream: the server has the
+    // write queued when it hears of it.
     write.cancel(Some("test".into())).await.unwrap();
     let read = tokio::spawn(async move {
         let r = read.await_response().await;
@@ -693,6 +704,29 @@ async fn a_listening_client_of_protocol_2026_07_28_hears_the_same_changes() {
 }
 
 #[tokio::test]
+async fn a_client_closing_its_input_with_a_listen_open_ends_the_server_at_once() {
+    use rmcp::model::{ProtocolVersion, SubscriptionFilter};
+    let f = Fixture::new();
+    let mode = rmcp::service::ClientLifecycleMode::Discover {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+    };
+    let k = Kura::start(f.vibe_args(&[]), mode).await;
+    let filter = SubscriptionFilter::builder()
+        .resources_list_changed()
+        .build();
+    let _sub = k.client.listen(filter).await.unwrap();
+    // rmcp's client closes the server's stdin, waits 3 s for it to exit,
+    // then sends SIGTERM: a listen that outlived the input held it there.
+    let started = Instant::now();
+    k.stop().await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "the server took {took:?} to exit"
+    );
+}
+
+#[tokio::test]
 async fn sibling_of_vibe_root_is_out_of_scope() {
     // `~/.vibe2` beside `~/.vibe`: a prefix check on the string would let it in.
     let f = Fixture::new();
@@ -818,5 +852,39 @@ async fn all_four_domains_serve_29_tools_3_resources_and_2_prompts() {
     let k = f.start().await;
     let caps = k.client.peer_info().unwrap().capabilities.clone();
     assert!(caps.resources.is_none() && caps.prompts.is_none());
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn a_configured_tools_profile_without_vibe_hides_its_resources_and_prompts() {
+    let f = Fixture::new();
+    let manuals = f.manuals().display().to_string();
+    let k = Kura::start(
+        f.vibe_args(&["--manuals-root", &manuals, "--tools", "manual"]),
+        rmcp::service::ClientLifecycleMode::Initialize,
+    )
+    .await;
+    let caps = k.client.peer_info().unwrap().capabilities.clone();
+    assert!(
+        caps.resources.is_none() && caps.prompts.is_none(),
+        "{caps:?}"
+    );
+    assert!(k.client.list_all_resources().await.unwrap().is_empty());
+    assert!(
+        k.client
+            .list_all_resource_templates()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(k.client.list_all_prompts().await.unwrap().is_empty());
+    assert!(resource(&k, "vibe://projects").await.is_err());
+    assert!(
+        prompt(&k, "project_briefing", json!({"project": "vibeMCP"}))
+            .await
+            .is_err()
+    );
+    let project = Reference::for_resource("vibe://projects/{name}");
+    assert!(complete(&k, project, "name", "").await.is_empty());
     k.stop().await;
 }

@@ -12,6 +12,7 @@ use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// The longest line read (rmcp's own limit): a longer one is discarded as
 /// it arrives, never buffered, and answered with -32600.
@@ -234,8 +235,13 @@ async fn read_line<R: AsyncRead + Unpin>(
 
 /// Put the guard between `input`/`output` (the process's stdio) and rmcp:
 /// returns the reader and writer to give rmcp. Two tasks run until the
-/// input ends and rmcp has written its last line.
-pub fn guard<R, W>(input: R, output: W) -> (tokio::io::DuplexStream, tokio::io::DuplexStream)
+/// input ends and rmcp has written its last line; `ended` is cancelled
+/// when the input ends.
+pub fn guard<R, W>(
+    input: R,
+    output: W,
+    ended: CancellationToken,
+) -> (tokio::io::DuplexStream, tokio::io::DuplexStream)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -283,6 +289,7 @@ where
             }
         }
         // Dropping `to_rmcp` ends rmcp's input: it shuts down as before.
+        ended.cancel();
     });
     tokio::spawn(async move {
         let mut output = output;

@@ -8,11 +8,12 @@
 //! constant time; 401 without) and `/healthz`, which needs no token.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -45,7 +46,87 @@ pub struct HttpOptions {
     pub extra_origins: Vec<String>,
     /// A session without a request for this long is closed.
     pub idle: Duration,
+    /// Sessions open at once; an `initialize` beyond is refused (503).
+    pub max_sessions: usize,
     pub max_body_bytes: usize,
+}
+
+/// The sessions open at once, capped: rmcp removes a session from its
+/// manager when it ends (DELETE, idle, or its client gone), so the count is
+/// of live ones. `initialize`s take turns at the check, so a burst of them
+/// cannot slip past the cap together.
+struct SessionCap {
+    manager: Arc<LocalSessionManager>,
+    max: usize,
+    max_body_bytes: usize,
+    opening: tokio::sync::Mutex<()>,
+    refused: AtomicU64,
+}
+
+/// Only the method and id of a JSON-RPC message matter here.
+#[derive(serde::Deserialize)]
+struct Head {
+    method: Option<String>,
+    #[serde(default)]
+    id: serde_json::Value,
+}
+
+async fn cap_sessions(
+    State(cap): State<Arc<SessionCap>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    // Only a POST without a session can open one.
+    if request.method() != Method::POST || request.headers().contains_key("mcp-session-id") {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, cap.max_body_bytes).await else {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "kura: request body too large\n",
+        )
+            .into_response();
+    };
+    let head = serde_json::from_slice::<Head>(&bytes).ok();
+    let request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    let Some(head) = head.filter(|h| h.method.as_deref() == Some("initialize")) else {
+        return next.run(request).await;
+    };
+    let _turn = cap.opening.lock().await;
+    let open = cap.manager.sessions.read().await.len();
+    if open < cap.max {
+        return next.run(request).await;
+    }
+    let refused = cap.refused.fetch_add(1, Ordering::Relaxed) + 1;
+    // One line per doubling: a flood of refusals cannot flood the log.
+    if refused.is_power_of_two() {
+        tracing::warn!(
+            "refused a new session: {open} are open (--max-sessions {}); {refused} refused so far",
+            cap.max
+        );
+    }
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": head.id,
+        "error": {
+            "code": -32000,
+            "message": format!(
+                "kura: {open} sessions are open, the most this server keeps (--max-sessions); \
+                 end one (DELETE /mcp) or retry when one has been idle for the idle time"
+            ),
+            "data": {"open_sessions": open, "max_sessions": cap.max},
+        }
+    });
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::RETRY_AFTER, "60"),
+        ],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 /// Bearer tokens, kept as SHA-256 digests (comparing digests in constant
@@ -142,11 +223,8 @@ async fn require_token(State(tokens): State<Tokens>, mut request: Request, next:
 }
 
 /// The profile the HTTP layer attached to this request (none over stdio).
-pub(super) fn profile_of(
-    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
-) -> Option<&Profile> {
-    context
-        .extensions
+pub(super) fn profile_of(extensions: &rmcp::model::Extensions) -> Option<&Profile> {
+    extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<Profile>())
 }
@@ -181,16 +259,49 @@ pub async fn serve_http(
     app.index_in_background();
     let _watch = app.plugins.watch();
     reload_on_sighup(app.plugins.clone());
+    let stop = CancellationToken::new();
+    let (router, calls) = service(app, options, stop.clone());
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    // The address a client or test connects to (a port 0 is resolved here).
+    tracing::info!("{SERVING_AT}http://{}/mcp", listener.local_addr()?);
+    calls.announce();
+    let shutdown = shutdown_signal();
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            let signal = shutdown.await;
+            tracing::info!("{signal}: shutting down");
+            stop.cancel();
+        })
+        .await?;
+    calls.drain().await;
+    Ok(())
+}
+
+/// The whole HTTP face of `app` — tokens, `/healthz`, the MCP sessions —
+/// as one service: what [`serve_http`] serves, for a caller without a
+/// socket (the HTTP fuzz target). Cancelling `stop` ends the sessions.
+pub fn router(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> Router {
+    service(app, options, stop).0
+}
+
+/// [`router`], and the gate its tool calls wait at.
+fn service(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> (Router, Arc<Calls>) {
     // One gate for every session: the limit is the server's, not a client's.
     let calls = Calls::for_config(&app.config);
-    let announcer = app
-        .domains
-        .vibe
-        .as_ref()
+    let announcer = KuraServer::new(app.clone())
+        .vibe(None)
         .map(|v| vibe::Announcer::start(v.clone()));
-    let stop = CancellationToken::new();
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
+    let sessions = Arc::new(sessions);
+    let cap = Arc::new(SessionCap {
+        manager: sessions.clone(),
+        max: options.max_sessions.max(1),
+        max_body_bytes: options.max_body_bytes,
+        opening: tokio::sync::Mutex::new(()),
+        refused: AtomicU64::new(0),
+    });
     let mut defaults = StreamableHttpServerConfig::default();
     // rmcp's loopback names, and the names this server is reached by.
     let mut hosts = std::mem::take(&mut defaults.allowed_hosts);
@@ -216,10 +327,11 @@ pub async fn serve_http(
             Ok(server)
         }
     };
-    let mcp = StreamableHttpService::new(factory, Arc::new(sessions), config);
+    let mcp = StreamableHttpService::new(factory, sessions, config);
     let mut router = Router::new()
         .route_service("/mcp", mcp)
-        .layer(middleware::from_fn(session_ended));
+        .layer(middleware::from_fn(session_ended))
+        .layer(middleware::from_fn_with_state(cap, cap_sessions));
     if !options.tokens.is_empty() {
         router = router.layer(middleware::from_fn_with_state(
             options.tokens.clone(),
@@ -227,22 +339,7 @@ pub async fn serve_http(
         ));
     }
     // Added after the token layer: a load balancer's probe needs none.
-    let router = router.route("/healthz", get(healthz));
-    listener.set_nonblocking(true)?;
-    let listener = tokio::net::TcpListener::from_std(listener)?;
-    // The address a client or test connects to (a port 0 is resolved here).
-    tracing::info!("{SERVING_AT}http://{}/mcp", listener.local_addr()?);
-    calls.announce();
-    let shutdown = shutdown_signal();
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            let signal = shutdown.await;
-            tracing::info!("{signal}: shutting down");
-            stop.cancel();
-        })
-        .await?;
-    calls.drain().await;
-    Ok(())
+    (router.route("/healthz", get(healthz)), calls)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ pub mod reference;
 mod schema;
 mod vibe;
 
-pub use http::{HttpOptions, SERVING_AT, TOKEN_MIN_CHARS, Tokens, serve_http};
+pub use http::{HttpOptions, SERVING_AT, TOKEN_MIN_CHARS, Tokens, router, serve_http};
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -28,7 +28,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use crate::app::App;
 use crate::error::Error;
 use crate::job::Job;
-use crate::tools::Domain;
+use crate::tools::{Domain, Profile};
 use calls::Calls;
 use tokio_util::sync::CancellationToken;
 
@@ -41,6 +41,11 @@ pub struct KuraServer {
     subscriptions: vibe::Subscriptions,
     /// Resource notifications (with the vibe domain, once serving).
     announcer: Option<vibe::Announcer>,
+    /// Cancelled once stdio's input ends or a shutdown signal arrives:
+    /// requests that last until the client cancels them
+    /// (`subscriptions/listen`) end then, or rmcp's drain waits for them
+    /// (over HTTP, rmcp ends them with their session).
+    ending: CancellationToken,
 }
 
 impl KuraServer {
@@ -50,12 +55,47 @@ impl KuraServer {
             app,
             subscriptions: Arc::default(),
             announcer: None,
+            ending: CancellationToken::new(),
         }
+    }
+
+    /// The vibe domain if `caller` may see it: the configuration's profile
+    /// and the caller's token (HTTP) must both grant its data. Otherwise
+    /// every surface (resources, templates, subscriptions, prompts,
+    /// completions, notifications, capabilities) answers as if VIBE_ROOT
+    /// were not configured.
+    fn vibe(&self, caller: Option<&Profile>) -> Option<&Arc<crate::vibe::Vibe>> {
+        let granted = |p: &Profile| p.grants(Domain::Vibe);
+        self.app
+            .domains
+            .vibe
+            .as_ref()
+            .filter(|_| granted(&self.app.profile) && caller.is_none_or(granted))
+    }
+
+    /// What `initialize` and `server/discover` tell `caller` (None: stdio,
+    /// or no token profile).
+    fn info(&self, caller: Option<&Profile>) -> ServerConfig {
+        let capabilities = if self.vibe(caller).is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions(caller))
     }
 
     /// What the server offers, for `initialize`: only the domains and
     /// tools served (to this caller: an HTTP token's profile narrows them).
-    fn instructions(&self, caller: Option<&crate::tools::Profile>) -> String {
+    fn instructions(&self, caller: Option<&Profile>) -> String {
         let app = &self.app;
         let mut served = app.tool_names();
         if let Some(p) = caller {
@@ -214,31 +254,27 @@ fn listed(schema: serde_json::Value, cap: &str) -> Arc<rmcp::model::JsonObject> 
 }
 
 /// Run `f` on the blocking pool (it reads files), as a JSON-RPC result.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, McpError> + Send + 'static,
-) -> Result<T, McpError> {
-    tokio::task::spawn_blocking(f)
+impl KuraServer {
+    /// Run a resource or prompt read on a blocking thread, in its turn: it
+    /// reads files as a tool call does, so it waits at the same gate
+    /// (`max_concurrent_calls`).
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, McpError> + Send + 'static,
+    ) -> Result<T, McpError> {
+        let turn = self.calls.enter().await;
+        tokio::task::spawn_blocking(move || {
+            let _turn = turn;
+            f()
+        })
         .await
         .map_err(|e| McpError::internal_error(e.to_string(), None))?
+    }
 }
 
 impl ServerHandler for KuraServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = if self.app.domains.vibe.is_some() {
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_resources_list_changed()
-                .enable_resources_subscribe()
-                .enable_prompts()
-                .enable_completions()
-                .build()
-        } else {
-            ServerCapabilities::builder().enable_tools().build()
-        };
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions(None))
+        self.info(None)
     }
 
     async fn initialize(
@@ -248,9 +284,9 @@ impl ServerHandler for KuraServer {
     ) -> Result<rmcp::model::InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        if let Some(profile) = http::profile_of(&context) {
-            result.instructions = Some(self.instructions(Some(profile)));
-        }
+        let info = self.info(http::profile_of(&context.extensions));
+        result.capabilities = info.capabilities;
+        result.instructions = info.instructions;
         Ok(result)
     }
 
@@ -258,10 +294,7 @@ impl ServerHandler for KuraServer {
         &self,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::DiscoverResult, McpError> {
-        let mut info = self.get_info();
-        if let Some(profile) = http::profile_of(&context) {
-            info.instructions = Some(self.instructions(Some(profile)));
-        }
+        let info = self.info(http::profile_of(&context.extensions));
         // Private to the caller (rmcp's default): a token's answer differs.
         Ok(rmcp::model::DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
@@ -272,11 +305,12 @@ impl ServerHandler for KuraServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let app = self.app.clone();
-        let list =
-            blocking(move || Ok(app.domains.vibe.as_ref().map(|v| vibe::resources(v)))).await?;
+        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let list = self
+            .blocking(move || Ok(vibe.map(|v| vibe::resources(&v))))
+            .await?;
         Ok(ListResourcesResult::with_all_items(
             list.unwrap_or_default(),
         ))
@@ -285,9 +319,9 @@ impl ServerHandler for KuraServer {
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let list = if self.app.domains.vibe.is_some() {
+        let list = if self.vibe(http::profile_of(&context.extensions)).is_some() {
             vibe::templates()
         } else {
             vec![]
@@ -298,11 +332,11 @@ impl ServerHandler for KuraServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let app = self.app.clone();
+        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
         let uri = request.uri;
-        blocking(move || match &app.domains.vibe {
+        self.blocking(move || match &vibe {
             Some(v) => vibe::read(v, &uri),
             None => Err(vibe::no_such_resource(&uri)),
         })
@@ -313,9 +347,10 @@ impl ServerHandler for KuraServer {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        if self.app.domains.vibe.is_none() || !vibe::is_resource(&request.uri) {
+        let caller = http::profile_of(&context.extensions);
+        if self.vibe(caller).is_none() || !vibe::is_resource(&request.uri) {
             return Err(vibe::no_such_resource(&request.uri));
         }
         self.subscriptions
@@ -329,9 +364,8 @@ impl ServerHandler for KuraServer {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        self.app
-            .domains
-            .vibe
+        // No caller here: `listen` checks the caller's token.
+        self.vibe(None)
             .is_some()
             .then(|| vibe::accepted_filter(requested))
     }
@@ -339,13 +373,21 @@ impl ServerHandler for KuraServer {
     /// One `subscriptions/listen` (protocol 2026-07-28): the same
     /// announcements as for a subscribed session, for as long as it lasts.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        if let Some(announcer) = &self.announcer {
+        let caller = http::profile_of(&context.request_context().extensions);
+        if let Some(announcer) = self
+            .announcer
+            .as_ref()
+            .filter(|_| self.vibe(caller).is_some())
+        {
             let stop = CancellationToken::new();
             announcer.add(vibe::Audience::Listen {
                 sink: context.sink().clone(),
                 stop: stop.clone(),
             });
-            context.cancelled().await;
+            tokio::select! {
+                () = context.cancelled() => {}
+                () = self.ending.cancelled() => {}
+            }
             stop.cancel();
         }
         Ok(())
@@ -366,25 +408,26 @@ impl ServerHandler for KuraServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let app = self.app.clone();
-        let completion = blocking(move || {
-            Ok(match &app.domains.vibe {
-                Some(v) => vibe::complete(v, &request.r#ref, &request.argument),
-                None => CompletionInfo::default(),
+        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let completion = self
+            .blocking(move || {
+                Ok(match &vibe {
+                    Some(v) => vibe::complete(v, &request.r#ref, &request.argument),
+                    None => CompletionInfo::default(),
+                })
             })
-        })
-        .await?;
+            .await?;
         Ok(CompleteResult::new(completion))
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let list = if self.app.domains.vibe.is_some() {
+        let list = if self.vibe(http::profile_of(&context.extensions)).is_some() {
             vibe::prompts()
         } else {
             vec![]
@@ -395,10 +438,10 @@ impl ServerHandler for KuraServer {
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let app = self.app.clone();
-        blocking(move || match &app.domains.vibe {
+        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        self.blocking(move || match &vibe {
             Some(v) => vibe::prompt(v, &request.name, request.arguments.as_ref()),
             None => Err(McpError::invalid_params(
                 format!("no such prompt: {}", request.name),
@@ -412,7 +455,12 @@ impl ServerHandler for KuraServer {
     /// The session hears resource changes from now on (stdio's one session,
     /// and each HTTP session that negotiated with `initialize`).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        if let Some(a) = &self.announcer {
+        let caller = http::profile_of(&context.extensions);
+        if let Some(a) = self
+            .announcer
+            .as_ref()
+            .filter(|_| self.vibe(caller).is_some())
+        {
             a.add(vibe::Audience::Session {
                 peer: context.peer.clone(),
                 subscriptions: self.subscriptions.clone(),
@@ -426,7 +474,7 @@ impl ServerHandler for KuraServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let mut tools = self.tools();
-        if let Some(profile) = http::profile_of(&context) {
+        if let Some(profile) = http::profile_of(&context.extensions) {
             tools.retain(|t| crate::tools::find(&t.name).is_some_and(|d| profile.admits(d)));
         }
         Ok(ListToolsResult::with_all_items(tools))
@@ -440,7 +488,7 @@ impl ServerHandler for KuraServer {
         let name = request.name.to_string();
         let unknown = || McpError::invalid_params(format!("unknown tool: {name}"), None);
         // A tool this caller's token does not allow does not exist for it.
-        if let Some(profile) = http::profile_of(&context)
+        if let Some(profile) = http::profile_of(&context.extensions)
             && !crate::tools::find(&name).is_some_and(|d| profile.admits(d))
         {
             return Err(unknown());
@@ -547,11 +595,12 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     let mut server = KuraServer::new(app.clone());
     let calls = server.calls.clone();
     calls.announce();
-    if let Some(v) = &app.domains.vibe {
+    if let Some(v) = server.vibe(None) {
         server.announcer = Some(vibe::Announcer::start(v.clone()));
     }
+    let ending = server.ending.clone();
     let service = tokio::select! {
-        s = server.serve(framing::guard(stdin, stdout)) => s?,
+        s = server.serve(framing::guard(stdin, stdout, ending.clone())) => s?,
         signal = &mut shutdown => {
             tracing::info!("{signal}: shutting down");
             return Ok(());
@@ -566,6 +615,7 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
         }
         signal = &mut shutdown => {
             tracing::info!("{signal}: shutting down");
+            ending.cancel();
             token.cancel();
             waiting.await?;
         }

@@ -23,11 +23,11 @@ pub fn input(mut schema: Value) -> Value {
 
 /// An output schema as listed: what a client needs to check and use a
 /// result — each top-level field with its JSON types and, for a word out of
-/// a list, the list — or kura's error envelope (`{error: {code, message,
-/// details}}`), so that a client validating `structuredContent` even when
-/// `isError` is set shows kura's error. Nested fields and which fields are
-/// always present are documented in docs/tools.md: listing them made
-/// tools/list four times longer for clients that never read them.
+/// a list, the list, and the fields every success carries (`required`) — or
+/// kura's error envelope (`{error: {code, message, details}}`), so that a
+/// client validating `structuredContent` even when `isError` is set shows
+/// kura's error. Nested fields are documented in docs/tools.md: listing
+/// them made tools/list four times longer for clients that never read them.
 pub fn output(success: &Value) -> Value {
     let defs = success.get("$defs").cloned().unwrap_or(Value::Null);
     let success = inline(success, &defs, 0);
@@ -37,6 +37,12 @@ pub fn output(success: &Value) -> Value {
         let props: Map<String, Value> =
             props.iter().map(|(k, v)| (k.clone(), shallow(v))).collect();
         top.insert("properties".into(), Value::Object(props));
+    }
+    if let Some(required) = success
+        .get("required")
+        .filter(|r| r.as_array().is_some_and(|r| !r.is_empty()))
+    {
+        top.insert("required".into(), required.clone());
     }
     let mut top = Value::Object(top);
     portable(&mut top);
@@ -369,6 +375,9 @@ mod tests {
         let check = jsonschema::validator_for(&out).unwrap();
         assert!(check.is_valid(&json!({"items": [], "status": "ready", "cutoff": null})));
         assert!(!check.is_valid(&json!({"items": [], "status": "late"})));
+        // A success without a field every success carries is not one.
+        assert_eq!(top["required"], json!(["items", "status"]));
+        assert!(!check.is_valid(&json!({"items": []})));
         assert!(check.is_valid(&json!({"error": {"code": "not_found", "message": "m"}})));
     }
 

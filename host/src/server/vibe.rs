@@ -302,10 +302,11 @@ impl Audience {
         }
     }
 
-    /// Whether it can no longer hear (its listen request ended).
+    /// Whether it can no longer hear (its session or listen request
+    /// ended).
     fn ended(&self) -> bool {
         match self {
-            Audience::Session { .. } => false,
+            Audience::Session { peer, .. } => peer.is_transport_closed(),
             Audience::Listen { stop, .. } => stop.is_cancelled(),
         }
     }
@@ -378,11 +379,13 @@ impl Announcer {
         announcer
     }
 
+    /// Add an audience, and forget those that ended since the last one
+    /// came: the list holds the live sessions and listens, however many
+    /// came and went between two changes.
     pub fn add(&self, audience: Audience) {
-        self.audiences
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::new(audience));
+        let mut all = self.audiences.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|a| !a.ended());
+        all.push(Arc::new(audience));
     }
 }
 

@@ -89,6 +89,8 @@ impl Domains {
 /// listed, and the arguments are read into it before the handler runs.
 pub trait Handler: Sync {
     fn input(&self) -> Value;
+    /// Read the arguments into the input type, and nothing more.
+    fn read(&self, args: Args) -> Result<()>;
     fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value>;
 }
 
@@ -98,6 +100,10 @@ pub struct Typed<I>(pub fn(&Domains, I, Job) -> Result<Value>);
 impl<I: Input> Handler for Typed<I> {
     fn input(&self) -> Value {
         I::schema()
+    }
+
+    fn read(&self, args: Args) -> Result<()> {
+        I::parse(args).map(drop)
     }
 
     fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value> {
@@ -126,6 +132,13 @@ pub struct ToolDef {
 impl ToolDef {
     pub fn input(&self) -> Value {
         self.handler.input()
+    }
+
+    /// Read `args` as this tool's input without running it: the error a
+    /// call with them would get before it touches anything.
+    pub fn read_input(&self, args: Args) -> Result<()> {
+        self.in_domain(self.handler.read(args).map(|()| Value::Null))
+            .map(drop)
     }
 
     /// Read the arguments and run the tool; a vibe tool's errors, a wrong
@@ -178,6 +191,17 @@ impl Profile {
                     .any(|p| p == t.name || p == t.domain.name()))
     }
 
+    /// Whether the holder may see `domain`'s data at all — through any
+    /// surface, not only tools: a profile names the domain or one of its
+    /// tools. `read_only` hides writes, not data.
+    pub fn grants(&self, domain: Domain) -> bool {
+        self.tools.is_empty()
+            || self
+                .tools
+                .iter()
+                .any(|p| p == domain.name() || find(p).is_some_and(|t| t.domain == domain))
+    }
+
     /// A `tools` entry that names no tool and no domain.
     pub fn unknown_entry(&self) -> Option<&str> {
         self.tools
@@ -218,4 +242,28 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
 /// A tool's typed output as the JSON of its `structuredContent`.
 pub fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
     r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_profile_grants_the_data_of_the_domains_it_names_and_no_other() {
+        let p = |words: &str| Profile::parse(words.split_whitespace()).unwrap();
+        for d in Domain::ALL {
+            assert!(p("").grants(d), "{d:?}");
+            assert!(
+                p("read_only").grants(d),
+                "read-only hides writes, not {d:?}"
+            );
+        }
+        assert!(p("tools=manual").grants(Domain::Manual));
+        assert!(!p("tools=manual").grants(Domain::Vibe));
+        assert!(!p("tools=manual").grants(Domain::Vault));
+        // One tool of a domain is access to that domain's data.
+        assert!(p("tools=search").grants(Domain::Vibe));
+        assert!(!p("tools=vault_read,manual_find").grants(Domain::Vibe));
+        assert!(p("tools=vault_read,manual_find").grants(Domain::Vault));
+    }
 }
