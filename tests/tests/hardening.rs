@@ -363,14 +363,18 @@ async fn a_link_loop_is_a_filesystem_error_with_its_reason() {
 }
 
 /// Temporary files as a killed writer leaves them: the current naming and
-/// that of earlier versions, under a process id that no longer runs.
+/// that of earlier versions, under a process id that no longer runs, and
+/// under one that runs again (ids are reused: this test's own stands for
+/// a new process that took a killed writer's id).
 fn plant_debris(vault: &Path) -> Vec<std::path::PathBuf> {
     let mut dead = std::process::Command::new("true").spawn().unwrap();
     let pid = dead.id();
     dead.wait().unwrap();
+    let reused = std::process::id();
     let files = vec![
         vault.join(format!("notes/.kura-tmp-{pid:x}-0")),
         vault.join(format!("daily/.2026-01-05.md.kura-tmp-{pid}-3")),
+        vault.join(format!("notes/.kura-tmp-{reused:x}-7")),
     ];
     for p in &files {
         std::fs::write(p, "DEBRIS-TEXT half a write").unwrap();
@@ -383,11 +387,12 @@ async fn kill_9_debris_is_never_listed_and_swept_on_restart() {
     let f = Fixture::new();
     f.write("notes/log.md", "");
     let debris = plant_debris(&f.vault());
-    // A temporary file of a live writer (this test) is not kura's to remove.
-    let live = f
-        .vault()
-        .join(format!("notes/.kura-tmp-{:x}-9", std::process::id()));
+    // A write in progress (this test's, holding its folder's lock as every
+    // writer does) keeps its temporary file.
+    let live = f.vault().join("projects/.kura-tmp-1-9");
     std::fs::write(&live, "in progress").unwrap();
+    let writing = std::fs::File::open(f.vault().join("projects")).unwrap();
+    writing.lock().unwrap();
 
     // A real crash mid-write: a server appending large blocks, killed.
     let k = f.start().await;
@@ -432,6 +437,7 @@ async fn kill_9_debris_is_never_listed_and_swept_on_restart() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(left, [live], "stale temporary files remain ({debris:?})");
+    drop(writing);
     f.assert_canary_untouched();
 }
 
@@ -636,4 +642,27 @@ fn every_json_rpc_line_gets_an_answer() {
     ];
     want.sort();
     assert_eq!(got, want, "{replies:#?}");
+}
+
+#[tokio::test]
+async fn a_panic_inside_a_tool_ends_that_call_only() {
+    let f = Fixture::new();
+    let mut cmd = command(&f.args(&[]));
+    cmd.env("KURA_FAULT_PANIC_IN", "vault_read");
+    let k = kura_tests::Kura::start_command(
+        cmd,
+        rmcp::service::ClientLifecycleMode::Initialize,
+        Stdio::null(),
+    )
+    .await;
+    for _ in 0..2 {
+        let r = k.call("vault_read", json!({"path": "README.md"})).await;
+        assert!(r.is_error, "{r:?}");
+        assert_eq!(r.code(), "internal", "{r:?}");
+        assert!(r.text.contains("vault_read"), "{r:?}");
+        // The server lives on: other tools answer, and so does this session.
+        let listed = k.call("vault_ls", json!({})).await;
+        assert!(!listed.is_error, "{listed:?}");
+    }
+    k.stop().await;
 }

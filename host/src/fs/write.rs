@@ -6,7 +6,6 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
 
 use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt};
 use cap_std::fs::{Dir, OpenOptions};
@@ -18,40 +17,12 @@ use crate::error::{Code, Error, Result};
 /// the file system accepts can be written), hidden, and recognisable.
 pub const TEMP_PREFIX: &str = ".kura-tmp-";
 
-/// A temporary file older than this is stale even when its process id is
-/// alive again (ids are reused); no write takes this long.
-const STALE_AFTER: Duration = Duration::from_secs(3600);
-
 static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Kura's own temporary names: the current `.kura-tmp-PID-N` (hex), and
 /// the `.<name>.kura-tmp-PID-N` of earlier versions.
 pub fn is_temp_name(name: &str) -> bool {
     name.starts_with(TEMP_PREFIX) || (name.starts_with('.') && name.contains(".kura-tmp-"))
-}
-
-/// The process id a temporary name carries, if it is one of kura's.
-fn temp_pid(name: &str) -> Option<u32> {
-    if let Some(rest) = name.strip_prefix(TEMP_PREFIX) {
-        let (pid, n) = rest.split_once('-')?;
-        u64::from_str_radix(n, 16).ok()?;
-        return u32::from_str_radix(pid, 16).ok();
-    }
-    // Earlier versions: `.<name>.kura-tmp-<decimal pid>-<decimal n>`.
-    let (_, rest) = name.rsplit_once(".kura-tmp-")?;
-    let (pid, n) = rest.split_once('-')?;
-    n.parse::<u64>().ok()?;
-    pid.parse().ok()
-}
-
-fn alive(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // Signal 0 checks existence only; EPERM means it exists under another user.
-    // SAFETY: kill with signal 0 sends nothing.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// The owner and mode a replaced file had, given to its replacement.
@@ -96,7 +67,10 @@ impl Root {
                 Ok(d) => d,
                 Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
                     match dir.create_dir(seg) {
-                        Ok(()) => {}
+                        // The new folder's name is durable before anything
+                        // is written into it: a power cut cannot keep a
+                        // file whose folder vanished.
+                        Ok(()) => sync_dir(&dir).map_err(|e| io_error(e, p))?,
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => return Err(io_error(e, p)),
                     }
@@ -251,11 +225,15 @@ impl Root {
     }
 
     /// Remove the temporary files that a killed kura left in this root:
-    /// only kura's own names, only regular files, only stale ones (their
-    /// process is gone, or they are over an hour old), never through a
-    /// link. Returns how many were removed.
+    /// only kura's own names, only regular files, never through a link.
+    /// Whether a temporary file is still being written is decided by what
+    /// its writer holds, not by its process id (ids are reused within
+    /// seconds): every write holds its folder's advisory lock from before
+    /// its temporary file exists until after the rename, in this process
+    /// or another. A folder whose lock is free has no write in progress,
+    /// so every temporary file in it is debris; a folder whose lock is
+    /// held is left for the next sweep. Returns how many were removed.
     pub fn sweep_temp_files(&self) -> usize {
-        let own = std::process::id();
         let mut removed = 0;
         let Ok(top) = self.dir.try_clone() else {
             return 0;
@@ -265,6 +243,7 @@ impl Root {
             let Ok(entries) = dir.entries() else {
                 continue;
             };
+            let mut debris = Vec::new();
             for entry in entries.flatten() {
                 let Ok(name) = entry.file_name().into_string() else {
                     continue;
@@ -276,23 +255,21 @@ impl Root {
                     if let Ok(sub) = dir.open_dir_nofollow(&name) {
                         stack.push((at.join(&name), sub));
                     }
-                    continue;
+                } else if ft.is_file() && is_temp_name(&name) {
+                    debris.push(name);
                 }
-                if !ft.is_file() || !is_temp_name(&name) {
-                    continue;
-                }
-                let Some(pid) = temp_pid(&name) else {
-                    continue;
-                };
-                let old = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| SystemTime::now().duration_since(t.into_std()).ok())
-                    .is_some_and(|age| age > STALE_AFTER);
-                if pid == own || (alive(pid) && !old) {
-                    continue;
-                }
+            }
+            if debris.is_empty() {
+                continue;
+            }
+            let Ok(lock) = open_dir_fd(&dir) else {
+                continue;
+            };
+            if lock.try_lock().is_err() {
+                tracing::debug!(folder = %at, "a write is in progress: its temporary files stay");
+                continue;
+            }
+            for name in debris {
                 match dir.remove_file(&name) {
                     Ok(()) => {
                         removed += 1;
@@ -336,6 +313,18 @@ fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
     let mut opts = OpenOptions::new();
     opts.read(true).maybe_dir(true);
     Ok(dir.open_with(".", &opts)?.into_std())
+}
+
+/// fsync a folder: the entries made in it (a file's new name, a new
+/// folder) survive a power cut, whatever the file system.
+fn sync_dir(dir: &Dir) -> io::Result<()> {
+    let f = open_dir_fd(dir)?;
+    #[cfg(test)]
+    tests::SYNCED.with(|s| {
+        let m = f.metadata().expect("a folder's metadata");
+        s.borrow_mut().push(m.ino());
+    });
+    f.sync_all()
 }
 
 /// The file `name` in `dir`, never through a link, with its mode and owner;
@@ -386,7 +375,7 @@ pub(super) fn replace_atomically(
         f.sync_all()?;
         drop(f);
         dir.rename(&tmp, dir, name)?;
-        open_dir_fd(dir)?.sync_all()
+        sync_dir(dir)
     })();
     if result.is_err() {
         let _ = dir.remove_file(&tmp);
@@ -398,13 +387,61 @@ pub(super) fn replace_atomically(
 mod tests {
     use super::*;
 
+    thread_local! {
+        /// The inodes of the folders this thread fsynced, in order.
+        pub(super) static SYNCED: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
     #[test]
-    fn temp_names_are_recognised_with_their_process() {
-        assert_eq!(temp_pid(".kura-tmp-1f-a"), Some(0x1f));
-        assert_eq!(temp_pid(".note.md.kura-tmp-1234-7"), Some(1234));
-        assert_eq!(temp_pid(".kura-tmp-zz-1"), None);
-        assert!(is_temp_name(".kura-tmp-1-0"));
+    fn each_folder_created_for_a_write_is_synced_into_its_parent() {
+        #![allow(clippy::disallowed_methods)] // the test looks at the folders
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("a")).unwrap();
+        let root = Root::open(t.path()).unwrap();
+        SYNCED.with(|s| s.borrow_mut().clear());
+        let p = RelPath::parse("a/b/c/note.md", false).unwrap();
+        root.update(&p, |_| Ok(Some((b"x".to_vec(), ())))).unwrap();
+        let ino = |rel: &str| std::fs::metadata(t.path().join(rel)).unwrap().ino();
+        let synced = SYNCED.with(|s| s.borrow().clone());
+        // `b` made in `a`, `c` in `b`, the file in `c`; `a` already existed
+        // and its parent (the root) gained nothing.
+        assert_eq!(synced, [ino("a"), ino("a/b"), ino("a/b/c")]);
+    }
+
+    #[test]
+    fn temp_names_are_recognised() {
+        assert!(is_temp_name(".kura-tmp-1f-a"));
+        assert!(is_temp_name(".note.md.kura-tmp-1234-7"));
         assert!(!is_temp_name("kura-tmp-notes.md"));
-        assert!(alive(std::process::id()));
+    }
+
+    #[test]
+    fn debris_is_swept_by_its_folders_lock_not_by_a_process_id() {
+        #![allow(clippy::disallowed_methods)] // the test plants the files
+        let t = tempfile::tempdir().unwrap();
+        for d in ["idle", "busy"] {
+            std::fs::create_dir(t.path().join(d)).unwrap();
+        }
+        // Named after a process that runs (this one: a reused id looks the
+        // same), in a folder no write holds: debris all the same.
+        let me = std::process::id();
+        let reused = t.path().join(format!("idle/{TEMP_PREFIX}{me:x}-0"));
+        let old_style = t.path().join(format!("idle/.n.md.kura-tmp-{me}-1"));
+        // A write in progress in `busy` (another process's, say): it holds
+        // the folder's lock, so its temporary file is its own.
+        let busy = t.path().join(format!("busy/{TEMP_PREFIX}1-0"));
+        for p in [&reused, &old_style, &busy] {
+            std::fs::write(p, "half a write").unwrap();
+        }
+        let held = std::fs::File::open(t.path().join("busy")).unwrap();
+        held.lock().unwrap();
+        let root = Root::open(t.path()).unwrap();
+        assert_eq!(root.sweep_temp_files(), 2);
+        assert!(!reused.exists() && !old_style.exists());
+        assert!(busy.exists(), "a write in progress lost its file");
+        // Once the write is over (or its process died), the next sweep takes it.
+        drop(held);
+        assert_eq!(root.sweep_temp_files(), 1);
+        assert!(!busy.exists());
     }
 }
