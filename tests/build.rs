@@ -8,6 +8,9 @@ include!("../build/guest.rs");
 fn main() {
     let path = build_guest("kura-hostile-policy", &["fixtures/components/hostile"]);
     println!("cargo:rustc-env=KURA_TEST_HOSTILE_WASM={}", path.display());
+    // A write policy whose `check` has another signature.
+    let path = build_guest("kura-mistyped-policy", &["fixtures/components/mistyped"]);
+    println!("cargo:rustc-env=KURA_TEST_MISTYPED_WASM={}", path.display());
     // The default reranker as a file, to configure it like a user's own.
     let path = build_guest("kura-reranker", &["components/reranker", "text"]);
     println!("cargo:rustc-env=KURA_TEST_RERANKER_WASM={}", path.display());

@@ -26,6 +26,7 @@ pub mod inspect;
 pub mod limits;
 mod output;
 mod reranker;
+mod signature;
 mod slot;
 pub mod template;
 mod write_policy;
@@ -182,8 +183,8 @@ pub struct Wasm {
 }
 
 impl Wasm {
-    /// Read (a file, or the embedded default) and check the outline
-    /// against the slot's world: milliseconds, no compile.
+    /// Read (a file, or the embedded default) and check the outline and
+    /// the export's type against the slot's world: milliseconds, no compile.
     pub fn read(slot: Slot, source: Source) -> Result<Wasm, LoadError> {
         let fail = |message: String| LoadError {
             slot,
@@ -199,6 +200,7 @@ impl Wasm {
         };
         let outline = inspect::outline(&bytes).map_err(&fail)?;
         outline.check(slot).map_err(&fail)?;
+        signature::check(slot, &bytes).map_err(&fail)?;
         Ok(Wasm {
             slot,
             source,
