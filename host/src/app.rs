@@ -329,6 +329,8 @@ impl App {
         job: Job,
     ) -> Option<Result<Value>> {
         let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        #[cfg(feature = "fault-injection")]
+        crate::fault::panic_in(tool);
         Some(def.call(&self.domains, Args::new(args), job))
     }
 

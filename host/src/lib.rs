@@ -15,6 +15,8 @@ pub mod config;
 pub mod demo;
 pub mod error;
 pub mod eval;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
 pub mod fs;
 pub mod index;
 pub mod job;

@@ -53,6 +53,29 @@ pub fn hostile_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_HOSTILE_WASM"))
 }
 
+/// A write-policy component whose `check` export has the wrong signature.
+pub fn mistyped_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_MISTYPED_WASM"))
+}
+
+/// The text of the log file `log` once it holds `needle`; panics after
+/// `wait` (a deadline for an event, not a pause).
+pub fn wait_for_log(log: &Path, needle: &str, wait: std::time::Duration) -> String {
+    let deadline = std::time::Instant::now() + wait;
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.contains(needle) {
+            return text;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{needle}` never appeared in {}:\n{text}",
+            log.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -249,7 +272,16 @@ impl Kura {
         mode: ClientLifecycleMode,
         stderr: std::process::Stdio,
     ) -> Kura {
-        let (transport, _) = TokioChildProcess::builder(command(&args))
+        Kura::start_command(command(&args), mode, stderr).await
+    }
+
+    /// Start `cmd` (a [`command`], perhaps with more environment).
+    pub async fn start_command(
+        cmd: tokio::process::Command,
+        mode: ClientLifecycleMode,
+        stderr: std::process::Stdio,
+    ) -> Kura {
+        let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(stderr)
             .spawn()
             .expect("spawn kura");
@@ -316,6 +348,20 @@ impl Kura {
             is_error,
             body,
             text,
+        }
+    }
+
+    /// Call `tool` until its answer satisfies `holds` (an event such as a
+    /// watcher's report, awaited with a deadline rather than a fixed pause);
+    /// the last answer, for the caller's assertions.
+    pub async fn until(&self, tool: &str, args: Value, holds: impl Fn(&Value) -> bool) -> Value {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let r = self.call(tool, args.clone()).await.ok().clone();
+            if holds(&r) || std::time::Instant::now() >= deadline {
+                return r;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
         }
     }
 

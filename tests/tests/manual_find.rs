@@ -435,9 +435,13 @@ async fn cache_is_invalidated_when_a_manual_changes() {
         "# Quokka\n\nThe quokka is a small marsupial.\n",
     )
     .unwrap();
-    // The watcher reports the change asynchronously; a search after that sees it.
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let b = find(&k, json!({"query": "quokka"})).await;
+    // The watcher reports the change asynchronously; a search after that
+    // sees it, not the cached answer.
+    let b = k
+        .until("manual_find", json!({"query": "quokka"}), |r| {
+            r["summary"]["candidates"] == 1
+        })
+        .await;
     assert_eq!(b["applied"]["cache"], "miss", "{b}");
     assert_eq!(b["summary"]["candidates"], 1, "{b}");
     let c = hits(&k, &b, "candidates").await;
@@ -509,19 +513,63 @@ async fn budget_max_candidates_cuts_the_list_and_says_so() {
     assert_eq!(hits(&k, &r, "candidates").await["total"], 1);
 }
 
+/// kura over the manuals whose first search stage takes `ms` longer (a
+/// fault the test build injects on request).
+async fn slow_search(f: &Fixture, ms: u64, extra: &[&str]) -> Kura {
+    let manuals = f.manuals().display().to_string();
+    let mut args = vec!["--manuals-root", manuals.as_str()];
+    args.extend_from_slice(extra);
+    let mut cmd = kura_tests::command(&f.args(&args));
+    cmd.env("KURA_FAULT_SLOW_SEARCH_MS", ms.to_string());
+    Kura::start_command(
+        cmd,
+        rmcp::service::ClientLifecycleMode::Initialize,
+        std::process::Stdio::null(),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn budget_time_ms_skips_later_stages_and_says_so() {
-    let (_f, k) = kura(&[]).await;
+    let f = Fixture::new();
+    let k = slow_search(&f, 300, &[]).await;
+    // The reranker is ready: what follows is skipped for the budget alone.
+    let full = k.find_reranked(CACHING).await;
+    assert_eq!(full["applied"]["late_rerank"], "applied", "{full}");
+    assert_ne!(full["cutoff_reason"], "time_ms", "{full}");
+    // The first stage alone outlasts a 100 ms budget.
     let r = find(
         &k,
-        json!({"query": CACHING, "budget": {"time_ms": 1}, "use_cache": false}),
+        json!({"query": CACHING, "budget": {"time_ms": 100}, "use_cache": false}),
     )
     .await;
-    // 1 ms may or may not be enough for the first stage; whatever was cut is reported.
-    if r["applied"]["late_rerank"] == "skipped" {
-        assert_eq!(r["cutoff_reason"], "time_ms", "{r}");
-    }
-    assert!(r["summary"]["candidates"].as_u64().unwrap() > 0);
+    assert_eq!(r["applied"]["late_rerank"], "skipped", "{r}");
+    assert_eq!(r["cutoff_reason"], "time_ms", "{r}");
+    assert!(r["summary"]["candidates"].as_u64().unwrap() > 0, "{r}");
+}
+
+#[tokio::test]
+async fn a_cancelled_manual_find_stops_and_caches_nothing() {
+    let f = Fixture::new();
+    // One call at a time: the next call runs once the cancelled one ended.
+    let k = slow_search(&f, 2000, &["--set", "max_concurrent_calls=1"]).await;
+    let params = rmcp::model::CallToolRequestParams::new("manual_find")
+        .with_arguments(json!({"query": CACHING}).as_object().unwrap().clone());
+    let request =
+        rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+    let handle = k
+        .client
+        .peer()
+        .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    // Cancelled during its first stage: it stops at the next stage's door.
+    handle.cancel(Some("test".into())).await.unwrap();
+    // Run after it: had it finished, its answer would be cached.
+    let again = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(again["applied"]["cache"], "miss", "{again}");
+    let third = find(&k, json!({"query": CACHING})).await;
+    assert_eq!(third["applied"]["cache"], "hit", "{third}");
 }
 
 #[tokio::test]
@@ -703,8 +751,14 @@ async fn manual_hits_candidates_hoist_a_shared_manual_id() {
         "# 算出プロパティ\n\n算出プロパティはキャッシュされます。\n",
     )
     .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let r = find(&k, json!({"query": CACHING, "use_cache": false})).await;
+    // Once the watcher has reported the new manual.
+    let r = k
+        .until(
+            "manual_find",
+            json!({"query": CACHING, "use_cache": false}),
+            |r| r.to_string().contains("other"),
+        )
+        .await;
     let c = hits(&k, &r, "candidates").await;
     assert!(c.get("manual_id").is_none(), "{c}");
     let manuals: std::collections::BTreeSet<&str> = c["items"]

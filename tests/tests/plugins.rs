@@ -2,7 +2,10 @@
 //! ends that call only (`timeout` / `plugin_failed`), the write is refused,
 //! and the server keeps serving. Bad components are named at start-up.
 
-use kura_tests::{Fixture, Kura, command, hostile_wasm, reranker_wasm, rust_reranker_wasm};
+use kura_tests::{
+    Fixture, Kura, command, hostile_wasm, mistyped_wasm, reranker_wasm, rust_reranker_wasm,
+    wait_for_log,
+};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
 
@@ -204,6 +207,21 @@ async fn a_component_for_another_world_is_named_with_its_missing_export() {
 }
 
 #[tokio::test]
+async fn a_component_whose_export_has_the_wrong_type_stops_the_start() {
+    // Refused from its type section before any compile: the same on every
+    // run, not a race with the background compile.
+    let f = Fixture::new();
+    let wasm = mistyped_wasm().display().to_string();
+    let err = start_failure(&f, &["--plugin", &format!("write_policy={wasm}")]).await;
+    assert!(
+        err.contains("write-policy")
+            && err.contains("export `check` has the wrong type")
+            && err.contains("parameter 1 (`request`) is `string`, not `write-request`"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
 async fn a_missing_component_file_is_reported_at_start() {
     let f = Fixture::new();
     let err = start_failure(&f, &["--plugin", "write_policy=/nonexistent/policy.wasm"]).await;
@@ -279,15 +297,22 @@ async fn a_changed_component_is_reloaded_and_a_bad_one_leaves_the_old_one_servin
     let f = Fixture::new();
     let wasm = f.dir.path().join("reranker.wasm");
     std::fs::copy(rust_reranker_wasm(), &wasm).unwrap();
-    let k = f
-        .start_with_manuals(&["--plugin", &format!("reranker={}", wasm.display())])
-        .await;
+    let log = f.dir.path().join("kura.log");
+    let manuals = f.manuals().display().to_string();
+    let plugin = format!("reranker={}", wasm.display());
+    let k = Kura::start_logging(
+        f.args(&["--manuals-root", &manuals, "--plugin", &plugin]),
+        ClientLifecycleMode::Initialize,
+        std::fs::File::create(&log).unwrap().into(),
+    )
+    .await;
     let found = k.find_reranked(QUERY).await;
     assert_eq!(found["applied"]["late_rerank"], "applied");
     let first = k.ranking(&found).await;
-    // A broken file is refused; the component that was serving still does.
+    // A broken file is refused (the watcher saw it and kura said so); the
+    // component that was serving still does.
     std::fs::write(&wasm, b"not a component").unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    wait_for_log(&log, "reload refused", std::time::Duration::from_secs(20));
     let r = k.find_reranked(QUERY).await;
     assert_eq!(r["applied"]["late_rerank"], "applied");
     assert_eq!(k.ranking(&r).await, first);
@@ -341,4 +366,64 @@ async fn sighup_reloads_a_component_the_watcher_cannot_see_change() {
         ranking_changes(&k, QUERY, &first).await,
         "SIGHUP did not reload the component"
     );
+}
+
+/// `kura plugins SUBCOMMAND` with the fixture's settings and `extra`: its
+/// standard output.
+async fn plugins_command(f: &Fixture, subcommand: &str, extra: &[&str]) -> String {
+    let args: Vec<String> = ["plugins", subcommand]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(f.args(extra).into_iter().skip(1))
+        .collect();
+    let out = command(&args).output().await.unwrap();
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    said
+}
+
+#[tokio::test]
+async fn plugins_list_names_each_slots_component_and_whether_it_is_compiled() {
+    let f = Fixture::new();
+    let wasm = hostile_wasm();
+    let policy = format!("write_policy={}", wasm.display());
+    let extra = [
+        "--plugin",
+        policy.as_str(),
+        "--set",
+        "plugin_timeout_ms=750",
+    ];
+    let row = |listing: &str, slot: &str| -> String {
+        listing
+            .lines()
+            .find(|l| l.starts_with(slot))
+            .unwrap_or_else(|| panic!("no {slot} row in\n{listing}"))
+            .to_owned()
+    };
+    let before = plugins_command(&f, "list", &extra).await;
+    assert_eq!(
+        before.lines().count(),
+        5,
+        "a header and four slots:\n{before}"
+    );
+    let policy_row = row(&before, "write-policy");
+    let size = std::fs::metadata(&wasm).unwrap().len() as f64 / (1 << 20) as f64;
+    assert!(
+        policy_row.ends_with(&wasm.display().to_string())
+            && policy_row.contains(&format!("{size:.1} MiB"))
+            && policy_row.contains("not yet")
+            && policy_row.contains("/ 750 ms /"),
+        "{policy_row}"
+    );
+    assert!(
+        row(&before, "reranker").ends_with("embedded default"),
+        "{before}"
+    );
+    plugins_command(&f, "precompile", &extra).await;
+    let after = plugins_command(&f, "list", &extra).await;
+    assert!(row(&after, "write-policy").contains("cached"), "{after}");
 }

@@ -982,25 +982,32 @@ async fn outside_edits_are_seen_by_the_next_search_without_reindex() {
     )
     .unwrap();
     std::fs::remove_file(f.vibe().join("webapp/references/auth-notes.md")).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let v = k.call("search", json!({"query": "marmalade"})).await;
-    let mut got = found(v.ok());
+    let search = |q: &str| json!({"query": q});
+    let v = k
+        .until("search", search("ES256"), |v| v["total_matches"] == 0)
+        .await;
+    assert_eq!(v["total_matches"], 0, "the deleted file is gone");
+    let v = k
+        .until("search", search("marmalade"), |v| v["total_matches"] == 2)
+        .await;
+    let mut got = found(&v);
     got.sort();
     assert_eq!(
         got,
         ["webapp/references/fresh.md", "webapp/scratch/questions.md"]
     );
-    let v = k.call("search", json!({"query": "ES256"})).await;
-    assert_eq!(v.ok()["total_matches"], 0, "the deleted file is gone");
     // A folder renamed: its files move with it.
     std::fs::rename(
         f.vibe().join("webapp/references"),
         f.vibe().join("webapp/reports"),
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let v = k.call("search", json!({"query": "marmalade"})).await;
-    let mut got = found(v.ok());
+    let v = k
+        .until("search", search("marmalade"), |v| {
+            v.to_string().contains("webapp/reports/fresh.md")
+        })
+        .await;
+    let mut got = found(&v);
     got.sort();
     assert_eq!(
         got,
@@ -1014,9 +1021,10 @@ async fn outside_edits_are_seen_by_the_next_search_without_reindex() {
         "# Task: Gooseberry\n\nStatus: pending\n",
     )
     .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let v = k.call("search", json!({"query": "gooseberry"})).await;
-    assert_eq!(found(v.ok()), ["newproj/tasks/001-x.md"]);
+    let v = k
+        .until("search", search("gooseberry"), |v| v["total_matches"] == 1)
+        .await;
+    assert_eq!(found(&v), ["newproj/tasks/001-x.md"]);
     let listed = k.call("list_tasks", json!({"project": "newproj"})).await;
     assert_eq!(listed.ok()["total"], 1);
     k.stop().await;

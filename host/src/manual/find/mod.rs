@@ -251,6 +251,8 @@ impl Manuals {
         };
         let facets = facet::detect(&req.query);
         let mut pool = self.first_stage(req, exclude)?;
+        #[cfg(feature = "fault-injection")]
+        crate::fault::slow_search();
         if pool.more {
             budget.cutoff = Some(CutoffReason::MaxCandidates);
         }
