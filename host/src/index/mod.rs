@@ -19,12 +19,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
+use tantivy::directory::MmapDirectory;
 use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value,
 };
 use tantivy::tokenizer::Language;
-use tantivy::{DocSet, Index, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 use crate::error::{Error, Result};
 use crate::fs::{FileStat, RelPath, Root, StateDir};
@@ -34,7 +35,7 @@ use manifest::{FileState, Manifest, Store};
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-const FORMAT: u32 = 7;
+pub const FORMAT: u32 = 7;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]
@@ -337,55 +338,94 @@ fn internal(e: impl std::fmt::Display) -> Error {
     Error::internal(format!("index: {e}"))
 }
 
+/// A reader of `index`, kura's analyzer registered first (a reader opens
+/// every segment: a damaged one fails here, not in a search).
+fn open_reader(index: &Index) -> Result<IndexReader> {
+    index
+        .tokenizers()
+        .register(analyzer::PLAIN, analyzer::plain());
+    index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()
+        .map_err(internal)
+}
+
+/// The index saved in `path`, its reader and its manifest, if all three are
+/// sound and of this version. `Err(None)`: there is none yet; `Err(Some)`:
+/// why the one there cannot be used.
+fn reuse(
+    path: &Path,
+    schema: &Schema,
+    saved: &Store,
+) -> std::result::Result<(Index, IndexReader, Manifest), Option<String>> {
+    let cannot = |e: &dyn std::fmt::Display| Some(format!("it cannot be opened ({e})"));
+    let dir = MmapDirectory::open(path).map_err(|e| cannot(&e))?;
+    if !Index::exists(&dir).map_err(|e| cannot(&e))? {
+        return Err(None);
+    }
+    let index = Index::open(dir).map_err(|e| cannot(&e))?;
+    if index.schema() != *schema {
+        return Err(Some("it was built by another version of kura".into()));
+    }
+    let payload = index
+        .load_metas()
+        .map_err(|e| Some(format!("its metadata cannot be read ({e})")))?
+        .payload;
+    let manifest = saved.load(payload.as_deref()).ok_or_else(|| {
+        Some("its manifest is missing, damaged, of another version or behind its index".into())
+    })?;
+    let reader = open_reader(&index)
+        .map_err(|e| Some(format!("a segment cannot be read ({})", e.message)))?;
+    Ok((index, reader, manifest))
+}
+
 impl SectionIndex {
     /// Open (or create) the index named `name` in the state folder, or in RAM.
+    /// An index on disk is reused only when it has this version's schema, a
+    /// manifest of this [`FORMAT`] that matches its last commit, and every
+    /// segment opens; anything else (another version's index, a damaged
+    /// manifest, a truncated segment) is emptied and rebuilt from the files,
+    /// as at a first start — never read as it is.
     pub fn open(state: Option<&Path>, name: &str) -> Result<SectionIndex> {
         let (schema, fields) = schema();
         let mut store = None;
         let mut manifest = Manifest::default();
-        let index = match state {
+        let (index, reader) = match state {
             Some(dir) => {
                 let sd = StateDir::open(dir).map_err(internal)?;
                 let sub = format!("index/{name}");
                 let path = sd.ensure_dir(&sub).map_err(internal)?;
                 let saved = Store::new(sd, sub.clone(), FORMAT);
-                // Reuse the index only with the same schema and a manifest of
-                // this format that matches its last commit; anything else is
-                // rebuilt from scratch.
-                let reused = Index::open_in_dir(&path)
-                    .ok()
-                    .filter(|i| i.schema() == schema)
-                    .and_then(|i| {
-                        let payload = i.load_metas().ok()?.payload;
-                        saved.load(payload.as_deref()).map(|m| (i, m))
-                    });
-                let index = match reused {
-                    Some((index, saved)) => {
+                let opened = match reuse(&path, &schema, &saved) {
+                    Ok((index, reader, saved)) => {
                         manifest = saved;
-                        index
+                        (index, reader)
                     }
-                    None => {
+                    Err(why) => {
+                        if let Some(why) = why {
+                            tracing::info!("the {name} index is rebuilt: {why}");
+                        }
                         saved.clear().map_err(internal)?;
-                        Index::create_in_dir(&path, schema.clone()).map_err(internal)?
+                        let index =
+                            Index::create_in_dir(&path, schema.clone()).map_err(internal)?;
+                        let reader = open_reader(&index)?;
+                        (index, reader)
                     }
                 };
                 store = Some(saved);
-                index
+                opened
             }
-            None => Index::create_in_ram(schema),
+            None => {
+                let index = Index::create_in_ram(schema);
+                let reader = open_reader(&index)?;
+                (index, reader)
+            }
         };
-        index
-            .tokenizers()
-            .register(analyzer::PLAIN, analyzer::plain());
         // One indexing thread: a second one gains ~20% on two cores (the
         // extracting thread competes for them) and costs ~30 MB of peak RSS.
         let writer = index
             .writer_with_num_threads(1, 50_000_000)
-            .map_err(internal)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
             .map_err(internal)?;
         Ok(SectionIndex {
             fields,
