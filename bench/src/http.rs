@@ -231,6 +231,7 @@ fn serve(
     kura_bin: &Path,
     roots: &[String],
     settings: &[String],
+    idle: Option<u64>,
     dir: &Path,
 ) -> anyhow::Result<(Child, String)> {
     std::fs::write(dir.join("tokens"), format!("{TOKEN}\n"))?;
@@ -241,6 +242,9 @@ fn serve(
     }
     cmd.args(["--http", "127.0.0.1:0", "--token-file"])
         .arg(dir.join("tokens"));
+    if let Some(idle) = idle {
+        cmd.args(["--session-idle-secs", &idle.to_string()]);
+    }
     for var in kura::config::env_names() {
         cmd.env_remove(var);
     }
@@ -269,6 +273,48 @@ pub struct Options {
     pub mix: Vec<usize>,
     /// `--set KEY=VALUE` for the server.
     pub settings: Vec<String>,
+    /// Sessions to open and abandon, three rounds of them (0: none).
+    pub abandon: usize,
+    /// The server's `--session-idle-secs` (default: its own).
+    pub session_idle_secs: Option<u64>,
+    /// Seconds of the soak (20 clients, every kind of tool, writes
+    /// included), after the other phases.
+    pub soak: Option<u64>,
+}
+
+/// The soak's mix: reads and searches of each domain, and a vault append
+/// and a vibe session note per round.
+async fn soak_call(client: &Client, work: &Work, c: usize, i: usize) -> anyhow::Result<()> {
+    let k = c * 7919 + i / 8;
+    let note = format!("soak/client-{c}.md");
+    let gold = &work.gold[k % work.gold.len()];
+    let (tool, args) = match i % 8 {
+        0 => (
+            "manual_find",
+            json!({"query": gold.query, "manual_id": gold.manual, "use_cache": false}),
+        ),
+        1 => ("manual_ls", json!({})),
+        2 => (
+            "vault_read",
+            json!({"path": work.notes[k % work.notes.len()], "full": true}),
+        ),
+        3 => ("vault_find", json!({"query": gold.query})),
+        4 => (
+            "vault_write",
+            json!({"path": note, "content": format!("line {i}\n"), "mode": "append"}),
+        ),
+        5 => (
+            "search",
+            json!({"query": work.queries[k % work.queries.len()], "limit": 20}),
+        ),
+        6 => ("list_tasks", json!({"project": "project-00"})),
+        _ => (
+            "log_session",
+            json!({"project": format!("project-{:02}", c % 2), "content": format!("soak {c} {i}"),
+                   "append": true, "suffix": format!("soak-{c}")}),
+        ),
+    };
+    call(client, tool, args).await.map(|_| ())
 }
 
 pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Result<Value> {
@@ -327,7 +373,7 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
         .map(|e| dir_bytes(&e.path()))
         .sum();
 
-    let (mut child, url) = serve(kura_bin, &roots, &o.settings, dir.path())?;
+    let (mut child, url) = serve(kura_bin, &roots, &o.settings, o.session_idle_secs, dir.path())?;
     let pid = child.id();
     let result = async {
         // Every index ready before timing: one call of each tool.
@@ -351,6 +397,36 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
         let mut many = load(&url, &work, o.clients, o.calls, pid).await?;
         let peak = crate::peak_rss_mib(&pid.to_string());
         let after_many = rss_split(pid);
+        let abandoned = match o.abandon {
+            0 => Value::Null,
+            n => {
+                let idle = Duration::from_secs(o.session_idle_secs.unwrap_or(1800));
+                crate::soak::abandoned(&url, TOKEN, pid, 3, n, idle).await?
+            }
+        };
+        let soaked = match o.soak {
+            None => Value::Null,
+            Some(seconds) => {
+                const CLIENTS: usize = 20;
+                let mut clients = Vec::new();
+                for c in 0..CLIENTS {
+                    let client = connect(&url).await?;
+                    call(
+                        &client,
+                        "vault_create",
+                        json!({"path": format!("soak/client-{c}.md"), "content": "# soak\n"}),
+                    )
+                    .await?;
+                    clients.push(Arc::new(client));
+                }
+                let (clients, work) = (Arc::new(clients), work.clone());
+                crate::soak::soak(CLIENTS, seconds, Duration::from_secs(10), pid, move |c, i| {
+                    let (clients, work) = (clients.clone(), work.clone());
+                    async move { soak_call(&clients[c], &work, c, i).await }
+                })
+                .await?
+            }
+        };
         let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
         let (alone, many) = (alone.report(), many.report());
         anyhow::Ok(json!({
@@ -373,6 +449,8 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
             "server_peak_rss_mib": { "one_client": peak_alone.map(r3), "many_clients": peak.map(r3) },
             "server_rss_after": { "one_client": after_alone, "many_clients": after_many },
             "peak_rss_counts_from": if rss_reset { "each phase's start" } else { "the server's start" },
+            "abandoned_sessions": abandoned,
+            "soak": soaked,
         }))
     }
     .await;
@@ -439,5 +517,47 @@ pub fn print(r: &Value) {
             "  after {label:<14}anonymous {} MiB, file pages (the mapped index) {} MiB",
             now["anon_mib"], now["file_mib"]
         );
+    }
+    let a = &r["abandoned_sessions"];
+    if !a.is_null() {
+        println!(
+            "abandoned sessions    {} per round; before: anonymous {} MiB, {} fds, {} threads",
+            a["sessions_per_round"],
+            a["before"]["anon_mib"],
+            a["before"]["fds"],
+            a["before"]["threads"]
+        );
+        for round in a["rounds"].as_array().into_iter().flatten() {
+            println!(
+                "  round {}             opened in {} s, {} MiB while open; idled out: {} MiB, {} fds, {} threads",
+                round["round"],
+                round["opened_in_s"],
+                round["anon_mib_while_open"],
+                round["anon_mib_after_idle"],
+                round["fds_after_idle"],
+                round["threads_after_idle"]
+            );
+        }
+    }
+    let s = &r["soak"];
+    if !s.is_null() {
+        let slope = &s["slope_second_half_per_min"];
+        println!(
+            "soak                  {} s, {} clients, {} calls ({} calls/s); second-half slope per minute: \
+             anonymous {} MiB, fds {}, threads {}",
+            s["seconds"],
+            s["clients"],
+            s["calls"],
+            s["calls_per_s"],
+            slope["anon_mib"],
+            slope["fds"],
+            slope["threads"]
+        );
+        for sample in s["samples"].as_array().into_iter().flatten() {
+            println!(
+                "  t {:>5} s           anonymous {} MiB, {} fds, {} threads",
+                sample["t_s"], sample["anon_mib"], sample["fds"], sample["threads"]
+            );
+        }
     }
 }

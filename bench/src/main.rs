@@ -17,6 +17,7 @@ mod corpus;
 mod fts;
 mod http;
 mod plugins;
+mod soak;
 mod vault;
 mod vibe;
 
@@ -126,6 +127,18 @@ enum Command {
         /// A setting for the server, e.g. --set max_concurrent_calls=8 (repeatable).
         #[arg(long = "set")]
         settings: Vec<String>,
+        /// Afterwards, open this many sessions and abandon them, three
+        /// times, and show the server's memory once they idled out.
+        #[arg(long, default_value_t = 0)]
+        abandon: usize,
+        /// The server's --session-idle-secs.
+        #[arg(long)]
+        session_idle_secs: Option<u64>,
+        /// Afterwards, SECONDS of 20 clients calling every kind of tool,
+        /// writes included, with the server's memory, file descriptors and
+        /// threads sampled every 10 s, and their slopes.
+        #[arg(long, value_name = "SECONDS")]
+        soak: Option<u64>,
         #[command(flatten)]
         measure: Measure,
     },
@@ -549,11 +562,17 @@ async fn main() -> anyhow::Result<()> {
             projects,
             mix,
             settings,
+            abandon,
+            session_idle_secs,
+            soak,
             measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
             let kura_bin = kura_binary(measure.kura)?;
             let options = http::Options {
+                abandon,
+                session_idle_secs,
+                soak,
                 corpus,
                 source: size.source,
                 files: size.files,
