@@ -373,7 +373,13 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
         .map(|e| dir_bytes(&e.path()))
         .sum();
 
-    let (mut child, url) = serve(kura_bin, &roots, &o.settings, o.session_idle_secs, dir.path())?;
+    let (mut child, url) = serve(
+        kura_bin,
+        &roots,
+        &o.settings,
+        o.session_idle_secs,
+        dir.path(),
+    )?;
     let pid = child.id();
     let result = async {
         // Every index ready before timing: one call of each tool.
