@@ -456,14 +456,15 @@ async fn demo(f: &Fixture, extra: &[&str]) -> Kura {
 }
 
 #[tokio::test]
-async fn the_whole_tool_list_fits_in_30_kb() {
+async fn the_whole_tool_list_fits_in_32_kb() {
     let f = Fixture::new();
     let k = demo(&f, &[]).await;
     let tools = k.tools().await;
     assert_eq!(tools.len(), 29);
-    // The JSON-RPC envelope around the list adds about 40 bytes.
+    // The JSON-RPC envelope around the list adds about 40 bytes. (The
+    // success schemas' `required` lists cost about 2 KB of it.)
     let bytes = serde_json::to_vec(&tools).unwrap().len();
-    assert!(bytes + 64 <= 30_000, "tools/list is {bytes} bytes");
+    assert!(bytes + 64 <= 32_000, "tools/list is {bytes} bytes");
     k.stop().await;
 }
 
