@@ -389,6 +389,7 @@ impl ServerHandler for KuraServer {
                 () = self.ending.cancelled() => {}
             }
             stop.cancel();
+            announcer.forget_ended();
         }
         Ok(())
     }

@@ -387,6 +387,16 @@ impl Announcer {
         all.retain(|a| !a.ended());
         all.push(Arc::new(audience));
     }
+
+    /// Forget the audiences that ended now, not at the next change: an
+    /// ended listen's sink would otherwise hold rmcp's response channel
+    /// open, and a closed input would wait for it before the process ends.
+    pub fn forget_ended(&self) {
+        self.audiences
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|a| !a.ended());
+    }
 }
 
 /// Root-relative segments of each changed path; an empty one (a change
