@@ -38,9 +38,11 @@ impl Upgrade {
             dir: tempfile::tempdir().unwrap(),
         };
         copy_dir(&fixture.join("vault"), &u.dir.path().join("vault"));
-        // A first start names the vault's index folder (after the vault's
-        // path); the fixture's files then take its place.
-        u.serve("first.log").await.stop().await;
+        // A first `kura index` names the vault's index folder (after the
+        // vault's path) before it returns; the fixture's files then take
+        // its place.
+        let out = command(&u.args("index")).output().await.unwrap();
+        assert!(out.status.success(), "{out:?}");
         let index = std::fs::read_dir(u.dir.path().join("state/index"))
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -56,19 +58,28 @@ impl Upgrade {
         (u, index)
     }
 
-    async fn serve(&self, log: &str) -> Kura {
+    /// `kura SUBCOMMAND` on the fixture's vault and this test's state.
+    fn args(&self, subcommand: &str) -> Vec<String> {
         let (vault, state) = (self.dir.path().join("vault"), self.dir.path().join("state"));
-        let args: Vec<String> = [
-            "serve",
+        [
+            subcommand,
             "--vault-root",
             vault.to_str().unwrap(),
             "--state-dir",
             state.to_str().unwrap(),
         ]
         .map(String::from)
-        .to_vec();
+        .to_vec()
+    }
+
+    async fn serve(&self, log: &str) -> Kura {
         let log = std::fs::File::create(self.dir.path().join(log)).unwrap();
-        Kura::start_command(command(&args), ClientLifecycleMode::Initialize, log.into()).await
+        Kura::start_command(
+            command(&self.args("serve")),
+            ClientLifecycleMode::Initialize,
+            log.into(),
+        )
+        .await
     }
 
     fn log(&self, name: &str) -> String {

@@ -135,7 +135,8 @@ async fn sparse_query_coverage_weight_is_added_to_the_score() {
 #[tokio::test]
 async fn late_rerank_applies_when_enabled() {
     let (_f, k) = kura(&[]).await;
-    let r = find(&k, json!({"query": CACHING})).await;
+    // A first start compiles the reranker in the background: wait for it.
+    let r = k.find_reranked(CACHING).await;
     assert_eq!(r["applied"]["late_rerank"], "applied");
     let c = hits(&k, &r, "candidates").await;
     assert!(
@@ -160,7 +161,7 @@ async fn late_rerank_applies_when_enabled() {
 async fn late_reranker_hook_applies_even_when_the_setting_is_off() {
     let wasm = format!("reranker={}", reranker_wasm().display());
     let (_f, k) = kura(&["--set", "late_rerank_enabled=false", "--plugin", &wasm]).await;
-    let r = find(&k, json!({"query": CACHING})).await;
+    let r = k.find_reranked(CACHING).await;
     assert_eq!(r["applied"]["late_rerank"], "applied");
 }
 
