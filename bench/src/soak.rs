@@ -91,8 +91,9 @@ pub async fn abandoned(
         .await??;
         let open = sample(pid);
         let opened_s = t.elapsed().as_secs_f64();
-        // Idle time plus the sweep's own period.
-        tokio::time::sleep(idle + Duration::from_secs(3)).await;
+        // The idle time, then the server's 30 s look at its sessions
+        // (when it hands their memory back), and a margin.
+        tokio::time::sleep(idle + Duration::from_secs(35)).await;
         let after = sample(pid);
         out.push(json!({
             "round": round,

@@ -8,7 +8,7 @@
 //! constant time; 401 without) and `/healthz`, which needs no token.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -61,6 +61,8 @@ struct SessionCap {
     max_body_bytes: usize,
     opening: tokio::sync::Mutex<()>,
     refused: AtomicU64,
+    /// The most sessions open at once since memory was last given back.
+    peak: AtomicUsize,
 }
 
 /// Only the method and id of a JSON-RPC message matter here.
@@ -96,6 +98,7 @@ async fn cap_sessions(
     let _turn = cap.opening.lock().await;
     let open = cap.manager.sessions.read().await.len();
     if open < cap.max {
+        cap.peak.fetch_max(open + 1, Ordering::Relaxed);
         return next.run(request).await;
     }
     let refused = cap.refused.fetch_add(1, Ordering::Relaxed) + 1;
@@ -260,7 +263,8 @@ pub async fn serve_http(
     let _watch = app.plugins.watch();
     reload_on_sighup(app.plugins.clone());
     let stop = CancellationToken::new();
-    let (router, calls) = service(app, options, stop.clone());
+    let (router, calls, cap) = service(app, options, stop.clone());
+    tokio::spawn(give_back_memory(cap, stop.clone()));
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
     // The address a client or test connects to (a port 0 is resolved here).
@@ -285,8 +289,44 @@ pub fn router(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> R
     service(app, options, stop).0
 }
 
-/// [`router`], and the gate its tool calls wait at.
-fn service(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> (Router, Arc<Calls>) {
+/// Once sessions have ended, hand the memory they held back to the
+/// system. glibc's allocator keeps what a burst of sessions freed (about
+/// 50 KiB each) for reuse, so a server that once held a thousand idle
+/// sessions would stay that size for good; every 30 s, if fewer sessions
+/// are open than at the peak since the last look, `malloc_trim` returns the
+/// free pages.
+async fn give_back_memory(cap: Arc<SessionCap>, stop: CancellationToken) {
+    let mut every = tokio::time::interval(Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            () = stop.cancelled() => return,
+        }
+        let open = cap.manager.sessions.read().await.len();
+        if cap.peak.swap(open, Ordering::Relaxed) > open {
+            let _ = tokio::task::spawn_blocking(trim_heap).await;
+        }
+    }
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn trim_heap() {
+    // SAFETY: malloc_trim only releases free memory of the allocator's own
+    // arenas; it takes no pointer and is safe to call from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn trim_heap() {}
+
+/// [`router`], the gate its tool calls wait at, and its session cap.
+fn service(
+    app: Arc<App>,
+    options: HttpOptions,
+    stop: CancellationToken,
+) -> (Router, Arc<Calls>, Arc<SessionCap>) {
     // One gate for every session: the limit is the server's, not a client's.
     let calls = Calls::for_config(&app.config);
     let announcer = KuraServer::new(app.clone())
@@ -301,6 +341,7 @@ fn service(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> (Rou
         max_body_bytes: options.max_body_bytes,
         opening: tokio::sync::Mutex::new(()),
         refused: AtomicU64::new(0),
+        peak: AtomicUsize::new(0),
     });
     let mut defaults = StreamableHttpServerConfig::default();
     // rmcp's loopback names, and the names this server is reached by.
@@ -331,7 +372,7 @@ fn service(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> (Rou
     let mut router = Router::new()
         .route_service("/mcp", mcp)
         .layer(middleware::from_fn(session_ended))
-        .layer(middleware::from_fn_with_state(cap, cap_sessions));
+        .layer(middleware::from_fn_with_state(cap.clone(), cap_sessions));
     if !options.tokens.is_empty() {
         router = router.layer(middleware::from_fn_with_state(
             options.tokens.clone(),
@@ -339,7 +380,7 @@ fn service(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> (Rou
         ));
     }
     // Added after the token layer: a load balancer's probe needs none.
-    (router.route("/healthz", get(healthz)), calls)
+    (router.route("/healthz", get(healthz)), calls, cap)
 }
 
 #[cfg(test)]
