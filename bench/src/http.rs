@@ -195,14 +195,7 @@ fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
 /// stacks, component memories) and file pages (mostly the memory-mapped
 /// index, which the kernel can drop and read again), in MiB.
 fn rss_split(pid: u32) -> Value {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .map(|kib| (kib / 1024.0 * 10.0).round() / 10.0)
-    };
+    let field = |name| crate::soak::status_mib(pid, name);
     json!({ "anon_mib": field("RssAnon:"), "file_mib": field("RssFile:") })
 }
 

@@ -13,22 +13,28 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The number on a line of `/proc/PID/status` (`RssAnon:`, `Threads:`).
+fn status_field(pid: u32, name: &str) -> Option<f64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+}
+
+/// A `kB` line of `/proc/PID/status` in MiB, to 0.1.
+pub fn status_mib(pid: u32, name: &str) -> Option<f64> {
+    status_field(pid, name).map(|kib| (kib / 1024.0 * 10.0).round() / 10.0)
+}
+
 /// What the server holds now: anonymous resident memory (MiB), open file
 /// descriptors, threads.
 pub fn sample(pid: u32) -> (f64, usize, usize) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
     (
-        (field("RssAnon:") / 1024.0 * 10.0).round() / 10.0,
+        status_mib(pid, "RssAnon:").unwrap_or(0.0),
         fds,
-        field("Threads:") as usize,
+        status_field(pid, "Threads:").unwrap_or(0.0) as usize,
     )
 }
 
