@@ -552,7 +552,22 @@ async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_
     let read = send("list_tasks", json!({"project": "webapp"}))
         .await
         .unwrap();
+    // A resource read takes a turn too: it reads files as a tool does.
+    let resource = client
+        .peer()
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::ReadResourceRequest(rmcp::model::ReadResourceRequest::new(
+                ReadResourceRequestParams::new("vibe://projects/webapp"),
+            )),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
     let queued = Instant::now();
+    let resource = tokio::spawn(async move {
+        let r = resource.await_response().await;
+        (Instant::now(), r)
+    });
     // The cancel follows the write on the same stream: the server has the
     // write queued when it hears of it.
     write.cancel(Some("test".into())).await.unwrap();
@@ -581,6 +596,13 @@ async fn calls_past_the_limit_wait_their_turn_and_one_cancelled_meanwhile_never_
         read_done + SKEW >= long_done,
         "the read waited for the one turn: it ended {:?} before the reindex",
         long_done - read_done
+    );
+    let (resource_done, resource) = resource.await.unwrap();
+    assert!(resource.is_ok(), "{resource:?}");
+    assert!(
+        resource_done + SKEW >= long_done,
+        "the resource read waited for the one turn: it ended {:?} before the reindex",
+        long_done - resource_done
     );
     // The cancelled write never ran.
     let tasks = call_ok(&client, "list_tasks", json!({"project": "webapp"})).await;
