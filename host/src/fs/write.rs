@@ -43,6 +43,9 @@ impl Keep {
     }
 }
 
+/// Per-file write locks kept before the unused ones are dropped.
+const FILE_LOCKS_KEPT: usize = 1024;
+
 /// What a write finds where it is going to write.
 struct Current {
     bytes: Vec<u8>,
@@ -52,6 +55,12 @@ struct Current {
 impl Root {
     fn file_lock(&self, p: &RelPath) -> Arc<Mutex<()>> {
         let mut map = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        // One entry per path written would grow for as long as the server
+        // runs; an entry only the map holds guards no write in progress
+        // (clones are taken under this same mutex), so it can go.
+        if map.len() >= FILE_LOCKS_KEPT {
+            map.retain(|_, lock| Arc::strong_count(lock) > 1);
+        }
         map.entry(p.clone()).or_default().clone()
     }
 
@@ -406,6 +415,23 @@ mod tests {
         // `b` made in `a`, `c` in `b`, the file in `c`; `a` already existed
         // and its parent (the root) gained nothing.
         assert_eq!(synced, [ino("a"), ino("a/b"), ino("a/b/c")]);
+    }
+
+    #[test]
+    fn the_per_file_locks_of_finished_writes_do_not_accumulate() {
+        let t = tempfile::tempdir().unwrap();
+        let root = Root::open(t.path()).unwrap();
+        let held = root.file_lock(&RelPath::parse("held.md", false).unwrap());
+        for i in 0..3 * FILE_LOCKS_KEPT {
+            let p = RelPath::parse(&format!("n/{i}.md"), false).unwrap();
+            drop(root.file_lock(&p));
+        }
+        let map = root.locks.lock().unwrap();
+        assert!(map.len() <= FILE_LOCKS_KEPT, "{} kept", map.len());
+        // A lock someone holds is never dropped: a second writer of that
+        // file must wait on the same one.
+        let again = map.get(&RelPath::parse("held.md", false).unwrap()).unwrap();
+        assert!(Arc::ptr_eq(again, &held));
     }
 
     #[test]
