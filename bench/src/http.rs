@@ -273,12 +273,26 @@ pub struct Options {
     /// Seconds of the soak (20 clients, every kind of tool, writes
     /// included), after the other phases.
     pub soak: Option<u64>,
+    /// The soak without its writes.
+    pub soak_reads_only: bool,
 }
 
 /// The soak's mix: reads and searches of each domain, and a vault append
 /// and a vibe session note per round.
-async fn soak_call(client: &Client, work: &Work, c: usize, i: usize) -> anyhow::Result<()> {
+async fn soak_call(
+    client: &Client,
+    work: &Work,
+    c: usize,
+    i: usize,
+    reads_only: bool,
+) -> anyhow::Result<()> {
     let k = c * 7919 + i / 8;
+    // Without writes, a read stands in for each of them.
+    let i = if reads_only && matches!(i % 8, 4 | 7) {
+        i - 1
+    } else {
+        i
+    };
     let note = format!("soak/client-{c}.md");
     let gold = &work.gold[k % work.gold.len()];
     let (tool, args) = match i % 8 {
@@ -419,9 +433,10 @@ pub async fn run(o: &Options, gold: Vec<Gold>, kura_bin: &Path) -> anyhow::Resul
                     clients.push(Arc::new(client));
                 }
                 let (clients, work) = (Arc::new(clients), work.clone());
+                let reads_only = o.soak_reads_only;
                 crate::soak::soak(CLIENTS, seconds, Duration::from_secs(10), pid, move |c, i| {
                     let (clients, work) = (clients.clone(), work.clone());
-                    async move { soak_call(&clients[c], &work, c, i).await }
+                    async move { soak_call(&clients[c], &work, c, i, reads_only).await }
                 })
                 .await?
             }

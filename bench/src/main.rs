@@ -139,6 +139,10 @@ enum Command {
         /// threads sampled every 10 s, and their slopes.
         #[arg(long, value_name = "SECONDS")]
         soak: Option<u64>,
+        /// In the soak, only read and search (no vault append, no session
+        /// log): tells what the writes' growing data costs from the rest.
+        #[arg(long)]
+        soak_reads_only: bool,
         #[command(flatten)]
         measure: Measure,
     },
@@ -565,6 +569,7 @@ async fn main() -> anyhow::Result<()> {
             abandon,
             session_idle_secs,
             soak,
+            soak_reads_only,
             measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
@@ -573,6 +578,7 @@ async fn main() -> anyhow::Result<()> {
                 abandon,
                 session_idle_secs,
                 soak,
+                soak_reads_only,
                 corpus,
                 source: size.source,
                 files: size.files,
