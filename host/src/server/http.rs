@@ -291,7 +291,7 @@ pub fn router(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> R
 
 /// Once sessions have ended, hand the memory they held back to the
 /// system. glibc's allocator keeps what a burst of sessions freed (about
-/// 50 KiB each) for reuse, so a server that once held a thousand idle
+/// 45 KiB each) for reuse, so a server that once held a thousand idle
 /// sessions would stay that size for good; every 30 s, if fewer sessions
 /// are open than at the peak since the last look, `malloc_trim` returns the
 /// free pages.

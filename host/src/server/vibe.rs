@@ -383,9 +383,11 @@ impl Announcer {
     /// came: the list holds the live sessions and listens, however many
     /// came and went between two changes.
     pub fn add(&self, audience: Audience) {
-        let mut all = self.audiences.lock().unwrap_or_else(|e| e.into_inner());
-        all.retain(|a| !a.ended());
-        all.push(Arc::new(audience));
+        self.forget_ended();
+        self.audiences
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::new(audience));
     }
 
     /// Forget the audiences that ended now, not at the next change: an
