@@ -151,7 +151,7 @@ impl KuraServer {
             .iter()
             .filter(|t| served.contains(&t.name))
             .map(|t| {
-                let success = serde_json::Value::Object(Arc::unwrap_or_clone((t.output)()));
+                let success = serde_json::Value::Object(Arc::unwrap_or_clone(t.output()));
                 let input = listed(schema::input(t.input()), &cap);
                 let output = listed(schema::output(&success), &cap);
                 Tool::new(t.name, with_cap(t.description, &cap), input)
@@ -228,13 +228,14 @@ fn error_result(e: Error) -> CallToolResult {
 /// A tool's hints. `destructiveHint` and `idempotentHint` mean something
 /// only for a tool that writes (MCP's schema), so only those carry them.
 fn annotations(t: &crate::tools::ToolDef) -> ToolAnnotations {
+    use crate::tools::Effect;
     let hints = ToolAnnotations::new()
-        .read_only(t.read_only)
+        .read_only(t.read_only())
         .open_world(false);
-    if t.read_only {
-        hints
-    } else {
-        hints.destructive(t.destructive).idempotent(t.idempotent)
+    match t.effect {
+        Effect::Read => hints,
+        Effect::Write { idempotent } => hints.destructive(false).idempotent(idempotent),
+        Effect::Destructive { idempotent } => hints.destructive(true).idempotent(idempotent),
     }
 }
 

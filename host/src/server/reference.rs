@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::tools::{Domain, TOOLS, ToolDef};
+use crate::tools::{Domain, Effect, TOOLS, ToolDef};
 
 /// The reference, with the default read cap written in.
 pub fn markdown() -> String {
@@ -32,22 +32,21 @@ pub fn markdown() -> String {
 }
 
 fn tool(out: &mut String, t: &ToolDef, fill: &dyn Fn(&str) -> String) {
-    let kind = if t.read_only {
-        "read-only".to_owned()
-    } else {
-        format!(
+    let kind = match t.effect {
+        Effect::Read => "read-only".to_owned(),
+        Effect::Write { idempotent } | Effect::Destructive { idempotent } => format!(
             "writes · {} · {}",
-            if t.destructive {
+            if matches!(t.effect, Effect::Destructive { .. }) {
                 "destructive"
             } else {
                 "not destructive"
             },
-            if t.idempotent {
+            if idempotent {
                 "idempotent"
             } else {
                 "not idempotent"
             }
-        )
+        ),
     };
     let _ = write!(
         out,
@@ -60,7 +59,7 @@ fn tool(out: &mut String, t: &ToolDef, fill: &dyn Fn(&str) -> String) {
     // As listed: an optional parameter takes null for absent, unsaid.
     let input = super::schema::input(t.input());
     table(out, &input, ["parameter", "required"], fill);
-    let output = Value::Object((*(t.output)()).clone());
+    let output = Value::Object((*t.output()).clone());
     let output = super::schema::inline(&output, output.get("$defs").unwrap_or(&Value::Null), 0);
     table(out, &output, ["output field", "always"], fill);
 }

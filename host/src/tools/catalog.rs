@@ -1,11 +1,11 @@
-//! Every tool's declaration: its input (a struct with `#[derive(Input)]`
-//! beside the domain function, which gives the schema and the reading),
-//! its output schema (generated from the output type, so `structuredContent`
-//! always matches), annotations and handler.
+//! Every tool's declaration: name, title, domain, descriptions, effect
+//! (from which its MCP annotations and the read-only profile follow) and
+//! handler. The handler's signature carries the rest: its input type (a
+//! struct with `#[derive(Input)]` beside the domain function: the input
+//! schema and the reading) and its output type (the output schema), so
+//! neither can drift from what the handler takes and returns.
 
-use rmcp::handler::server::common::schema_for_output;
-
-use super::{Domain, ToolDef, Typed, out};
+use super::{Domain, Effect, ToolDef, Typed};
 use crate::{bridge, manual, vault, vibe};
 
 pub static TOOLS: &[ToolDef] = &[
@@ -16,11 +16,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "List one vault folder (not recursive): folders first, then files, by name.",
         details: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
                       Symbolic links are never listed. Optional: vault_read/vault_scan do not need it.",
-        output: schema_for_output::<vault::LsOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vault::LsInput, _| out(d.vault()?.ls(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::LsInput, _| d.vault()?.ls(i)),
     },
     ToolDef {
         name: "vault_read",
@@ -30,11 +27,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
                       At most {scan_max_chars} characters are returned; when the text stops early, `next_cursor.char_offset` \
                       resumes it with vault_scan.",
-        output: schema_for_output::<vault::ReadOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vault::ReadInput, _| out(d.vault()?.read(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::ReadInput, _| d.vault()?.read(i)),
     },
     ToolDef {
         name: "vault_scan",
@@ -44,11 +38,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
                       or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
                       nothing is lost or repeated between pieces.",
-        output: schema_for_output::<vault::ScanOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vault::ScanInput, _| out(d.vault()?.scan(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::ScanInput, _| d.vault()?.scan(i)),
     },
     ToolDef {
         name: "vault_create",
@@ -57,11 +48,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Create a new note. An existing file is `conflict`; `.system/` is `forbidden`; `daily/` takes only `daily/YYYY-MM-DD.md`.",
         details: "Create a new note (missing folders are created). An existing file is a `conflict`; \
                       `.system/` is reserved (`forbidden`); under `daily/` only `daily/YYYY-MM-DD.md` may be created.",
-        output: schema_for_output::<vault::WriteOutput>,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vault::CreateInput, _| out(d.vault()?.create(i))),
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: vault::CreateInput, _| d.vault()?.create(i)),
     },
     ToolDef {
         name: "vault_write",
@@ -70,11 +58,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Overwrite or append to an existing note (missing: `conflict`). `daily/` is append-only; `.system/` is reserved.",
         details: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
                       `daily/` notes accept only mode=append; `.system/` is reserved.",
-        output: schema_for_output::<vault::WriteOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        handler: &Typed(|d, i: vault::WriteInput, _| out(d.vault()?.write(i))),
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: vault::WriteInput, _| d.vault()?.write(i)),
     },
     ToolDef {
         name: "vault_replace",
@@ -84,11 +69,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
                       `max_replacements` of them, or all with 0. Not allowed under `daily/` or `.system/`. \
                       When `find` does not occur the file is left untouched and `replacements` is 0.",
-        output: schema_for_output::<vault::ReplaceOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        handler: &Typed(|d, i: vault::ReplaceInput, _| out(d.vault()?.replace(i))),
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: vault::ReplaceInput, _| d.vault()?.replace(i)),
     },
     ToolDef {
         name: "vault_search",
@@ -98,11 +80,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
                       to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
                       Filter by `glob` (on the relative path) and `relative_dir`; `limit` defaults to 50.",
-        output: schema_for_output::<vault::SearchOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vault::SearchInput, _| out(d.vault()?.search(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::SearchInput, _| d.vault()?.search(i)),
     },
     ToolDef {
         name: "vault_find",
@@ -114,11 +93,8 @@ pub static TOOLS: &[ToolDef] = &[
                       `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
                       `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
                       vault_scan, vault_coverage, ... or stop). `cutoff_reason` appears only when the budget cut the search.",
-        output: schema_for_output::<vault::FindOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vault::FindInput, _| out(d.vault()?.find(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::FindInput, _| d.vault()?.find(i)),
     },
     ToolDef {
         name: "vault_coverage",
@@ -126,11 +102,8 @@ pub static TOOLS: &[ToolDef] = &[
         domain: Domain::Vault,
         description: "How much of a note the cited line ranges cover, against COVERAGE_MIN_RATIO, with the next range to read.",
         details: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
-        output: schema_for_output::<vault::CoverageOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vault::CoverageInput, _| out(d.vault()?.coverage(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vault::CoverageInput, _| d.vault()?.coverage(i)),
     },
     ToolDef {
         name: "artifact_audit",
@@ -138,12 +111,9 @@ pub static TOOLS: &[ToolDef] = &[
         domain: Domain::Vault,
         description: "Audit a note written from a source note: uncited nodes, orphan branches, one-way links, coverage and gain since the last audit.",
         details: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
-        output: schema_for_output::<vault::AuditOutput>,
         // It keeps the previous audit's coverage under `.system/` for marginal_gain.
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vault::AuditInput, _| out(d.vault()?.audit(i))),
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: vault::AuditInput, _| d.vault()?.audit(i)),
     },
     ToolDef {
         name: "manual_ls",
@@ -153,11 +123,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "List manuals, or one level of a manual's folder. `id` omitted or `manuals`: the manuals \
                       (folders under the manuals root). A manual or folder id: its children (folders, and .md/.json \
                       files). A file id cannot be listed (`invalid_parameter`).",
-        output: schema_for_output::<manual::LsOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: manual::LsInput, _| out(d.manuals()?.ls(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::LsInput, _| d.manuals()?.ls(i)),
     },
     ToolDef {
         name: "manual_toc",
@@ -166,11 +133,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Table of contents of a manual: each .md file's headings with their start lines (for manual_read).",
         details: "Table of contents of a manual: every .md file with its headings and the line each starts on \
                       (pass a line to manual_read as ref.start_line).",
-        output: schema_for_output::<manual::TocOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: manual::TocInput, _| out(d.manuals()?.toc(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::TocInput, _| d.manuals()?.toc(i)),
     },
     ToolDef {
         name: "manual_read",
@@ -182,12 +146,10 @@ pub static TOOLS: &[ToolDef] = &[
                       lines), `file` (default for .json; for .md only when the server sets ALLOW_FILE_SCOPE and the \
                       call sets allow_file=true). At most {scan_max_chars} characters. Asking for the same section again \
                       continues after it (applied.mode = scan_fallback).",
-        output: schema_for_output::<manual::ReadOutput>,
-        read_only: true,
-        destructive: false,
-        // A repeated section read continues past it (scan_fallback).
-        idempotent: false,
-        handler: &Typed(|d, i: manual::ReadInput, _| out(d.manuals()?.read(i))),
+        // Not idempotent, for what that says of a reading tool: a repeated
+        // section read continues past it (scan_fallback).
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::ReadInput, _| d.manuals()?.read(i)),
     },
     ToolDef {
         name: "manual_scan",
@@ -197,11 +159,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Read a manual file piece by piece, {scan_max_chars} characters at a time: from `start_line` (wins), \
                       `cursor.start_line`, or `cursor.char_offset` from a previous next_cursor (`cursor` may also be \
                       that offset alone, as a number or string).",
-        output: schema_for_output::<manual::ManualScanOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: manual::ScanInput, _| out(d.manuals()?.scan(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::ScanInput, _| d.manuals()?.scan(i)),
     },
     ToolDef {
         name: "manual_find",
@@ -213,11 +172,8 @@ pub static TOOLS: &[ToolDef] = &[
                       is weak, a corrective second search. Returns a `trace_id` (page through it with manual_hits), a \
                       `summary` derived from the claim graph and `next_actions`. `claim_graph` only with \
                       include_claim_graph=true.",
-        output: schema_for_output::<manual::FindOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: manual::FindInput, job| out(d.manuals()?.find(i, job))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::FindInput, job| d.manuals()?.find(i, job)),
     },
     ToolDef {
         name: "manual_hits",
@@ -227,11 +183,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Page through a manual_find trace: kind = candidates (default; compact, manual_id hoisted when \
                       shared), unscanned, conflicts, gaps, integrated_top, claims, evidences or edges. offset 0 and limit \
                       50 by default.",
-        output: schema_for_output::<manual::HitsOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: manual::HitsInput, _| out(d.manuals()?.hits(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: manual::HitsInput, _| d.manuals()?.hits(i)),
     },
     ToolDef {
         name: "bridge_copy_section",
@@ -242,12 +195,9 @@ pub static TOOLS: &[ToolDef] = &[
                       `from_ref` is manual_read's `ref` ({manual_id, path, start_line}); the text copied is exactly what \
                       manual_read returns for it (a .md section; a .json file whole). The destination follows the vault \
                       write policy (.system/ forbidden, daily/ append-only); `overwrite` creates a missing note.",
-        output: schema_for_output::<bridge::CopySectionOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: false,
+        effect: Effect::Destructive { idempotent: false },
         handler: &Typed(|d, i: bridge::CopySectionInput, _| {
-            out(bridge::copy_section(d.manuals()?, d.vault()?, i))
+            bridge::copy_section(d.manuals()?, d.vault()?, i)
         }),
     },
     ToolDef {
@@ -258,12 +208,9 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Copy a whole manual file into a vault note inside the server (the text is not returned). A .json file \
                       always; a .md file only when the server allows file scope (ALLOW_FILE_SCOPE=true) and \
                       limits.allow_file=true. The destination follows the vault write policy.",
-        output: schema_for_output::<bridge::CopyFileOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: false,
+        effect: Effect::Destructive { idempotent: false },
         handler: &Typed(|d, i: bridge::CopyFileInput, _| {
-            out(bridge::copy_file(d.manuals()?, d.vault()?, i))
+            bridge::copy_file(d.manuals()?, d.vault()?, i)
         }),
     },
     ToolDef {
@@ -275,11 +222,8 @@ pub static TOOLS: &[ToolDef] = &[
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
                       headings such as Current Status / Next Steps / Blockers / Decisions, recency). Any text is safe \
                       to search: quotes, `-`, `:`, parentheses are just text. Snippets mark matches in **bold**.",
-        output: schema_for_output::<vibe::SearchOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::SearchInput, _| d.vibe(|v| v.search(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vibe::SearchInput, _| d.vibe()?.search(i)),
     },
     ToolDef {
         name: "read_doc",
@@ -288,11 +232,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Read one project document whole, with its metadata and the `hash` update_doc expects.",
         details: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
                       and its SHA-256 `hash` (update_doc's expected_hash).",
-        output: schema_for_output::<vibe::DocOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::ReadDocInput, _| d.vibe(|v| v.read_doc(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vibe::ReadDocInput, _| d.vibe()?.read_doc(i)),
     },
     ToolDef {
         name: "list_tasks",
@@ -301,11 +242,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "List the tasks of one project or all, optionally by status.",
         details: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
                       and objective; include_content adds each task's full text.",
-        output: schema_for_output::<vibe::ListTasksOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::ListTasksInput, _| d.vibe(|v| v.list_tasks(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vibe::ListTasksInput, _| d.vibe()?.list_tasks(i)),
     },
     ToolDef {
         name: "get_plan",
@@ -314,11 +252,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Read a project's execution plan with its parsed overview and task counts (`exists: false` if missing).",
         details: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
                       and the task counts of its Current Status. A missing plan is `exists: false`, not an error.",
-        output: schema_for_output::<vibe::PlanOutput>,
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::GetPlanInput, _| d.vibe(|v| v.get_plan(i))),
+        effect: Effect::Read,
+        handler: &Typed(|d, i: vibe::GetPlanInput, _| d.vibe()?.get_plan(i)),
     },
     ToolDef {
         name: "create_doc",
@@ -327,11 +262,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Create a new file in a project folder (never overwrites: FILE_EXISTS).",
         details: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
                       `frontmatter` is written as YAML front matter. Indexed before it returns.",
-        output: schema_for_output::<vibe::CreateDocOutput>,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vibe::CreateDocInput, _| d.vibe(|v| v.create_doc(i))),
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: vibe::CreateDocInput, _| d.vibe()?.create_doc(i)),
     },
     ToolDef {
         name: "update_doc",
@@ -341,11 +273,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
                       is merged into the existing front matter (null removes a key). Pass `expected_hash` (read_doc's \
                       hash) to refuse the write with CONFLICT if the file changed since. Returns both hashes.",
-        output: schema_for_output::<vibe::UpdateDocOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::UpdateDocInput, _| d.vibe(|v| v.update_doc(i))),
+        effect: Effect::Destructive { idempotent: true },
+        handler: &Typed(|d, i: vibe::UpdateDocInput, _| d.vibe()?.update_doc(i)),
     },
     ToolDef {
         name: "create_task",
@@ -355,11 +284,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
                       Criteria, Notes) as tasks/NNN-slug.md, with the next free number (allocated under the project's \
                       lock) and a kebab-case slug of the title; front matter only when there are tags.",
-        output: schema_for_output::<vibe::CreateTaskOutput>,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vibe::CreateTaskInput, _| d.vibe(|v| v.create_task(i))),
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: vibe::CreateTaskInput, _| d.vibe()?.create_task(i)),
     },
     ToolDef {
         name: "update_task_status",
@@ -368,11 +294,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Change a task's status (its `Status:` line and front matter).",
         details: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
                       front matter `status` the same. `task` is a number (\"004\") or a filename.",
-        output: schema_for_output::<vibe::UpdateStatusOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::UpdateTaskStatusInput, _| d.vibe(|v| v.update_task_status(i))),
+        effect: Effect::Destructive { idempotent: true },
+        handler: &Typed(|d, i: vibe::UpdateTaskStatusInput, _| d.vibe()?.update_task_status(i)),
     },
     ToolDef {
         name: "create_plan",
@@ -380,11 +303,8 @@ pub static TOOLS: &[ToolDef] = &[
         domain: Domain::Vibe,
         description: "Create or overwrite an execution plan in plans/.",
         details: "Create or overwrite an execution plan in plans/ (default execution-plan.md); `action` says which.",
-        output: schema_for_output::<vibe::CreatePlanOutput>,
-        read_only: false,
-        destructive: true,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::CreatePlanInput, _| d.vibe(|v| v.create_plan(i))),
+        effect: Effect::Destructive { idempotent: true },
+        handler: &Typed(|d, i: vibe::CreatePlanInput, _| d.vibe()?.create_plan(i)),
     },
     ToolDef {
         name: "log_session",
@@ -394,11 +314,8 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
                       append=true adds to the day's note after a `---` separator; without it an existing note is \
                       FILE_EXISTS (nothing is overwritten).",
-        output: schema_for_output::<vibe::LogSessionOutput>,
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        handler: &Typed(|d, i: vibe::LogSessionInput, _| d.vibe(|v| v.log_session(i))),
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: vibe::LogSessionInput, _| d.vibe()?.log_session(i)),
     },
     ToolDef {
         name: "reindex",
@@ -408,10 +325,7 @@ pub static TOOLS: &[ToolDef] = &[
         details: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
                       changed are re-read, or all with full=true; one project or all. Sends MCP progress notifications \
                       when the request carries a progress token.",
-        output: schema_for_output::<vibe::ReindexOutput>,
-        read_only: false,
-        destructive: false,
-        idempotent: true,
-        handler: &Typed(|d, i: vibe::ReindexInput, job| d.vibe(|v| v.reindex(i, job))),
+        effect: Effect::Write { idempotent: true },
+        handler: &Typed(|d, i: vibe::ReindexInput, job| d.vibe()?.reindex(i, job)),
     },
 ];

@@ -1,15 +1,18 @@
 //! The tools, each declared once (`catalog.rs`): name, title, domain,
-//! descriptions, input type, output type, annotations and handler. The
-//! server lists them, `App` filters what is served and dispatches through
-//! them, and docs/tools.md is generated from them. Adding a tool is one
-//! entry in [`TOOLS`] plus its input struct (`#[derive(Input)]`) and the
-//! domain function its handler calls.
+//! descriptions, effect and a handler whose signature gives the input and
+//! output types. The server lists them, `App` filters what is served and
+//! dispatches through them, and docs/tools.md and the tests' expectations
+//! are derived from them. Adding a tool is one entry in [`TOOLS`] plus its
+//! input struct (`#[derive(Input)]`), its output type and the domain
+//! function its handler calls.
 
 mod catalog;
 
 use std::sync::Arc;
 
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::JsonObject;
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -75,31 +78,35 @@ impl Domains {
             .ok_or_else(|| Error::internal("the manuals root is not configured"))
     }
 
-    /// Run a vibe tool; every error comes out in seed 002's codes.
-    fn vibe<T: Serialize>(&self, f: impl FnOnce(&Vibe) -> Result<T>) -> Result<Value> {
-        let v = self
-            .vibe
+    fn vibe(&self) -> Result<&Vibe> {
+        self.vibe
             .as_deref()
-            .ok_or_else(|| Error::internal("VIBE_ROOT is not configured"))?;
-        out(f(v)).map_err(crate::vibe::as_vibe)
+            .ok_or_else(|| Error::internal("VIBE_ROOT is not configured"))
     }
 }
 
-/// What runs a call, typed by its input: the input's schema is the one
-/// listed, and the arguments are read into it before the handler runs.
+/// What runs a call, typed by its input and its output: the input's
+/// schema is the one listed, and the arguments are read into it before the
+/// handler runs; the output schema is generated from the type the handler
+/// returns, so `structuredContent` cannot drift from what is listed.
 pub trait Handler: Sync {
     fn input(&self) -> Value;
+    fn output(&self) -> Arc<JsonObject>;
     /// Read the arguments into the input type, and nothing more.
     fn read(&self, args: Args) -> Result<()>;
     fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value>;
 }
 
-/// A handler of input `I`.
-pub struct Typed<I>(pub fn(&Domains, I, Job) -> Result<Value>);
+/// A handler of input `I` and output `O`.
+pub struct Typed<I, O>(pub fn(&Domains, I, Job) -> Result<O>);
 
-impl<I: Input> Handler for Typed<I> {
+impl<I: Input, O: Serialize + JsonSchema + 'static> Handler for Typed<I, O> {
     fn input(&self) -> Value {
         I::schema()
+    }
+
+    fn output(&self) -> Arc<JsonObject> {
+        schema_for_output::<O>()
     }
 
     fn read(&self, args: Args) -> Result<()> {
@@ -108,6 +115,7 @@ impl<I: Input> Handler for Typed<I> {
 
     fn run(&self, domains: &Domains, args: Args, job: Job) -> Result<Value> {
         (self.0)(domains, I::parse(args)?, job)
+            .and_then(|o| serde_json::to_value(o).map_err(|e| Error::internal(e.to_string())))
     }
 }
 
@@ -122,16 +130,42 @@ pub struct ToolDef {
     /// The rules in full (docs/tools.md): listing them in every
     /// tools/list would cost each client's context.
     pub details: &'static str,
-    pub output: fn() -> Arc<JsonObject>,
-    pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
+    pub effect: Effect,
     pub handler: &'static dyn Handler,
+}
+
+/// What a call does to the data behind its tool: the MCP annotations and
+/// the read-only profile follow from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Effect {
+    /// Changes nothing.
+    Read,
+    /// Adds to the data or changes what it was asked to, and loses nothing
+    /// (`idempotent`: the same call again changes nothing more).
+    Write { idempotent: bool },
+    /// May overwrite or remove what was there.
+    Destructive { idempotent: bool },
+}
+
+impl Effect {
+    pub fn read_only(self) -> bool {
+        self == Effect::Read
+    }
 }
 
 impl ToolDef {
     pub fn input(&self) -> Value {
         self.handler.input()
+    }
+
+    /// The schema of a successful call's `structuredContent`.
+    pub fn output(&self) -> Arc<JsonObject> {
+        self.handler.output()
+    }
+
+    /// Whether the tool changes nothing.
+    pub fn read_only(&self) -> bool {
+        self.effect.read_only()
     }
 
     /// Read `args` as this tool's input without running it: the error a
@@ -183,7 +217,7 @@ impl Profile {
     }
 
     pub fn admits(&self, t: &ToolDef) -> bool {
-        (t.read_only || !self.read_only)
+        (t.read_only() || !self.read_only)
             && (self.tools.is_empty()
                 || self
                     .tools
@@ -234,14 +268,14 @@ impl Profile {
     }
 }
 
+/// Every tool's name, in the order tools/list gives them.
+pub fn names() -> Vec<&'static str> {
+    TOOLS.iter().map(|t| t.name).collect()
+}
+
 /// The declaration of the tool called `name`.
 pub fn find(name: &str) -> Option<&'static ToolDef> {
     TOOLS.iter().find(|t| t.name == name)
-}
-
-/// A tool's typed output as the JSON of its `structuredContent`.
-pub fn out<T: Serialize>(r: Result<T>) -> Result<Value> {
-    r.and_then(|v| serde_json::to_value(v).map_err(|e| Error::internal(e.to_string())))
 }
 
 #[cfg(test)]
