@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// The default of `max_file_bytes`: the largest file kura reads whole or
+/// writes (the file system layer applies it to each root).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
 /// Which kind of value a setting holds, for parsing environment strings.
 #[derive(Clone, Copy)]
 enum Kind {
@@ -247,7 +251,7 @@ impl Default for Config {
             sem_cache_max_summary_conflict: -1,
             sparse_query_coverage_weight: 0.35,
             scan_max_chars: 12_000,
-            max_file_bytes: crate::fs::MAX_FILE_BYTES as i64,
+            max_file_bytes: MAX_FILE_BYTES as i64,
             coverage_min_ratio: 0.90,
             marginal_gain_min: 0.02,
             trace_ttl_sec: 1800,

@@ -22,6 +22,7 @@ pub mod index;
 pub mod job;
 pub mod manual;
 pub mod plugins;
+pub mod policy;
 pub mod scan;
 pub mod server;
 pub mod text;

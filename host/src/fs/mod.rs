@@ -69,9 +69,6 @@ pub struct Root {
     folds_case: bool,
 }
 
-/// The default of `max_file_bytes`.
-pub const MAX_FILE_BYTES: u64 = 16 << 20;
-
 fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
     m.modified()
         .ok()
@@ -224,7 +221,7 @@ impl Root {
             dir,
             path,
             locks: Mutex::new(HashMap::new()),
-            max_file_bytes: MAX_FILE_BYTES,
+            max_file_bytes: crate::config::MAX_FILE_BYTES,
             folds_case,
         })
     }

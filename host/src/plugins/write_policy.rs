@@ -1,13 +1,12 @@
 //! The write policy: every vault write passes the host's baseline rules
 //! first — `.system/` reserved, `daily/` notes only created or appended to
-//! (SPEC.md "Writes"; the rules of the `kura-write-policy` crate, compiled
-//! into the host) — and then, when one is configured, the write-policy
+//! (the [`crate::policy`] module) — and then, when one is configured, the write-policy
 //! component. All must allow: a component adds refusals, it can never
 //! lift the baseline. A component that denies, traps, times out, failed to
 //! load or is still loading after [`LOAD_WAIT`] refuses the write (fail
 //! closed); reads never wait for it.
 
-use kura_write_policy::policy;
+use crate::policy;
 
 use super::bindings::types::{DenyCode, WriteKind as WitKind, WriteRequest as WitRequest};
 use super::{LOAD_WAIT, Plugins, ready};

@@ -192,7 +192,7 @@ fn judged_path(path: &RelPath, folds_case: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kura_write_policy::policy;
+    use crate::policy;
 
     /// Whether the baseline policy allows an overwrite of `path`.
     fn verdict(path: &str, folds_case: bool) -> bool {

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use super::output::{Cand, Key};
+use super::output::{Cand, Found, Key};
 use super::{Request, SIGNAL_POOL, signals};
 use crate::error::Result;
 use crate::index::{Filter, Hit, Search, SectionIndex};
@@ -16,23 +16,6 @@ const NAMED_FILES: usize = 3;
 /// Below this share of the query in the best section, a search limited to
 /// one manual is repeated over every manual.
 pub(super) const WEAK_COVERAGE: f64 = 0.5;
-
-/// A section found by the index, with its text once read.
-pub(super) struct Found {
-    pub hit: Hit,
-    pub manual_id: String,
-    pub path: String,
-}
-
-impl Found {
-    pub(super) fn key(&self) -> Key {
-        (
-            self.manual_id.clone(),
-            self.path.clone(),
-            self.hit.start_line,
-        )
-    }
-}
 
 /// The first unit of each of the [`NAMED_FILES`] files whose names (and
 /// references) best match `query`: a document named by the query is always

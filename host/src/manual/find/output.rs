@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::index::Hit;
 use crate::plugins::claim_graph::{Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
@@ -169,6 +170,23 @@ pub struct FindOutput {
 
 /// A section's identity: manual, path, first line.
 pub(super) type Key = (String, String, u64);
+
+/// A section found by the index, with its text once read.
+pub(super) struct Found {
+    pub hit: Hit,
+    pub manual_id: String,
+    pub path: String,
+}
+
+impl Found {
+    pub(super) fn key(&self) -> Key {
+        (
+            self.manual_id.clone(),
+            self.path.clone(),
+            self.hit.start_line,
+        )
+    }
+}
 
 /// One ranked candidate, as kept in a trace.
 #[derive(Clone, Debug)]

@@ -5,10 +5,9 @@
 //! outermost heading: many manual sets name a document by its file and never
 //! repeat the title.
 
-use super::first::Found;
 use std::collections::HashSet;
 
-use super::output::{Cand, Key, Signal};
+use super::output::{Cand, Found, Key, Signal};
 use super::{SIGNAL_POOL, clip};
 use crate::index::Hit;
 use crate::manual::name;

@@ -1,4 +1,8 @@
-//! The vault write rules of SPEC.md ("Writes"), as plain functions.
+//! The vault's baseline write rules: `.system/` is reserved, `daily/` holds
+//! `YYYY-MM-DD.md` notes that are only ever created or appended to. Every
+//! vault write is checked against them before any configured write-policy
+//! component, which can add refusals but never lift these. Plain
+//! functions, unit-tested here.
 
 /// What a write is about to do (mirrors `kura:plugins/types.write-kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
