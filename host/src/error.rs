@@ -1,4 +1,4 @@
-//! One error type with the codes of SPEC.md ("Errors"), and the one place it
+//! One error type with the codes of docs/decisions.md ("Errors"), and the one place it
 //! becomes an MCP tool result. The vibe tools answer in seed 002's own
 //! envelope (`success: false`, upper-case codes): [`Code::Vibe`].
 

@@ -1,5 +1,5 @@
 //! One test per fixed rule (固定ルール) of seed 004's search tools,
-//! manual_find and manual_hits, plus SPEC.md's settlements (traces, cache,
+//! manual_find and manual_hits, plus the settlements of docs/decisions.md (traces, cache,
 //! corrective stage, components), through the real binary over stdio.
 
 use kura_tests::{Fixture, Kura, reranker_wasm};

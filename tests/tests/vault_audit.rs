@@ -1,4 +1,4 @@
-//! vault_coverage and artifact_audit (seed 001, SPEC.md "Vault discovery and
+//! vault_coverage and artifact_audit (seed 001, docs/decisions.md "Vault discovery and
 //! audit") against the real binary over stdio, the auditor running as the
 //! default wasm component. Fixtures: `research/backup-guide.md` (47 lines),
 //! `research/backup-summary.md` (a clean artifact of it) and

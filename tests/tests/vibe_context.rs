@@ -1,5 +1,5 @@
 //! The vibe domain's resources, prompts and progress notifications (seed
-//! 002), and its path rules (SPEC.md): a sibling of VIBE_ROOT and anything
+//! 002), and its path rules (docs/decisions.md): a sibling of VIBE_ROOT and anything
 //! reached through a symbolic link leaving it are out of scope.
 
 #![allow(clippy::disallowed_methods)] // tests build their fixtures with std::fs

@@ -1,7 +1,7 @@
 //! The eleven vibe tools of seed 002 against the real binary over stdio, on
 //! a copy of `fixtures/demo/vibe` (projects `vibeMCP` and `webapp`): each
 //! behaviour of its "Comportamiento" lists, each error of its tables, and
-//! the settlements of SPEC.md (folders, statuses, paths, local date,
+//! the settlements of docs/decisions.md (folders, statuses, paths, local date,
 //! incremental reindex, writes indexed before they return).
 
 #![allow(clippy::disallowed_methods)] // tests look at the files with std::fs

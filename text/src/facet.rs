@@ -1,4 +1,4 @@
-//! The six facets of SPEC.md ("Manual search") and the cue phrases that mark
+//! The six facets of manual search (docs/decisions.md) and the cue phrases that mark
 //! them in Japanese, Spanish and English. A query's facets say what kind of
 //! answer is wanted; a section's facets say what kind of answer it gives.
 //! Cues are matched on [`crate::plain`] text: Japanese cues as substrings,

@@ -1,4 +1,4 @@
-//! The audit rules (SPEC.md, "Vault discovery and audit").
+//! The audit rules (docs/decisions.md, "Vault discovery and audit").
 //!
 //! Citations are read from each node's own text (not from code blocks); a
 //! paragraph that holds nothing but citations (such as a `source_lines:`

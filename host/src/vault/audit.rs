@@ -1,4 +1,4 @@
-//! artifact_audit (001, SPEC.md): the auditor plugin reads the artifact's node
+//! artifact_audit (001, docs/decisions.md): the auditor plugin reads the artifact's node
 //! tree and citations and reports its findings; the host measures how much of
 //! the source the citations cover, the marginal gain since the previous audit
 //! of the same artifact/source pair (kept under `.system/audit/`), decides

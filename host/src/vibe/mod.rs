@@ -1,4 +1,4 @@
-//! The vibe domain (seed 002, settled by SPEC.md "vibe workspaces"): project
+//! The vibe domain (seed 002, settled in docs/decisions.md, "vibe workspaces"): project
 //! workspaces under `VIBE_ROOT`, one folder per project, each with the eight
 //! folders of [`FOLDERS`]. A document is a `.md` file directly inside one of
 //! them (`{project}/{folder}/{file}`); search runs on a [`LiveIndex`] of their

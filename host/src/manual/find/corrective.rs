@@ -108,7 +108,7 @@ impl Manuals {
     }
 }
 
-/// Stage 3 is weak (SPEC.md: gaps, conflicts, coverage, top-score margin,
+/// Stage 3 is weak (gaps, conflicts, coverage, top-score margin,
 /// candidates): too few candidates, the best covering under half of the
 /// query, a conflict, or a gap that the ranking does not make up for (the
 /// best section covers under three quarters of the query, or barely leads).

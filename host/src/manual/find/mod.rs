@@ -1,4 +1,4 @@
-//! manual_find (seed 004, SPEC.md "Manual search"): a pipeline of stages,
+//! manual_find (seed 004, docs/decisions.md "Manual search"): a pipeline of stages,
 //! one module each, in the order they run:
 //!
 //! 1. [`first`]: BM25 candidates over sections (tantivy), the files the query
