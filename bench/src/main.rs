@@ -285,8 +285,7 @@ async fn run(
     let app = App::start(config).map_err(|e| anyhow::anyhow!(e.to_string()))?;
     let manuals = app
         .domains
-        .manuals
-        .clone()
+        .shared::<kura::manual::Manuals>()
         .ok_or_else(|| anyhow::anyhow!("no manuals"))?;
     let t = Instant::now();
     let stats = manuals.recheck().map_err(|e| anyhow::anyhow!(e.message))?;

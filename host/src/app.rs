@@ -8,14 +8,12 @@ use serde_json::{Map, Value};
 
 use crate::args::Args;
 use crate::config::{Config, ConfigError};
+use crate::domain::{DOMAINS, Domains, IndexNow, Opening, Spec};
 use crate::error::Result;
 use crate::fs::{Root, StateDir};
 use crate::job::Job;
-use crate::manual::{FindSettings, Manuals, ManualsConfig};
 use crate::plugins::{LoadError, Plugins};
-use crate::tools::{Domains, Profile, TOOLS, ToolDef};
-use crate::vault::Vault;
-use crate::vibe::Vibe;
+use crate::tools::{Profile, TOOLS, ToolDef};
 
 pub struct App {
     pub config: Config,
@@ -42,7 +40,7 @@ pub enum StartError {
     Profile(String),
 }
 
-fn open_root(name: &'static str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
+fn open_root(name: &str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
     Root::open(path)
         .map(|r| r.with_max_file_bytes(max_file_bytes))
         .map_err(|e| StartError::Root {
@@ -88,7 +86,8 @@ fn spawn_sync(
 /// ([`Opened::sandbox`]) and still start everything after.
 pub struct Opened {
     config: Config,
-    roots: Vec<(&'static str, Root)>,
+    /// The roots opened, with the domain each is for.
+    roots: Vec<(&'static Spec, Root)>,
     state: Option<StateDir>,
 }
 
@@ -103,17 +102,18 @@ impl App {
         if let Some(p) = Profile::of(&config).unknown_entry() {
             return Err(StartError::Profile(p.to_owned()));
         }
-        let mut roots: Vec<(&'static str, Root)> = Vec::new();
-        for (name, path) in [
-            ("vault_root", &config.vault_root),
-            ("manuals_root", &config.manuals_root),
-            ("vibe_root", &config.vibe_root),
-        ] {
-            if let Some(p) = path {
-                roots.push((name, open_root(name, p, config.max_file_bytes as u64)?));
+        let mut roots: Vec<(&'static Spec, Root)> = Vec::new();
+        for &spec in DOMAINS {
+            let Some(r) = &spec.root else { continue };
+            if let Some(p) = (r.path)(&config) {
+                let root = open_root(r.setting, p, config.max_file_bytes as u64)?;
+                roots.push((spec, root));
             }
         }
-        let named: Vec<(&str, &Path)> = roots.iter().map(|(n, r)| (*n, r.path())).collect();
+        let named: Vec<(&str, &Path)> = roots
+            .iter()
+            .filter_map(|(s, r)| Some((s.root.as_ref()?.setting, r.path())))
+            .collect();
         Config::check_roots(&named)?;
         if let Some(p) = config.state_dir() {
             Config::check_state_dir(&crate::fs::resolve_path(&p), &named)?;
@@ -141,11 +141,14 @@ impl Opened {
     /// manuals read-only), the state folder, the components' folders.
     pub fn sandbox(&self) -> crate::fs::sandbox::Plan {
         let mut plan = crate::fs::sandbox::Plan::default();
-        for (name, root) in &self.roots {
-            match *name {
-                "manuals_root" => plan.read.push(root.path().to_path_buf()),
-                _ => plan.write.push(root.path().to_path_buf()),
-            }
+        for (spec, root) in &self.roots {
+            let writable = spec.root.as_ref().is_some_and(|r| r.writable);
+            let rule = if writable {
+                &mut plan.write
+            } else {
+                &mut plan.read
+            };
+            rule.push(root.path().to_path_buf());
         }
         plan.write
             .extend(self.state.as_ref().map(|s| s.path().to_path_buf()));
@@ -160,72 +163,34 @@ impl Opened {
             state,
         } = self;
         let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
-        let mut vault = None;
-        let mut manuals = None;
-        let mut vibe = None;
-        let max_chars = config.scan_max_chars as usize;
-        for (name, root) in roots {
-            match name {
-                "vault_root" => {
-                    let index = crate::vault::index::open(&root, state.as_ref().map(|s| s.path()));
-                    vault = Some(Arc::new(Vault {
-                        index,
-                        root,
-                        plugins: plugins.clone(),
-                        max_chars,
-                        coverage_min_ratio: config.coverage_min_ratio,
-                        marginal_gain_min: config.marginal_gain_min,
-                    }))
-                }
-                "manuals_root" => {
-                    let m = Manuals::new(
-                        root,
-                        plugins.clone(),
-                        ManualsConfig {
-                            allow_file_scope: config.allow_file_scope,
-                            max_chars,
-                            state_dir: state.as_ref().map(|s| s.path().to_owned()),
-                            find: FindSettings {
-                                default_manual_id: config.default_manual_id.clone(),
-                                late_rerank: config.late_rerank_enabled
-                                    || config.plugins.reranker.path.is_some(),
-                                claim_graph: config.claim_graph_enabled,
-                                corrective: config.corrective_enabled,
-                                cache_default: config.sem_cache_enabled,
-                                cache_max_gap: config.sem_cache_max_summary_gap,
-                                cache_max_conflict: config.sem_cache_max_summary_conflict,
-                                coverage_weight: config.sparse_query_coverage_weight,
-                            },
-                            trace_ttl: std::time::Duration::from_secs(
-                                config.trace_ttl_sec.max(1) as u64
-                            ),
-                            trace_max_keep: config.trace_max_keep.max(1) as usize,
-                        },
-                    )
-                    .map_err(|e| StartError::Root {
-                        name: "MANUALS_ROOT".into(),
-                        path: config
-                            .manuals_root
-                            .as_ref()
-                            .map(|p| p.display().to_string())
-                            .unwrap_or_default(),
-                        message: e.message,
-                    })?;
-                    manuals = Some(Arc::new(m))
-                }
-                _ => {
-                    vibe = Some(Arc::new(Vibe::new(root, state.as_ref().map(|s| s.path()))));
-                }
+        let mut roots: Vec<(&'static Spec, Option<Root>)> =
+            roots.into_iter().map(|(s, r)| (s, Some(r))).collect();
+        let mut domains = Domains::default();
+        for &spec in DOMAINS {
+            let root = match spec.root {
+                Some(_) => match roots.iter_mut().find(|(s, _)| *s == spec) {
+                    Some((_, root)) => root.take(),
+                    None => continue,
+                },
+                None => None,
+            };
+            if !spec.needs.iter().all(|n| domains.serves(n)) {
+                continue;
             }
+            let opening = Opening {
+                root,
+                config: &config,
+                plugins: &plugins,
+                state: state.as_ref(),
+                open: &domains,
+            };
+            let domain = (spec.open)(opening)?;
+            domains.push(domain);
         }
         Ok(App {
             profile: Profile::of(&config),
             config,
-            domains: Domains {
-                vault,
-                manuals,
-                vibe,
-            },
+            domains,
             plugins,
         })
     }
@@ -235,67 +200,32 @@ impl App {
     /// Start indexing in the background: `initialize` never waits for it, and
     /// the first search waits only for what is left.
     pub fn index_in_background(&self) {
-        if let Some(v) = &self.domains.vault {
-            let v = v.clone();
-            spawn_sync("vault", move || {
-                v.root.sweep_temp_files();
-                v.index.refresh(&v.root)
-            });
-        }
-        if let Some(m) = &self.domains.manuals {
-            let m = m.clone();
-            spawn_sync("manual", move || Ok(m.refresh_stats()?.1));
-        }
-        if let Some(v) = &self.domains.vibe {
-            let v = v.clone();
-            spawn_sync("vibe", move || {
-                v.root.sweep_temp_files();
-                v.index.refresh(&v.root)
-            });
+        for d in self.domains.iter() {
+            if let Some(work) = d.clone().start_up() {
+                spawn_sync(d.spec().name, work);
+            }
         }
     }
 
-    /// Bring every configured index up to date now (`kura index`): the vibe
-    /// workspace as its reindex tool does (`full`, `project`), the vault
-    /// (`full`), the manuals (a re-check). `progress` gets (domain, files
-    /// done, files in all). Returns one line of figures per domain.
+    /// Bring every open domain's index up to date now (`kura index`), in the
+    /// domains' order: the vault (`full`), the manuals (a re-check), the
+    /// vibe workspace as its reindex tool does (`full`, `project`).
+    /// `progress` gets (domain, files done, files in all). Returns one line
+    /// of figures per domain.
     pub fn index_now(
         &self,
         full: bool,
         project: Option<&str>,
         progress: &(dyn Fn(&'static str, u64, u64) + Sync),
     ) -> Result<Vec<String>> {
-        let mut out = Vec::new();
-        let line = |what: &str, s: crate::index::SyncStats, ms: u128| {
-            format!(
-                "{what}: {} files scanned, {} added, {} updated, {} deleted, {} unchanged in {ms} ms",
-                s.scanned, s.added, s.updated, s.deleted, s.unchanged
-            )
+        let now = IndexNow {
+            full,
+            project,
+            progress,
         };
-        if let Some(v) = &self.domains.vibe {
-            let input = crate::vibe::ReindexInput {
-                project: project.map(str::to_owned),
-                full: Some(full),
-            };
-            let report = |done, total| progress("vibe", done, total);
-            let r = v.reindex(input, Job::reporting(&report))?;
-            out.push(line("vibe", r.stats.files, r.stats.duration_ms as u128));
-        }
-        if let Some(v) = &self.domains.vault {
-            let t = std::time::Instant::now();
-            let report = |done, total| progress("vault", done, total);
-            let options = crate::index::SyncOptions {
-                full,
-                job: Job::reporting(&report),
-                ..Default::default()
-            };
-            let s = v.index.sync(&v.root, &options)?;
-            out.push(line("vault", s, t.elapsed().as_millis()));
-        }
-        if let Some(m) = &self.domains.manuals {
-            let t = std::time::Instant::now();
-            let s = m.recheck()?;
-            out.push(line("manuals", s, t.elapsed().as_millis()));
+        let mut out = Vec::new();
+        for d in self.domains.iter() {
+            out.extend(d.index_now(&now)?);
         }
         Ok(out)
     }

@@ -5,11 +5,15 @@
 //! plugin decides, the write is atomic, the vault index sees it before the
 //! call returns). Only metadata comes back.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::app::StartError;
 use crate::args::Input;
+use crate::domain::{self, Domain, Opening, Spec};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::manual::{ManualRef, Manuals, ReadInput, ReadOutput, RefRead};
@@ -271,7 +275,45 @@ fn copy(
     })
 }
 
-pub fn copy_section(
+/// The bridge: the manuals and the vault, both open.
+pub struct Bridge {
+    manuals: Arc<Manuals>,
+    vault: Arc<Vault>,
+}
+
+pub static DOMAIN: Spec = Spec {
+    name: "bridge",
+    root: None,
+    needs: &[&crate::vault::DOMAIN, &crate::manual::DOMAIN],
+    open,
+    errors: domain::as_is,
+};
+
+fn open(o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
+    let (Some(manuals), Some(vault)) = (o.open.shared::<Manuals>(), o.open.shared::<Vault>())
+    else {
+        unreachable!("the bridge is opened only once the manuals and the vault are");
+    };
+    Ok(Arc::new(Bridge { manuals, vault }))
+}
+
+impl Domain for Bridge {
+    fn spec(&self) -> &'static Spec {
+        &DOMAIN
+    }
+}
+
+impl Bridge {
+    pub fn copy_section(&self, input: CopySectionInput) -> Result<CopySectionOutput> {
+        copy_section(&self.manuals, &self.vault, input)
+    }
+
+    pub fn copy_file(&self, input: CopyFileInput) -> Result<CopyFileOutput> {
+        copy_file(&self.manuals, &self.vault, input)
+    }
+}
+
+fn copy_section(
     manuals: &Manuals,
     vault: &Vault,
     input: CopySectionInput,
@@ -320,7 +362,7 @@ pub fn copy_section(
     })
 }
 
-pub fn copy_file(manuals: &Manuals, vault: &Vault, input: CopyFileInput) -> Result<CopyFileOutput> {
+fn copy_file(manuals: &Manuals, vault: &Vault, input: CopyFileInput) -> Result<CopyFileOutput> {
     let from = ManualRef {
         manual_id: input.manual_id,
         path: input.from_path,

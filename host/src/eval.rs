@@ -255,8 +255,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         let app = App::start(config).map_err(|e| e.to_string())?;
         let t = Instant::now();
         app.domains
-            .manuals
-            .as_ref()
+            .find::<crate::manual::Manuals>()
             .ok_or("no manuals")?
             .refresh()
             .map_err(|e| e.message)?;

@@ -13,6 +13,7 @@ pub mod bridge;
 pub mod client;
 pub mod config;
 pub mod demo;
+pub mod domain;
 pub mod error;
 pub mod eval;
 #[cfg(feature = "fault-injection")]

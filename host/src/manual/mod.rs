@@ -14,9 +14,13 @@ mod trace;
 pub mod units;
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::app::StartError;
+use crate::config::Config;
+use crate::domain::{self, Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, SyncStats};
@@ -52,6 +56,81 @@ pub struct ManualsConfig {
     pub find: FindSettings,
     pub trace_ttl: Duration,
     pub trace_max_keep: usize,
+}
+
+pub static DOMAIN: Spec = Spec {
+    name: "manual",
+    root: Some(RootSpec {
+        setting: "manuals_root",
+        path: root_of,
+        writable: false,
+    }),
+    needs: &[],
+    open,
+    errors: domain::as_is,
+};
+
+fn root_of(c: &Config) -> Option<&Path> {
+    c.manuals_root.as_deref()
+}
+
+impl ManualsConfig {
+    pub fn of(config: &Config, state_dir: Option<&Path>) -> ManualsConfig {
+        ManualsConfig {
+            allow_file_scope: config.allow_file_scope,
+            max_chars: config.scan_max_chars as usize,
+            state_dir: state_dir.map(Path::to_owned),
+            find: FindSettings {
+                default_manual_id: config.default_manual_id.clone(),
+                late_rerank: config.late_rerank_enabled || config.plugins.reranker.path.is_some(),
+                claim_graph: config.claim_graph_enabled,
+                corrective: config.corrective_enabled,
+                cache_default: config.sem_cache_enabled,
+                cache_max_gap: config.sem_cache_max_summary_gap,
+                cache_max_conflict: config.sem_cache_max_summary_conflict,
+                coverage_weight: config.sparse_query_coverage_weight,
+            },
+            trace_ttl: Duration::from_secs(config.trace_ttl_sec.max(1) as u64),
+            trace_max_keep: config.trace_max_keep.max(1) as usize,
+        }
+    }
+}
+
+fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
+    let root = o.root();
+    let settings = ManualsConfig::of(o.config, o.state_path());
+    let manuals =
+        Manuals::new(root, o.plugins.clone(), settings).map_err(|e| StartError::Root {
+            name: DOMAIN
+                .root
+                .as_ref()
+                .map(|r| r.setting.to_ascii_uppercase())
+                .unwrap_or_default(),
+            path: o
+                .config
+                .manuals_root
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            message: e.message,
+        })?;
+    Ok(Arc::new(manuals))
+}
+
+impl Domain for Manuals {
+    fn spec(&self) -> &'static Spec {
+        &DOMAIN
+    }
+
+    fn start_up(self: Arc<Self>) -> Option<StartUp> {
+        Some(Box::new(move || Ok(self.refresh_stats()?.1)))
+    }
+
+    fn index_now(&self, _: &IndexNow<'_>) -> Result<Option<String>> {
+        let t = std::time::Instant::now();
+        let s = self.recheck()?;
+        Ok(Some(IndexNow::line("manuals", s, t.elapsed().as_millis())))
+    }
 }
 
 /// The file types a manual may hold.

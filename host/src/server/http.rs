@@ -331,7 +331,7 @@ fn service(
     let calls = Calls::for_config(&app.config);
     let announcer = KuraServer::new(app.clone())
         .vibe(None)
-        .map(|v| vibe::Announcer::start(v.clone()));
+        .map(vibe::Announcer::start);
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
     let sessions = Arc::new(sessions);

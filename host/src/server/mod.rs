@@ -26,9 +26,10 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::app::App;
+use crate::domain::Spec;
 use crate::error::Error;
 use crate::job::Job;
-use crate::tools::{Domain, Profile};
+use crate::tools::Profile;
 use calls::Calls;
 use tokio_util::sync::CancellationToken;
 
@@ -64,12 +65,11 @@ impl KuraServer {
     /// every surface (resources, templates, subscriptions, prompts,
     /// completions, notifications, capabilities) answers as if VIBE_ROOT
     /// were not configured.
-    fn vibe(&self, caller: Option<&Profile>) -> Option<&Arc<crate::vibe::Vibe>> {
-        let granted = |p: &Profile| p.grants(Domain::Vibe);
+    fn vibe(&self, caller: Option<&Profile>) -> Option<Arc<crate::vibe::Vibe>> {
+        let granted = |p: &Profile| p.grants(&crate::vibe::DOMAIN);
         self.app
             .domains
-            .vibe
-            .as_ref()
+            .shared::<crate::vibe::Vibe>()
             .filter(|_| granted(&self.app.profile) && caller.is_none_or(granted))
     }
 
@@ -101,7 +101,7 @@ impl KuraServer {
         if let Some(p) = caller {
             served.retain(|&name| crate::tools::find(name).is_some_and(|d| p.admits(d)));
         }
-        let some = |domain: Domain| {
+        let some = |domain: &Spec| {
             let names: Vec<&str> = crate::tools::TOOLS
                 .iter()
                 .filter(|t| t.domain == domain && served.contains(&t.name))
@@ -114,13 +114,13 @@ impl KuraServer {
             }
         };
         let mut parts = Vec::new();
-        if let Some(n) = some(Domain::Manual) {
+        if let Some(n) = some(&crate::manual::DOMAIN) {
             parts.push(format!("read-only manuals ({n})"));
         }
-        if let Some(n) = some(Domain::Vault) {
+        if let Some(n) = some(&crate::vault::DOMAIN) {
             parts.push(format!("a markdown vault of notes ({n})"));
         }
-        if let Some(n) = some(Domain::Vibe) {
+        if let Some(n) = some(&crate::vibe::DOMAIN) {
             parts.push(format!(
                 "vibe project workspaces ({n}; resources vibe://projects, prompts \
                  project_briefing and session_start)"
@@ -308,7 +308,7 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let vibe = self.vibe(http::profile_of(&context.extensions));
         let list = self
             .blocking(move || Ok(vibe.map(|v| vibe::resources(&v))))
             .await?;
@@ -335,7 +335,7 @@ impl ServerHandler for KuraServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let vibe = self.vibe(http::profile_of(&context.extensions));
         let uri = request.uri;
         self.blocking(move || match &vibe {
             Some(v) => vibe::read(v, &uri),
@@ -412,7 +412,7 @@ impl ServerHandler for KuraServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let vibe = self.vibe(http::profile_of(&context.extensions));
         let completion = self
             .blocking(move || {
                 Ok(match &vibe {
@@ -442,7 +442,7 @@ impl ServerHandler for KuraServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions)).cloned();
+        let vibe = self.vibe(http::profile_of(&context.extensions));
         self.blocking(move || match &vibe {
             Some(v) => vibe::prompt(v, &request.name, request.arguments.as_ref()),
             None => Err(McpError::invalid_params(
@@ -573,7 +573,7 @@ fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
 /// Serve MCP over this process's stdin/stdout until the client goes away
 /// or a SIGTERM or SIGINT arrives.
 pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
-    if app.domains.manuals.is_none() && app.domains.vault.is_none() && app.domains.vibe.is_none() {
+    if app.domains.is_empty() {
         eprintln!(
             "kura: no root configured, so no tool is served: set manuals_root, vault_root or \
              vibe_root (in the config file, as --manuals-root/--vault-root/--vibe-root, or as \
@@ -598,7 +598,7 @@ pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
     let calls = server.calls.clone();
     calls.announce();
     if let Some(v) = server.vibe(None) {
-        server.announcer = Some(vibe::Announcer::start(v.clone()));
+        server.announcer = Some(vibe::Announcer::start(v));
     }
     let ending = server.ending.clone();
     let service = tokio::select! {

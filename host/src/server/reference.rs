@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::tools::{Domain, Effect, TOOLS, ToolDef};
+use crate::domain::DOMAINS;
+use crate::tools::{Effect, TOOLS, ToolDef};
 
 /// The reference, with the default read cap written in.
 pub fn markdown() -> String {
@@ -22,8 +23,8 @@ pub fn markdown() -> String {
          `\"success\": false` and use seed 002's upper-case codes). Read caps below are the default \
          (`scan_max_chars`).\n",
     );
-    for domain in Domain::ALL {
-        let _ = write!(out, "\n## {}\n", domain.name());
+    for &domain in DOMAINS {
+        let _ = write!(out, "\n## {}\n", domain.name);
         for t in TOOLS.iter().filter(|t| t.domain == domain) {
             tool(&mut out, t, &fill);
         }

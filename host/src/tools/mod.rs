@@ -17,73 +17,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::args::{Args, Input};
+use crate::domain::{DOMAINS, Domains, Spec};
 use crate::error::{Error, Result};
 use crate::job::Job;
-use crate::manual::Manuals;
-use crate::vault::Vault;
-use crate::vibe::Vibe;
 
 pub use catalog::TOOLS;
-
-/// Which root a tool needs (both, for the bridge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Domain {
-    Vault,
-    Manual,
-    Bridge,
-    Vibe,
-}
-
-impl Domain {
-    pub const ALL: [Domain; 4] = [Domain::Vault, Domain::Manual, Domain::Bridge, Domain::Vibe];
-
-    /// The name a `tools` profile uses for the whole domain.
-    pub fn name(self) -> &'static str {
-        match self {
-            Domain::Vault => "vault",
-            Domain::Manual => "manual",
-            Domain::Bridge => "bridge",
-            Domain::Vibe => "vibe",
-        }
-    }
-}
-
-/// The open domains a handler works on (a root not configured is `None`).
-#[derive(Default)]
-pub struct Domains {
-    pub vault: Option<Arc<Vault>>,
-    pub manuals: Option<Arc<Manuals>>,
-    pub vibe: Option<Arc<Vibe>>,
-}
-
-impl Domains {
-    pub fn serves(&self, domain: Domain) -> bool {
-        match domain {
-            Domain::Vault => self.vault.is_some(),
-            Domain::Manual => self.manuals.is_some(),
-            Domain::Bridge => self.vault.is_some() && self.manuals.is_some(),
-            Domain::Vibe => self.vibe.is_some(),
-        }
-    }
-
-    fn vault(&self) -> Result<&Vault> {
-        self.vault
-            .as_deref()
-            .ok_or_else(|| Error::internal("the vault is not configured"))
-    }
-
-    fn manuals(&self) -> Result<&Manuals> {
-        self.manuals
-            .as_deref()
-            .ok_or_else(|| Error::internal("the manuals root is not configured"))
-    }
-
-    fn vibe(&self) -> Result<&Vibe> {
-        self.vibe
-            .as_deref()
-            .ok_or_else(|| Error::internal("VIBE_ROOT is not configured"))
-    }
-}
 
 /// What runs a call, typed by its input and its output: the input's
 /// schema is the one listed, and the arguments are read into it before the
@@ -123,8 +61,8 @@ pub struct ToolDef {
     pub name: &'static str,
     /// A short human-readable name (`title` in tools/list).
     pub title: &'static str,
-    /// Which root must be configured for the tool to be served.
-    pub domain: Domain,
+    /// The domain that must be open for the tool to be served.
+    pub domain: &'static Spec,
     /// What the tool does, in one or two sentences (listed).
     pub description: &'static str,
     /// The rules in full (docs/tools.md): listing them in every
@@ -191,10 +129,7 @@ impl ToolDef {
     }
 
     fn in_domain(&self, r: Result<Value>) -> Result<Value> {
-        match self.domain {
-            Domain::Vibe => r.map_err(crate::vibe::as_vibe),
-            _ => r,
-        }
+        r.map_err(self.domain.errors)
     }
 }
 
@@ -219,21 +154,18 @@ impl Profile {
     pub fn admits(&self, t: &ToolDef) -> bool {
         (t.read_only() || !self.read_only)
             && (self.tools.is_empty()
-                || self
-                    .tools
-                    .iter()
-                    .any(|p| p == t.name || p == t.domain.name()))
+                || self.tools.iter().any(|p| p == t.name || p == t.domain.name))
     }
 
     /// Whether the holder may see `domain`'s data at all — through any
     /// surface, not only tools: a profile names the domain or one of its
     /// tools. `read_only` hides writes, not data.
-    pub fn grants(&self, domain: Domain) -> bool {
+    pub fn grants(&self, domain: &Spec) -> bool {
         self.tools.is_empty()
             || self
                 .tools
                 .iter()
-                .any(|p| p == domain.name() || find(p).is_some_and(|t| t.domain == domain))
+                .any(|p| p == domain.name || find(p).is_some_and(|t| t.domain == domain))
     }
 
     /// A `tools` entry that names no tool and no domain.
@@ -241,7 +173,7 @@ impl Profile {
         self.tools
             .iter()
             .map(String::as_str)
-            .find(|p| find(p).is_none() && !Domain::ALL.iter().any(|d| d.name() == *p))
+            .find(|p| find(p).is_none() && !DOMAINS.iter().any(|d| d.name == *p))
     }
 
     /// A profile written as words: `read_only`, `tools=a,b`.
@@ -285,19 +217,20 @@ mod tests {
     #[test]
     fn a_profile_grants_the_data_of_the_domains_it_names_and_no_other() {
         let p = |words: &str| Profile::parse(words.split_whitespace()).unwrap();
-        for d in Domain::ALL {
+        for &d in DOMAINS {
             assert!(p("").grants(d), "{d:?}");
             assert!(
                 p("read_only").grants(d),
                 "read-only hides writes, not {d:?}"
             );
         }
-        assert!(p("tools=manual").grants(Domain::Manual));
-        assert!(!p("tools=manual").grants(Domain::Vibe));
-        assert!(!p("tools=manual").grants(Domain::Vault));
+        use crate::{manual, vault, vibe};
+        assert!(p("tools=manual").grants(&manual::DOMAIN));
+        assert!(!p("tools=manual").grants(&vibe::DOMAIN));
+        assert!(!p("tools=manual").grants(&vault::DOMAIN));
         // One tool of a domain is access to that domain's data.
-        assert!(p("tools=search").grants(Domain::Vibe));
-        assert!(!p("tools=vault_read,manual_find").grants(Domain::Vibe));
-        assert!(p("tools=vault_read,manual_find").grants(Domain::Vault));
+        assert!(p("tools=search").grants(&vibe::DOMAIN));
+        assert!(!p("tools=vault_read,manual_find").grants(&vibe::DOMAIN));
+        assert!(p("tools=vault_read,manual_find").grants(&vault::DOMAIN));
     }
 }

@@ -11,8 +11,12 @@ mod read;
 mod search;
 mod write;
 
+use std::path::Path;
 use std::sync::Arc;
 
+use crate::app::StartError;
+use crate::config::Config;
+use crate::domain::{self, Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::fs::Root;
 use crate::plugins::Plugins;
 
@@ -36,4 +40,57 @@ pub struct Vault {
     pub coverage_min_ratio: f64,
     /// `MARGINAL_GAIN_MIN`: below this, another pass adds too little.
     pub marginal_gain_min: f64,
+}
+
+pub static DOMAIN: Spec = Spec {
+    name: "vault",
+    root: Some(RootSpec {
+        setting: "vault_root",
+        path: root_of,
+        writable: true,
+    }),
+    needs: &[],
+    open,
+    errors: domain::as_is,
+};
+
+fn root_of(c: &Config) -> Option<&Path> {
+    c.vault_root.as_deref()
+}
+
+fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
+    let root = o.root();
+    Ok(Arc::new(Vault {
+        index: index::open(&root, o.state_path()),
+        root,
+        plugins: o.plugins.clone(),
+        max_chars: o.config.scan_max_chars as usize,
+        coverage_min_ratio: o.config.coverage_min_ratio,
+        marginal_gain_min: o.config.marginal_gain_min,
+    }))
+}
+
+impl Domain for Vault {
+    fn spec(&self) -> &'static Spec {
+        &DOMAIN
+    }
+
+    fn start_up(self: Arc<Self>) -> Option<StartUp> {
+        Some(Box::new(move || {
+            self.root.sweep_temp_files();
+            self.index.refresh(&self.root)
+        }))
+    }
+
+    fn index_now(&self, now: &IndexNow<'_>) -> crate::error::Result<Option<String>> {
+        let t = std::time::Instant::now();
+        let report = |done, total| (now.progress)("vault", done, total);
+        let options = crate::index::SyncOptions {
+            full: now.full,
+            job: crate::job::Job::reporting(&report),
+            ..Default::default()
+        };
+        let s = self.index.sync(&self.root, &options)?;
+        Ok(Some(IndexNow::line("vault", s, t.elapsed().as_millis())))
+    }
 }

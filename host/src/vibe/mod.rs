@@ -15,7 +15,13 @@ mod write;
 
 use serde_json::Value;
 
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::app::StartError;
 use crate::args::Input;
+use crate::config::Config;
+use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::{RelPath, Root};
 use crate::index::{Extracted, LiveIndex, SectionIndex, SyncOptions};
@@ -67,6 +73,54 @@ pub fn doc_type(folder: &str) -> &'static str {
 pub struct Vibe {
     pub root: Root,
     pub index: LiveIndex,
+}
+
+pub static DOMAIN: Spec = Spec {
+    name: "vibe",
+    root: Some(RootSpec {
+        setting: "vibe_root",
+        path: root_of,
+        writable: true,
+    }),
+    needs: &[],
+    open,
+    errors: as_vibe,
+};
+
+fn root_of(c: &Config) -> Option<&Path> {
+    c.vibe_root.as_deref()
+}
+
+fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
+    let root = o.root();
+    Ok(Arc::new(Vibe::new(root, o.state_path())))
+}
+
+impl Domain for Vibe {
+    fn spec(&self) -> &'static Spec {
+        &DOMAIN
+    }
+
+    fn start_up(self: Arc<Self>) -> Option<StartUp> {
+        Some(Box::new(move || {
+            self.root.sweep_temp_files();
+            self.index.refresh(&self.root)
+        }))
+    }
+
+    fn index_now(&self, now: &IndexNow<'_>) -> Result<Option<String>> {
+        let input = ReindexInput {
+            project: now.project.map(str::to_owned),
+            full: Some(now.full),
+        };
+        let report = |done, total| (now.progress)("vibe", done, total);
+        let r = self.reindex(input, Job::reporting(&report))?;
+        Ok(Some(IndexNow::line(
+            "vibe",
+            r.stats.files,
+            r.stats.duration_ms as u128,
+        )))
+    }
 }
 
 /// Whether the index holds this file: `{project}/{folder}/{name}.md`.
