@@ -358,13 +358,13 @@ fn reuse(
     path: &Path,
     schema: &Schema,
     saved: &Store,
-) -> std::result::Result<(Index, IndexReader, Manifest), Option<String>> {
+) -> std::result::Result<(Index, MmapDirectory, IndexReader, Manifest), Option<String>> {
     let cannot = |e: &dyn std::fmt::Display| Some(format!("it cannot be opened ({e})"));
     let dir = MmapDirectory::open(path).map_err(|e| cannot(&e))?;
     if !Index::exists(&dir).map_err(|e| cannot(&e))? {
         return Err(None);
     }
-    let index = Index::open(dir).map_err(|e| cannot(&e))?;
+    let index = Index::open(dir.clone()).map_err(|e| cannot(&e))?;
     if index.schema() != *schema {
         return Err(Some("it was built by another version of kura".into()));
     }
@@ -377,7 +377,7 @@ fn reuse(
     })?;
     let reader = open_reader(&index)
         .map_err(|e| Some(format!("a segment cannot be read ({})", e.message)))?;
-    Ok((index, reader, manifest))
+    Ok((index, dir, reader, manifest))
 }
 
 impl SectionIndex {
@@ -391,6 +391,7 @@ impl SectionIndex {
         let (schema, fields) = schema();
         let mut store = None;
         let mut manifest = Manifest::default();
+        let mut files = None;
         let (index, reader) = match state {
             Some(dir) => {
                 let sd = StateDir::open(dir).map_err(internal)?;
@@ -398,8 +399,9 @@ impl SectionIndex {
                 let path = sd.ensure_dir(&sub).map_err(internal)?;
                 let saved = Store::new(sd, sub.clone(), FORMAT);
                 let opened = match reuse(&path, &schema, &saved) {
-                    Ok((index, reader, saved)) => {
+                    Ok((index, dir, reader, saved)) => {
                         manifest = saved;
+                        files = Some(dir);
                         (index, reader)
                     }
                     Err(why) => {
@@ -407,8 +409,14 @@ impl SectionIndex {
                             tracing::info!("the {name} index is rebuilt: {why}");
                         }
                         saved.clear().map_err(internal)?;
-                        let index =
-                            Index::create_in_dir(&path, schema.clone()).map_err(internal)?;
+                        let dir = MmapDirectory::open(&path).map_err(internal)?;
+                        let index = Index::create(
+                            dir.clone(),
+                            schema.clone(),
+                            tantivy::IndexSettings::default(),
+                        )
+                        .map_err(internal)?;
+                        files = Some(dir);
                         let reader = open_reader(&index)?;
                         (index, reader)
                     }
@@ -429,7 +437,7 @@ impl SectionIndex {
             .map_err(internal)?;
         Ok(SectionIndex {
             fields,
-            core: Arc::new(Core::new(reader, writer, manifest, store)),
+            core: Arc::new(Core::new(reader, writer, manifest, store, files)),
             flusher: Flusher::default(),
         })
     }
