@@ -289,13 +289,12 @@ pub fn router(app: Arc<App>, options: HttpOptions, stop: CancellationToken) -> R
     service(app, options, stop).0
 }
 
-/// Hand the memory the allocator keeps free back to the system. glibc's
-/// allocator keeps what is freed for reuse: what a burst of sessions held
-/// (about 45 KiB each), so a server that once held a thousand idle sessions
-/// would stay that size for good, and what a steady load of calls frees in
-/// scattered pieces. Every 30 s, if fewer sessions are open than at the
-/// peak since the last look, or the allocator keeps more than [`KEPT_FREE`]
-/// unused, `malloc_trim` returns the free pages.
+/// Once sessions have ended, hand the memory they held back to the
+/// system. glibc's allocator keeps what a burst of sessions freed (about
+/// 45 KiB each) for reuse, so a server that once held a thousand idle
+/// sessions would stay that size for good; every 30 s, if fewer sessions
+/// are open than at the peak since the last look, `malloc_trim` returns the
+/// free pages.
 async fn give_back_memory(cap: Arc<SessionCap>, stop: CancellationToken) {
     let mut every = tokio::time::interval(Duration::from_secs(30));
     loop {
@@ -304,31 +303,10 @@ async fn give_back_memory(cap: Arc<SessionCap>, stop: CancellationToken) {
             () = stop.cancelled() => return,
         }
         let open = cap.manager.sessions.read().await.len();
-        let shrunk = cap.peak.swap(open, Ordering::Relaxed) > open;
-        // Both walk the allocator's arenas under their locks: not on a
-        // runtime thread.
-        let _ = tokio::task::spawn_blocking(move || {
-            if shrunk || kept_free() > KEPT_FREE {
-                trim_heap();
-            }
-        })
-        .await;
+        if cap.peak.swap(open, Ordering::Relaxed) > open {
+            let _ = tokio::task::spawn_blocking(trim_heap).await;
+        }
     }
-}
-
-/// Free memory the allocator may keep before it is handed back.
-const KEPT_FREE: usize = 32 << 20;
-
-/// How much memory the allocator holds unused (0 where it cannot say).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn kept_free() -> usize {
-    // SAFETY: mallinfo2 only reads the allocator's statistics.
-    unsafe { libc::mallinfo2().fordblks }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn kept_free() -> usize {
-    0
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
