@@ -103,8 +103,8 @@ impl Core {
     /// away or deleted) from tantivy's map of the folder's memory-mapped
     /// files. tantivy keeps an entry for every file it ever opened until
     /// asked for that map, so a server that commits all day — every write
-    /// is a commit and a few new segment files — grew by about a megabyte a
-    /// minute under a steady load of writes.
+    /// is a commit and a few new segment files — grew by about two megabytes
+    /// a minute under a steady load of writes.
     fn forget_closed_files(&self) {
         if let Some(dir) = &self.files {
             dir.get_cache_info();
