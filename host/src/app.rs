@@ -163,17 +163,14 @@ impl Opened {
             state,
         } = self;
         let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
-        let mut roots: Vec<(&'static Spec, Option<Root>)> =
-            roots.into_iter().map(|(s, r)| (s, Some(r))).collect();
+        // The roots were opened in the order of DOMAINS.
+        let mut roots = roots.into_iter().peekable();
         let mut domains = Domains::default();
         for &spec in DOMAINS {
-            let root = match spec.root {
-                Some(_) => match roots.iter_mut().find(|(s, _)| *s == spec) {
-                    Some((_, root)) => root.take(),
-                    None => continue,
-                },
-                None => None,
-            };
+            let root = roots.next_if(|(s, _)| *s == spec).map(|(_, r)| r);
+            if spec.root.is_some() && root.is_none() {
+                continue;
+            }
             if !spec.needs.iter().all(|n| domains.serves(n)) {
                 continue;
             }

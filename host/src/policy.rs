@@ -4,6 +4,8 @@
 //! component, which can add refusals but never lift these. Plain
 //! functions, unit-tested here.
 
+use crate::error::Code;
+
 /// What a write is about to do (mirrors `kura:plugins/types.write-kind`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -13,14 +15,6 @@ pub enum Kind {
     Replace,
     CopyOverwrite,
     CopyAppend,
-}
-
-/// Why a write is refused (mirrors `kura:plugins/types.deny-code`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Code {
-    Forbidden,
-    Conflict,
-    InvalidPath,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

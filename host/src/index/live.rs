@@ -132,6 +132,13 @@ impl LiveIndex {
         Ok(Some(stats))
     }
 
+    /// The first sync of a root kura writes to: the temporary files a
+    /// crash left are swept first, so they are never indexed.
+    pub fn start_up(&self, root: &Root) -> Result<Option<SyncStats>> {
+        root.sweep_temp_files();
+        self.refresh(root)
+    }
+
     /// The index's generation: it changes whenever what a search can find
     /// may have changed.
     pub fn generation(&self) -> u64 {

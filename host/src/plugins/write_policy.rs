@@ -12,15 +12,7 @@ use super::bindings::types::{DenyCode, WriteKind as WitKind, WriteRequest as Wit
 use super::{LOAD_WAIT, Plugins, ready};
 use crate::error::{Code, Error, Result};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WriteKind {
-    Create,
-    Overwrite,
-    Append,
-    Replace,
-    CopyOverwrite,
-    CopyAppend,
-}
+pub use crate::policy::Kind as WriteKind;
 
 #[derive(Clone, Debug)]
 pub struct WriteRequest<'a> {
@@ -33,26 +25,10 @@ pub struct WriteRequest<'a> {
 /// How long a denial message may be (a component's longer text is cut).
 const DENIAL_MAX_CHARS: usize = 500;
 
-fn deny_code(code: policy::Code) -> Code {
-    match code {
-        policy::Code::Forbidden => Code::Forbidden,
-        policy::Code::Conflict => Code::Conflict,
-        policy::Code::InvalidPath => Code::InvalidPath,
-    }
-}
-
 /// The host's own rules, which no configured policy can switch off.
 pub fn baseline(req: &WriteRequest<'_>) -> Result<()> {
-    let kind = match req.kind {
-        WriteKind::Create => policy::Kind::Create,
-        WriteKind::Overwrite => policy::Kind::Overwrite,
-        WriteKind::Append => policy::Kind::Append,
-        WriteKind::Replace => policy::Kind::Replace,
-        WriteKind::CopyOverwrite => policy::Kind::CopyOverwrite,
-        WriteKind::CopyAppend => policy::Kind::CopyAppend,
-    };
-    policy::check(kind, req.path, req.exists).map_err(|d| {
-        Error::new(deny_code(d.code), d.message)
+    policy::check(req.kind, req.path, req.exists).map_err(|d| {
+        Error::new(d.code, d.message)
             .with("path", req.path)
             .with("policy", "baseline")
     })

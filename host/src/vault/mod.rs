@@ -76,10 +76,7 @@ impl Domain for Vault {
     }
 
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
-        Some(Box::new(move || {
-            self.root.sweep_temp_files();
-            self.index.refresh(&self.root)
-        }))
+        Some(Box::new(move || self.index.start_up(&self.root)))
     }
 
     fn index_now(&self, now: &IndexNow<'_>) -> crate::error::Result<Option<String>> {

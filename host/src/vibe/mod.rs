@@ -102,10 +102,7 @@ impl Domain for Vibe {
     }
 
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
-        Some(Box::new(move || {
-            self.root.sweep_temp_files();
-            self.index.refresh(&self.root)
-        }))
+        Some(Box::new(move || self.index.start_up(&self.root)))
     }
 
     fn index_now(&self, now: &IndexNow<'_>) -> Result<Option<String>> {
