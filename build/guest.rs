@@ -1,4 +1,4 @@
-// Shared by the build scripts of `host` and `tests` (included with `include!`):
+// Shared by the build scripts of `kura-plugins` and `tests` (included with `include!`):
 // builds a guest crate of this workspace for wasm32-wasip2, the way wasmtime's
 // own test-programs are built, into a target folder of its own so that the
 // outer cargo's lock is never waited on.
@@ -8,7 +8,12 @@ fn build_guest(package: &str, watch: &[&str]) -> std::path::PathBuf {
     use std::process::Command;
 
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let workspace = manifest_dir.parent().unwrap().to_path_buf();
+    // The workspace root: the nearest folder above that holds `wit/`.
+    let workspace = manifest_dir
+        .ancestors()
+        .find(|d| d.join("wit").is_dir())
+        .expect("the crate lies inside the kura workspace")
+        .to_path_buf();
     for w in watch {
         println!("cargo:rerun-if-changed={}", workspace.join(w).display());
     }

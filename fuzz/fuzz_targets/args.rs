@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_slice(data) else {
         return;
     };
-    for tool in kura::tools::TOOLS {
+    for tool in kura::tools::all() {
         if let Err(e) = tool.read_input(Args::new(Some(&map))) {
             let json = e.to_json();
             let code = json["error"]["code"].as_str().expect("an error code");

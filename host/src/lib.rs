@@ -1,32 +1,29 @@
-//! kura: one stdio MCP server over manuals, a markdown vault and vibe project
-//! workspaces.
+//! kura: one MCP server over manuals, a markdown vault and vibe project
+//! workspaces. This crate is the `kura` command (CLI, demo, eval, bench,
+//! client) on top of the layers, each a crate of its own, re-exported here
+//! under the names the tests and the tools use:
 //!
-//! The host owns the transport ([`server`]), the filesystem ([`fs`], the only
-//! module that touches files) and the plugin runtime ([`plugins`]). Domain
-//! modules ([`vault`], [`manual`], [`bridge`], [`vibe`]) hold each tool's logic and return typed results or an
-//! [`error::Error`] carrying a SPEC code; [`server`] maps both to MCP results.
+//! - `kura-core`: [`config`], [`error`], [`fs`] (the only module that touches
+//!   files), [`args`], [`job`], [`text`], [`scan`], [`policy`];
+//! - `kura-index`: [`index`]; `kura-plugins`: [`plugins`];
+//! - `kura-domain`: [`domain`] (what a domain and a tool are);
+//! - the domains: [`manual`], [`vault`], [`vibe`], [`bridge`];
+//! - `kura-server`: [`server`], with [`app`] and [`tools`].
 
-pub mod app;
-pub mod args;
-pub mod bench;
-pub mod bridge;
-pub mod client;
-pub mod config;
-pub mod demo;
-pub mod domain;
-pub mod error;
-pub mod eval;
+pub use kura_bridge as bridge;
 #[cfg(feature = "fault-injection")]
-pub mod fault;
-pub mod fs;
-pub mod index;
-pub mod job;
-pub mod manual;
-pub mod plugins;
-pub mod policy;
-pub mod scan;
-pub mod server;
-pub mod text;
-pub mod tools;
-pub mod vault;
-pub mod vibe;
+pub use kura_core::fault;
+pub use kura_core::{args, config, error, fs, job, policy, scan, text};
+pub use kura_domain as domain;
+pub use kura_index as index;
+pub use kura_manual as manual;
+pub use kura_plugins as plugins;
+pub use kura_server as server;
+pub use kura_server::{app, tools};
+pub use kura_vault as vault;
+pub use kura_vibe as vibe;
+
+pub mod bench;
+pub mod client;
+pub mod demo;
+pub mod eval;

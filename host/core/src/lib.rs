@@ -1,0 +1,16 @@
+//! kura's bottom layer: what every other crate stands on. The configuration
+//! ([`config`]), the errors with their codes ([`error`]), the one module
+//! that touches files ([`fs`]), the reading of tool arguments ([`args`]),
+//! jobs ([`job`]), text handling ([`text`], [`scan`]) and the baseline write
+//! rules ([`policy`]).
+
+pub mod args;
+pub mod config;
+pub mod error;
+#[cfg(feature = "fault-injection")]
+pub mod fault;
+pub mod fs;
+pub mod job;
+pub mod policy;
+pub mod scan;
+pub mod text;

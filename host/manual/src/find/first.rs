@@ -1,0 +1,235 @@
+//! Stages 1 and 2: BM25 candidates from the index (the files the query names
+//! always among them), scored with the signals; a search limited to one
+//! manual that finds nothing good is repeated over every manual.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use super::output::{Cand, Found, Key};
+use super::{Request, SIGNAL_POOL, signals};
+use crate::Manuals;
+use crate::error::Result;
+use crate::index::{Filter, Hit, Search, SectionIndex};
+
+/// Files whose names best match the query that are always analysed.
+const NAMED_FILES: usize = 3;
+/// Below this share of the query in the best section, a search limited to
+/// one manual is repeated over every manual.
+pub(super) const WEAK_COVERAGE: f64 = 0.5;
+
+/// The first unit of each of the [`NAMED_FILES`] files whose names (and
+/// references) best match `query`: a document named by the query is always
+/// looked at, however its body scores.
+fn named_files(index: &SectionIndex, query: &str, scope: Option<&str>) -> Result<Vec<Hit>> {
+    let only = Filter {
+        scope,
+        names_only: true,
+        ..Filter::default()
+    };
+    // Every unit of a file shares its name: fetch enough to see the files.
+    let fetch = NAMED_FILES * 40;
+    let found = index.search(&Search {
+        only,
+        ..Search::new(query, fetch)
+    })?;
+    let mut firsts: Vec<Hit> = Vec::new();
+    for hit in found.hits {
+        if let Some(h) = firsts.iter_mut().find(|h| h.file == hit.file) {
+            if hit.start_line < h.start_line && hit.score >= h.score {
+                *h = hit;
+            }
+        } else if firsts.len() < NAMED_FILES {
+            firsts.push(hit);
+        }
+    }
+    Ok(firsts)
+}
+
+/// Sections a search must not return (`only_unscanned_from_trace_id`).
+pub(super) type Exclude = HashSet<Key>;
+
+fn excluded(exclude: &Exclude, file: &str, line: u64) -> bool {
+    !exclude.is_empty() && {
+        let (m, p) = file.split_once('/').unwrap_or(("", file));
+        exclude.contains(&(m.to_owned(), p.to_owned(), line))
+    }
+}
+
+/// What the first stage found: the sections (with text for the analysed
+/// ones), their candidates, and how the search went.
+pub(super) struct Pool {
+    pub found: Vec<Found>,
+    pub cands: Vec<Cand>,
+    /// More sections matched than the budget's `max_candidates`.
+    pub more: bool,
+    /// The search went beyond `manual_id` (stage 2).
+    pub scope_expanded: bool,
+    /// Sections scored with every signal, for the summary.
+    pub scanned: HashSet<Key>,
+}
+
+/// Found sections by key, for the stages that read their text.
+pub(super) fn texts(found: &[Found]) -> HashMap<Key, &Hit> {
+    found.iter().map(|f| (f.key(), &f.hit)).collect()
+}
+
+impl Pool {
+    /// Add sections found by another search (the corrective stage, a
+    /// comparison's side): they join the pool and count as scanned; the
+    /// caller merges their candidates.
+    pub fn absorb(&mut self, found: Vec<Found>) {
+        let have: HashSet<Key> = self.found.iter().map(Found::key).collect();
+        for f in found {
+            let key = f.key();
+            self.scanned.insert(key.clone());
+            // A section already held keeps its entry (and its text).
+            if !have.contains(&key) {
+                self.found.push(f);
+            }
+        }
+    }
+}
+
+impl Manuals {
+    /// Stages 1 and 2 for `req`.
+    pub(super) fn first_stage(&self, req: &Request, exclude: &Exclude) -> Result<Pool> {
+        let limit = req.max_candidates as usize;
+        let (mut found, mut more) = self.gather(
+            &req.query,
+            req.manual_id.as_deref(),
+            limit,
+            exclude,
+            &HashSet::new(),
+        )?;
+        let mut cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
+        let mut scope_expanded = false;
+        let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE;
+        if req.manual_id.is_some() && req.expand_scope && weak {
+            let (all, all_more) = self.gather(&req.query, None, limit, exclude, &HashSet::new())?;
+            if all.len() > found.len()
+                || all
+                    .iter()
+                    .any(|f| Some(&f.manual_id) != req.manual_id.as_ref())
+            {
+                found = all;
+                more = all_more;
+                cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
+                scope_expanded = true;
+            }
+        }
+        let scanned = cands.iter().take(SIGNAL_POOL).map(Cand::key).collect();
+        Ok(Pool {
+            found,
+            cands,
+            more,
+            scope_expanded,
+            scanned,
+        })
+    }
+
+    /// BM25 candidates of `query` in `scope` (one manual, or all), the
+    /// first [`SIGNAL_POOL`] with their text (except the `known` ones, which
+    /// an earlier stage has analysed); and whether more matched.
+    pub(super) fn gather(
+        &self,
+        query: &str,
+        scope: Option<&str>,
+        limit: usize,
+        exclude: &Exclude,
+        known: &HashSet<Key>,
+    ) -> Result<(Vec<Found>, bool)> {
+        let index = self.index.index()?;
+        let keep = |file: &str, line: u64| !excluded(exclude, file, line);
+        let only = Filter {
+            scope,
+            ..Filter::default()
+        };
+        let hits = index
+            .search(&Search {
+                fetch: limit + 1 + exclude.len(),
+                only,
+                keep: Some(&keep),
+                ..Search::new(query, limit + 1)
+            })?
+            .hits;
+        let more = hits.len() > limit;
+        let mut hits: Vec<Hit> = hits.into_iter().take(limit).collect();
+        // A document the query names joins the analysed pool even when its
+        // body scores low (its name is all that says what it is); it enters
+        // at the pool's last score, and the signals place it.
+        let named = named_files(index, query, scope)?;
+        let pool = hits.len().min(SIGNAL_POOL);
+        let floor = hits.get(pool.saturating_sub(1)).map_or(0.0, |h| h.score);
+        for mut hit in named {
+            if hits[..pool].iter().any(|h| h.file == hit.file)
+                || excluded(exclude, &hit.file, hit.start_line)
+            {
+                continue;
+            }
+            hits.retain(|h| !(h.file == hit.file && h.start_line == hit.start_line));
+            hit.score = floor;
+            let at = hits.len().min(SIGNAL_POOL.saturating_sub(NAMED_FILES));
+            hits.insert(at, hit);
+        }
+        let mut found: Vec<Found> = hits
+            .into_iter()
+            .map(|hit| {
+                let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
+                Found {
+                    manual_id: m.to_owned(),
+                    path: p.to_owned(),
+                    hit,
+                }
+            })
+            .collect();
+        let n = found.len().min(SIGNAL_POOL);
+        let t = Instant::now();
+        self.fill_bodies(found[..n].iter_mut().filter(|f| !known.contains(&f.key())));
+        tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
+        Ok((found, more))
+    }
+
+    /// Read the text of sections from their files (the index does not store
+    /// it): the lines of a markdown section, the flattened text of a `.json`.
+    fn fill_bodies<'a>(&self, found: impl Iterator<Item = &'a mut Found>) {
+        let mut files: HashMap<String, Option<String>> = HashMap::new();
+        for f in found {
+            if !f.hit.body.is_empty() {
+                continue;
+            }
+            let text = files.entry(f.hit.file.clone()).or_insert_with(|| {
+                crate::fs::RelPath::parse(&f.hit.file, false)
+                    .ok()
+                    .and_then(|p| self.root.read_indexed(&p))
+            });
+            let Some(text) = text else { continue };
+            f.hit.body = if f.path.to_ascii_lowercase().ends_with(".json") {
+                crate::fs::RelPath::parse(&f.hit.file, false)
+                    .ok()
+                    .and_then(|p| crate::units::extract(&p, text).into_iter().next())
+                    .map(|u| u.body)
+                    .unwrap_or_default()
+            } else {
+                let lines = crate::text::Lines::new(text);
+                let (a, b) = (f.hit.start_line as usize, f.hit.end_line as usize);
+                if a >= 1 && a <= b && b <= lines.count() {
+                    text[lines.start(a)..lines.end(b)].to_owned()
+                } else {
+                    String::new()
+                }
+            };
+        }
+    }
+
+    /// Make sure the best `n` candidates (the ones the components will read)
+    /// have their text, also when the signals ranked them up from outside
+    /// the analysed part of the pool.
+    pub(super) fn fill_top(&self, pool: &mut Pool, n: usize) {
+        let need: HashSet<Key> = pool.cands.iter().take(n).map(Cand::key).collect();
+        self.fill_bodies(
+            pool.found
+                .iter_mut()
+                .filter(|f| f.hit.body.is_empty() && need.contains(&f.key())),
+        );
+    }
+}

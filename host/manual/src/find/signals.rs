@@ -1,0 +1,160 @@
+//! The first-stage signals of a section (seed 004): `heading`,
+//! `heading_focus`, `normalized`, `loose`, `exceptions`, and the bonuses that
+//! the query's coverage, a shared chapter/section/page reference and an exact
+//! document name add to its BM25 score. The file's name is the document's
+//! outermost heading: many manual sets name a document by its file and never
+//! repeat the title.
+
+use std::collections::HashSet;
+
+use super::output::{Cand, Found, Key, Signal};
+use super::{SIGNAL_POOL, clip};
+use crate::index::Hit;
+use crate::name;
+use crate::text::Folded;
+use crate::text::facet::{self, Facet};
+use crate::text::tokenize::{content_units, is_cjk};
+
+/// Characters of a section the signals look at (a huge table is not read to its end).
+const ANALYSE_CHARS: usize = 20_000;
+
+const W_HEADING: f64 = 0.15;
+const W_FOCUS: f64 = 0.25;
+const W_EXCEPTIONS: f64 = 0.2;
+/// The query's chapter, section or page reference is the document's.
+const W_REFERENCE: f64 = 1.0;
+/// The query states the document's name (not just words the name contains).
+const W_EXACT_NAME: f64 = 0.3;
+
+/// Signals and first-stage score of one section (see the module comment).
+struct Analysis {
+    signals: Vec<Signal>,
+    coverage: f64,
+    bonus: f64,
+}
+
+fn analyse(
+    query: &str,
+    units: &[Vec<String>],
+    asks_exceptions: bool,
+    coverage_weight: f64,
+    hit: &Hit,
+) -> Analysis {
+    let terms: Vec<String> = units.iter().flatten().cloned().collect();
+    let body_text = clip(&hit.body, ANALYSE_CHARS);
+    let title = name::title(&hit.file);
+    let head = Folded::new(&format!("{title} > {}", hit.heading));
+    let named = Folded::new(&title);
+    let named_by = name::compare(query, &hit.file, &hit.heading);
+    let own = Folded::new(hit.heading.rsplit(" > ").next().unwrap_or(""));
+    let body = Folded::new(body_text);
+    let mut signals = Vec::new();
+    let matched: Vec<&String> = terms
+        .iter()
+        .filter(|t| head.has_term(t) || body.has_term(t))
+        .collect();
+    // Each query word weighs the same, however many bigrams it has.
+    let share = |has: &dyn Fn(&String) -> bool| {
+        units
+            .iter()
+            .map(|u| u.iter().filter(|t| has(t)).count() as f64 / u.len() as f64)
+            .sum::<f64>()
+            / units.len().max(1) as f64
+    };
+    let coverage = share(&|t| matched.contains(&t));
+    let in_heading = terms.iter().any(|t| head.has_term(t));
+    let focus = share(&|t| own.has_term(t)) >= 0.5
+        || share(&|t| named.has_term(t)) >= 0.5
+        || named_by.exact;
+    let in_heading = in_heading || named_by.reference;
+    if in_heading {
+        signals.push(Signal::Heading);
+    }
+    if focus {
+        signals.push(Signal::HeadingFocus);
+    }
+    // Found only through normalisation: the term is not in the raw text as
+    // such (case, width, diacritics or compatibility forms differ).
+    if matched
+        .iter()
+        .any(|t| !body_text.contains(t.as_str()) && !hit.heading.contains(t.as_str()))
+    {
+        signals.push(Signal::Normalized);
+    }
+    // A query word missing as such but present as a variant sharing its stem
+    // (`watchers` for `watcher`, `computadas` for `computada`).
+    let loose = terms.iter().any(|t| {
+        let chars = t.chars().count();
+        if chars < 5 || matched.contains(&t) || t.chars().any(is_cjk) {
+            return false;
+        }
+        let stem: String = t.chars().take((chars - 2).max(4)).collect();
+        head.has_word_prefix(&stem) || body.has_word_prefix(&stem)
+    });
+    if loose {
+        signals.push(Signal::Loose);
+    }
+    let exceptions = asks_exceptions
+        && (facet::has_exception_marker(&hit.heading) || facet::has_exception_marker(body_text));
+    if exceptions {
+        signals.push(Signal::Exceptions);
+    }
+    let bonus = W_HEADING * f64::from(u8::from(in_heading))
+        + W_FOCUS * f64::from(u8::from(focus))
+        + W_EXCEPTIONS * f64::from(u8::from(exceptions))
+        + W_REFERENCE * f64::from(u8::from(named_by.reference))
+        + W_EXACT_NAME * f64::from(u8::from(named_by.exact))
+        + coverage_weight * coverage;
+    Analysis {
+        signals,
+        coverage,
+        bonus,
+    }
+}
+
+/// Score found sections against `query`: BM25 normalised by the best, plus
+/// the signal bonuses for the first [`SIGNAL_POOL`] (the rest keep their
+/// BM25 rank). Sections in `known` (ranked by an earlier stage) count for
+/// the best BM25 score but are left out.
+pub(super) fn score(
+    query: &str,
+    found: &[Found],
+    coverage_weight: f64,
+    known: Option<&HashSet<Key>>,
+) -> Vec<Cand> {
+    let units = content_units(query);
+    let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
+    let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
+    found
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| known.is_none_or(|k| !k.contains(&f.key())))
+        .map(|(i, f)| {
+            let base = if best > 0.0 {
+                f64::from(f.hit.score / best)
+            } else {
+                0.0
+            };
+            let a = if i < SIGNAL_POOL {
+                analyse(query, &units, asks_exceptions, coverage_weight, &f.hit)
+            } else {
+                Analysis {
+                    signals: vec![],
+                    coverage: 0.0,
+                    bonus: 0.0,
+                }
+            };
+            Cand {
+                manual_id: f.manual_id.clone(),
+                path: f.path.clone(),
+                start_line: f.hit.start_line,
+                heading: f.hit.heading.clone(),
+                score: base + a.bonus,
+                base: base + a.bonus,
+                signals: a.signals,
+                coverage: a.coverage,
+                snippet: None,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,260 @@
+//! The assembled server state: configuration, open roots, loaded plugins,
+//! and the one dispatch from a tool name to its domain function.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::args::Args;
+use crate::config::Config;
+use crate::domain::{Domains, IndexNow, Opening, Spec, StartError};
+use crate::error::Result;
+use crate::fs::{Root, StateDir};
+use crate::job::Job;
+use crate::plugins::Plugins;
+use crate::tools::{Profile, ToolDef};
+
+pub struct App {
+    pub config: Config,
+    pub domains: Domains,
+    pub plugins: Arc<Plugins>,
+    /// The configuration's `read_only` and `tools`, checked at start.
+    pub profile: Profile,
+}
+
+/// Every domain, in the order they are opened, listed in docs/tools.md and
+/// indexed by `kura index`: adding a domain is its crate and one line here.
+pub static DOMAINS: &[&Spec] = &[
+    &crate::vault::DOMAIN,
+    &crate::manual::DOMAIN,
+    &crate::bridge::DOMAIN,
+    &crate::vibe::DOMAIN,
+];
+
+fn open_root(name: &str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
+    Root::open(path)
+        .map(|r| r.with_max_file_bytes(max_file_bytes))
+        .map_err(|e| StartError::Root {
+            name: name.to_ascii_uppercase(),
+            path: path.display().to_string(),
+            message: match e.kind() {
+                std::io::ErrorKind::NotFound => "does not exist".to_owned(),
+                std::io::ErrorKind::NotADirectory => "is not a folder".to_owned(),
+                _ => e.to_string(),
+            },
+        })
+}
+
+/// Run an index's first sync on a thread of its own, logging the outcome.
+fn spawn_sync(
+    what: &'static str,
+    sync: impl FnOnce() -> Result<Option<crate::index::SyncStats>> + Send + 'static,
+) {
+    let spawned = std::thread::Builder::new()
+        .name(format!("kura-{what}-index"))
+        .spawn(move || {
+            let t = std::time::Instant::now();
+            match sync() {
+                Ok(Some(s)) => tracing::info!(
+                    added = s.added,
+                    updated = s.updated,
+                    deleted = s.deleted,
+                    unchanged = s.unchanged,
+                    ms = t.elapsed().as_millis() as u64,
+                    "{what} index ready"
+                ),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("{what} index: {}", e.message),
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot index the {what}s in the background ({e}); the first search will");
+    }
+}
+
+/// The roots and the state folder opened and checked, before any thread
+/// starts: the point where the process can confine itself
+/// ([`Opened::sandbox`]) and still start everything after.
+pub struct Opened {
+    config: Config,
+    /// The roots opened, with the domain each is for.
+    roots: Vec<(&'static Spec, Root)>,
+    state: Option<StateDir>,
+}
+
+impl App {
+    /// Open the roots, check them, load the plugins.
+    pub fn start(config: Config) -> Result<App, StartError> {
+        Self::open(config)?.start()
+    }
+
+    /// Open and check the roots and the state folder; no thread is started.
+    pub fn open(config: Config) -> Result<Opened, StartError> {
+        if let Some(p) = Profile::of(&config).unknown_entry() {
+            return Err(StartError::Profile(p.to_owned()));
+        }
+        let mut roots: Vec<(&'static Spec, Root)> = Vec::new();
+        for &spec in DOMAINS {
+            let Some(r) = &spec.root else { continue };
+            if let Some(p) = (r.path)(&config) {
+                let root = open_root(r.setting, p, config.max_file_bytes as u64)?;
+                roots.push((spec, root));
+            }
+        }
+        let named: Vec<(&str, &Path)> = roots
+            .iter()
+            .filter_map(|(s, r)| Some((s.root.as_ref()?.setting, r.path())))
+            .collect();
+        Config::check_roots(&named)?;
+        if let Some(p) = config.state_dir() {
+            Config::check_state_dir(&crate::fs::resolve_path(&p), &named)?;
+        }
+        let state = config.state_dir().and_then(|p| match StateDir::open(&p) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                tracing::warn!(
+                    "state folder {} is not usable ({e}); running without a cache",
+                    p.display()
+                );
+                None
+            }
+        });
+        Ok(Opened {
+            config,
+            roots,
+            state,
+        })
+    }
+}
+
+impl Opened {
+    /// What the process may reach once confined: the opened roots (the
+    /// manuals read-only), the state folder, the components' folders.
+    pub fn sandbox(&self) -> crate::fs::sandbox::Plan {
+        let mut plan = crate::fs::sandbox::Plan::default();
+        for (spec, root) in &self.roots {
+            let writable = spec.root.as_ref().is_some_and(|r| r.writable);
+            let rule = if writable {
+                &mut plan.write
+            } else {
+                &mut plan.read
+            };
+            rule.push(root.path().to_path_buf());
+        }
+        plan.write
+            .extend(self.state.as_ref().map(|s| s.path().to_path_buf()));
+        plan.with_components(&self.config)
+    }
+
+    /// Load the plugins and open the domains (their indexes and watchers).
+    pub fn start(self) -> Result<App, StartError> {
+        let Opened {
+            config,
+            roots,
+            state,
+        } = self;
+        let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
+        // The roots were opened in the order of DOMAINS.
+        let mut roots = roots.into_iter().peekable();
+        let mut domains = Domains::default();
+        for &spec in DOMAINS {
+            let root = roots.next_if(|(s, _)| *s == spec).map(|(_, r)| r);
+            if spec.root.is_some() && root.is_none() {
+                continue;
+            }
+            if !spec.needs.iter().all(|n| domains.serves(n)) {
+                continue;
+            }
+            let opening = Opening {
+                root,
+                config: &config,
+                plugins: &plugins,
+                state: state.as_ref(),
+                open: &domains,
+            };
+            let domain = (spec.open)(opening)?;
+            domains.push(domain);
+        }
+        Ok(App {
+            profile: Profile::of(&config),
+            config,
+            domains,
+            plugins,
+        })
+    }
+}
+
+impl App {
+    /// Start indexing in the background: `initialize` never waits for it, and
+    /// the first search waits only for what is left.
+    pub fn index_in_background(&self) {
+        for d in self.domains.iter() {
+            if let Some(work) = d.clone().start_up() {
+                spawn_sync(d.spec().name, work);
+            }
+        }
+    }
+
+    /// Bring every open domain's index up to date now (`kura index`), in the
+    /// domains' order: the vault (`full`), the manuals (a re-check), the
+    /// vibe workspace as its reindex tool does (`full`, `project`).
+    /// `progress` gets (domain, files done, files in all). Returns one line
+    /// of figures per domain.
+    pub fn index_now(
+        &self,
+        full: bool,
+        project: Option<&str>,
+        progress: &(dyn Fn(&'static str, u64, u64) + Sync),
+    ) -> Result<Vec<String>> {
+        let now = IndexNow {
+            full,
+            project,
+            progress,
+        };
+        let mut out = Vec::new();
+        for d in self.domains.iter() {
+            out.extend(d.index_now(&now)?);
+        }
+        Ok(out)
+    }
+
+    /// The names of the tools this configuration serves: those of the
+    /// configured roots, only the read-only ones with `read_only`, only the
+    /// named ones (or those of the named domains) with `tools`.
+    pub fn tool_names(&self) -> Vec<&'static str> {
+        crate::tools::all()
+            .filter(|t| self.serves(t))
+            .map(|t| t.name)
+            .collect()
+    }
+
+    fn serves(&self, t: &ToolDef) -> bool {
+        self.domains.serves(t.domain) && self.profile.admits(t)
+    }
+
+    /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
+    pub fn call(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<Result<Value>> {
+        self.call_with(tool, args, Job::default())
+    }
+
+    /// [`App::call`] as a job: progress reports out (reindex), cancellation
+    /// in (reindex, manual_find). A tool not served is unknown.
+    pub fn call_with(
+        &self,
+        tool: &str,
+        args: Option<&Map<String, Value>>,
+        job: Job,
+    ) -> Option<Result<Value>> {
+        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        #[cfg(feature = "fault-injection")]
+        kura_core::fault::panic_in(tool);
+        Some(def.call(&self.domains, Args::new(args), job))
+    }
+
+    /// A served tool's error for a call cancelled before it ran.
+    pub fn cancelled(&self, tool: &str) -> Option<crate::error::Error> {
+        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        Some(def.cancelled())
+    }
+}

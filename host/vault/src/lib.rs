@@ -1,0 +1,102 @@
+//! The vault domain (seeds 000 and 001): a markdown notes folder with the
+//! append-only `daily/` and the reserved `.system/`. Reads go straight to the
+//! files; every write asks the write-policy plugin first and is atomic.
+
+mod tools;
+
+// The layers below, under the names this crate's modules use.
+use kura_core::{args, config, error, fs, job, scan, text};
+use kura_domain as domain;
+use kura_index as index;
+use kura_plugins as plugins;
+
+pub mod action;
+mod audit;
+pub mod coverage;
+mod find;
+pub mod notes;
+mod read;
+mod search;
+mod write;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::domain::StartError;
+use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
+use crate::fs::Root;
+use crate::plugins::Plugins;
+
+pub use crate::scan::ScanOutput;
+pub use audit::{AuditInput, AuditOutput};
+pub use coverage::{CoverageInput, CoverageOutput};
+pub use find::{FindInput, FindOutput};
+pub use read::{LsInput, ReadInput, ScanInput};
+pub use read::{LsOutput, ReadOutput};
+pub use search::{SearchInput, SearchOutput};
+pub use write::{Copied, CreateInput, MODES, ReplaceInput, ReplaceOutput, WriteInput, WriteOutput};
+
+pub struct Vault {
+    pub root: Root,
+    pub plugins: Arc<Plugins>,
+    /// vault_find's index of the notes.
+    pub index: crate::index::LiveIndex,
+    /// The fixed character cap of reads and scans (`SCAN_MAX_CHARS`).
+    pub max_chars: usize,
+    /// `COVERAGE_MIN_RATIO`: coverage that counts as enough.
+    pub coverage_min_ratio: f64,
+    /// `MARGINAL_GAIN_MIN`: below this, another pass adds too little.
+    pub marginal_gain_min: f64,
+}
+
+pub static DOMAIN: Spec = Spec {
+    name: "vault",
+    root: Some(RootSpec {
+        setting: "vault_root",
+        path: root_of,
+        writable: true,
+    }),
+    tools: tools::TOOLS,
+    needs: &[],
+    open,
+    errors: domain::as_is,
+};
+
+fn root_of(c: &Config) -> Option<&Path> {
+    c.vault_root.as_deref()
+}
+
+fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
+    let root = o.root();
+    Ok(Arc::new(Vault {
+        index: notes::open(&root, o.state_path()),
+        root,
+        plugins: o.plugins.clone(),
+        max_chars: o.config.scan_max_chars as usize,
+        coverage_min_ratio: o.config.coverage_min_ratio,
+        marginal_gain_min: o.config.marginal_gain_min,
+    }))
+}
+
+impl Domain for Vault {
+    fn spec(&self) -> &'static Spec {
+        &DOMAIN
+    }
+
+    fn start_up(self: Arc<Self>) -> Option<StartUp> {
+        Some(Box::new(move || self.index.start_up(&self.root)))
+    }
+
+    fn index_now(&self, now: &IndexNow<'_>) -> crate::error::Result<Option<String>> {
+        let t = std::time::Instant::now();
+        let report = |done, total| (now.progress)("vault", done, total);
+        let options = crate::index::SyncOptions {
+            full: now.full,
+            job: crate::job::Job::reporting(&report),
+            ..Default::default()
+        };
+        let s = self.index.sync(&self.root, &options)?;
+        Ok(Some(IndexNow::line("vault", s, t.elapsed().as_millis())))
+    }
+}

@@ -1,0 +1,114 @@
+//! The vault tools' declarations: name, title, descriptions, effect and a
+//! handler whose signature gives the input and output types.
+
+use crate::domain::{Effect, ToolDef, Typed};
+use crate::{DOMAIN, Vault};
+
+pub static TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: "vault_ls",
+        title: "List vault folder",
+        domain: &DOMAIN,
+        description: "List one vault folder (not recursive): folders first, then files, by name.",
+        details: "List one folder of the vault (not recursive): folders first, then files, each sorted by name. \
+                      Symbolic links are never listed. Optional: vault_read/vault_scan do not need it.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::LsInput, _| d.get::<Vault>()?.ls(i)),
+    },
+    ToolDef {
+        name: "vault_read",
+        title: "Read vault note",
+        domain: &DOMAIN,
+        description: "Read lines of a vault note (`range`, or `full`); at most {scan_max_chars} characters, resumed by vault_scan.",
+        details: "Read lines of a vault note. `full` defaults to false, and then `range` is required. \
+                      At most {scan_max_chars} characters are returned; when the text stops early, `next_cursor.char_offset` \
+                      resumes it with vault_scan.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::ReadInput, _| d.get::<Vault>()?.read(i)),
+    },
+    ToolDef {
+        name: "vault_scan",
+        title: "Scan vault note",
+        domain: &DOMAIN,
+        description: "Read a vault note {scan_max_chars} characters at a time, resuming from `next_cursor`; nothing lost or repeated.",
+        details: "Read a vault note piece by piece, {scan_max_chars} characters at a time. Start at `start_line` (wins), \
+                      or at `cursor.start_line`, or resume at `cursor.char_offset` from the previous `next_cursor`; \
+                      nothing is lost or repeated between pieces.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::ScanInput, _| d.get::<Vault>()?.scan(i)),
+    },
+    ToolDef {
+        name: "vault_create",
+        title: "Create vault note",
+        domain: &DOMAIN,
+        description: "Create a new note. An existing file is `conflict`; `.system/` is `forbidden`; `daily/` takes only `daily/YYYY-MM-DD.md`.",
+        details: "Create a new note (missing folders are created). An existing file is a `conflict`; \
+                      `.system/` is reserved (`forbidden`); under `daily/` only `daily/YYYY-MM-DD.md` may be created.",
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: crate::CreateInput, _| d.get::<Vault>()?.create(i)),
+    },
+    ToolDef {
+        name: "vault_write",
+        title: "Write vault note",
+        domain: &DOMAIN,
+        description: "Overwrite or append to an existing note (missing: `conflict`). `daily/` is append-only; `.system/` is reserved.",
+        details: "Overwrite or append to an existing note (a missing file is a `conflict`: use vault_create). \
+                      `daily/` notes accept only mode=append; `.system/` is reserved.",
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: crate::WriteInput, _| d.get::<Vault>()?.write(i)),
+    },
+    ToolDef {
+        name: "vault_replace",
+        title: "Replace in vault note",
+        domain: &DOMAIN,
+        description: "Replace occurrences of `find` in a note (first by default, 0 = all). Not under `daily/` or `.system/`.",
+        details: "Replace occurrences of `find` with `replace` in a note: the first one by default, \
+                      `max_replacements` of them, or all with 0. Not allowed under `daily/` or `.system/`. \
+                      When `find` does not occur the file is left untouched and `replacements` is 0.",
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: crate::ReplaceInput, _| d.get::<Vault>()?.replace(i)),
+    },
+    ToolDef {
+        name: "vault_search",
+        title: "Search vault lines",
+        domain: &DOMAIN,
+        description: "Search the vault's notes line by line (regex, plain or loose), filtered by glob and folder.",
+        details: "Search the vault's notes line by line. mode: `regex` (default; an invalid pattern falls back \
+                      to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
+                      Filter by `glob` (on the relative path) and `relative_dir`; `limit` defaults to 50.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::SearchInput, _| d.get::<Vault>()?.search(i)),
+    },
+    ToolDef {
+        name: "vault_find",
+        title: "Find in vault",
+        domain: &DOMAIN,
+        description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read next, or stop).",
+        details: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
+                      and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
+                      `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
+                      `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
+                      vault_scan, vault_coverage, ... or stop). `cutoff_reason` appears only when the budget cut the search.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::FindInput, _| d.get::<Vault>()?.find(i)),
+    },
+    ToolDef {
+        name: "vault_coverage",
+        title: "Vault citation coverage",
+        domain: &DOMAIN,
+        description: "How much of a note the cited line ranges cover, against COVERAGE_MIN_RATIO, with the next range to read.",
+        details: "How much of a note the cited line ranges cover: ranges merged when they overlap or touch, coverage_ratio = covered/total (1.0 for an empty file), meets_min_coverage against COVERAGE_MIN_RATIO, and next_actions (scan the first uncovered range, or stop).",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::CoverageInput, _| d.get::<Vault>()?.coverage(i)),
+    },
+    ToolDef {
+        name: "artifact_audit",
+        title: "Audit artifact",
+        domain: &DOMAIN,
+        description: "Audit a note written from a source note: uncited nodes, orphan branches, one-way links, coverage and gain since the last audit.",
+        details: "Audit an artifact (a note written from a source note) against its source: finds rootless_node (no citation of source lines), orphan_branch (empty heading, or citations all outside the source) and one_way_ref (internal link with no link back, or to nothing). Citations are written `L12`, `L12-L18`, `(source.md:12-18)` or `source_lines: 12-18`; without cited_ranges they are read from the artifact. Reports coverage, marginal_gain since the previous audit of the pair (kept under .system/), needs_forced_full_scan and next_actions.",
+        // It keeps the previous audit's coverage under `.system/` for marginal_gain.
+        effect: Effect::Write { idempotent: false },
+        handler: &Typed(|d, i: crate::AuditInput, _| d.get::<Vault>()?.audit(i)),
+    },
+];
