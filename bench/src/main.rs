@@ -282,7 +282,7 @@ async fn run(
         state_dir: Some(state.path().to_owned()),
         ..Config::default()
     };
-    let app = App::start(config).map_err(|e| anyhow::anyhow!(e.to_string()))?;
+    let app = App::start(config, kura::CATALOG).map_err(|e| anyhow::anyhow!(e.to_string()))?;
     let manuals = app
         .domains
         .shared::<kura::manual::Manuals>()

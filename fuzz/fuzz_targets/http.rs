@@ -45,9 +45,13 @@ fn world() -> &'static World {
             .build()
             .unwrap();
         let _entered = rt.enter();
-        let app = Arc::new(kura::app::App::start(config).expect("the app starts"));
+        let app = Arc::new(kura::app::App::start(config, kura::CATALOG).expect("the app starts"));
         let options = kura::server::HttpOptions {
-            tokens: kura::server::Tokens::parse(&format!("{TOKEN}\n{READER} read_only\n")).unwrap(),
+            tokens: kura::server::Tokens::parse(
+                &format!("{TOKEN}\n{READER} read_only\n"),
+                kura::CATALOG,
+            )
+            .unwrap(),
             extra_hosts: Vec::new(),
             extra_origins: Vec::new(),
             idle: Duration::from_secs(60),

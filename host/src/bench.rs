@@ -141,7 +141,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         state_dir: Some(warm_state.clone()),
         ..Config::default()
     };
-    let app = crate::app::App::start(config)?;
+    let app = crate::app::App::start(config, crate::CATALOG)?;
     let req = WriteRequest {
         tool: "bench",
         kind: WriteKind::Append,

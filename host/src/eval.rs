@@ -252,7 +252,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             corrective_enabled: *corrective,
             ..Config::default()
         };
-        let app = App::start(config).map_err(|e| e.to_string())?;
+        let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;
         let t = Instant::now();
         app.domains
             .find::<crate::manual::Manuals>()

@@ -8,7 +8,10 @@
 //! - `kura-index`: [`index`]; `kura-plugins`: [`plugins`];
 //! - `kura-domain`: [`domain`] (what a domain and a tool are);
 //! - the domains: [`manual`], [`vault`], [`vibe`], [`bridge`];
-//! - `kura-server`: [`server`], with [`app`] and [`tools`].
+//! - `kura-server`: [`server`], with [`app`].
+//!
+//! The domains kura serves are named once, in [`CATALOG`]; [`tools`] lists
+//! their tools.
 
 pub use kura_bridge as bridge;
 #[cfg(feature = "fault-injection")]
@@ -19,7 +22,7 @@ pub use kura_index as index;
 pub use kura_manual as manual;
 pub use kura_plugins as plugins;
 pub use kura_server as server;
-pub use kura_server::{app, tools};
+pub use kura_server::app;
 pub use kura_vault as vault;
 pub use kura_vibe as vibe;
 
@@ -27,3 +30,17 @@ pub mod bench;
 pub mod client;
 pub mod demo;
 pub mod eval;
+pub mod tools;
+
+/// Every domain kura serves, in the order they are opened, listed in
+/// docs/tools.md and indexed by `kura index`: adding a domain is its crate
+/// and one line here.
+static DOMAINS: &[&domain::Spec] = &[
+    &vault::DOMAIN,
+    &manual::DOMAIN,
+    &bridge::DOMAIN,
+    &vibe::DOMAIN,
+];
+
+/// [`DOMAINS`] and their tools, what the server is started with.
+pub static CATALOG: domain::Catalog = domain::Catalog::new(DOMAINS);

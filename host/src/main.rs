@@ -157,7 +157,7 @@ impl HttpFlags {
             (Some(file), _) => {
                 let text = kura::fs::read_operator_file(file)
                     .map_err(|e| format!("cannot read the token file {}: {e}", file.display()))?;
-                kura::server::Tokens::parse(&String::from_utf8_lossy(&text))
+                kura::server::Tokens::parse(&String::from_utf8_lossy(&text), kura::CATALOG)
                     .map_err(|e| format!("token file {}: {e}", file.display()))?
             }
             (None, Some(env)) => {
@@ -334,7 +334,7 @@ fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
         config = d.configure(config);
     }
     let confine = config.sandbox;
-    let opened = kura::app::App::open(config).map_err(|e| e.to_string())?;
+    let opened = kura::app::App::open(config, kura::CATALOG).map_err(|e| e.to_string())?;
     let sandbox = if confine {
         let mut plan = opened.sandbox();
         if let Some(d) = &demo {
@@ -568,7 +568,8 @@ fn main() -> ExitCode {
                 project,
             } => {
                 let config = load_config(&settings)?;
-                let app = kura::app::App::start(config).map_err(|e| e.to_string())?;
+                let app =
+                    kura::app::App::start(config, kura::CATALOG).map_err(|e| e.to_string())?;
                 tokio::task::spawn_blocking(move || index(&app, full, project.as_deref()))
                     .await
                     .map_err(|e| e.to_string())?

@@ -251,6 +251,7 @@ pub struct Bridge {
 pub static DOMAIN: Spec = Spec {
     name: "bridge",
     root: None,
+    offer: None,
     tools: tools::TOOLS,
     needs: &[&crate::vault::DOMAIN, &crate::manual::DOMAIN],
     open,

@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn the_readme_configuration_table_names_every_setting() {
         let readme = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
         )
         .unwrap();
         let rows: Vec<&str> = readme.lines().filter(|l| l.starts_with("| `")).collect();

@@ -26,7 +26,12 @@ use crate::index::SyncStats;
 use crate::plugins::{LoadError, Plugins};
 pub use tool::{Effect, Handler, ToolDef, Typed};
 
+pub mod catalog;
+pub mod search;
+pub mod surface;
 pub mod tool;
+
+pub use catalog::{Catalog, Profile};
 
 /// Why the server cannot start: one readable line.
 #[derive(Debug, thiserror::Error)]
@@ -51,6 +56,9 @@ pub struct Spec {
     pub name: &'static str,
     /// The root it is served from (None: it works on other domains).
     pub root: Option<RootSpec>,
+    /// How `initialize`'s instructions name what it serves, `{tools}`
+    /// standing for its tools served (None: it goes unnamed).
+    pub offer: Option<&'static str>,
     /// Its tools, in the order tools/list gives them.
     pub tools: &'static [ToolDef],
     /// The domains that must be open for this one to be.
@@ -121,6 +129,12 @@ pub trait Domain: Any + Send + Sync {
     /// Work to run on a thread of its own from start-up (the first index
     /// sync), so that `initialize` never waits for it.
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
+        None
+    }
+
+    /// What it serves beyond tools (resources, prompts, completions), if
+    /// anything.
+    fn surfaces(self: Arc<Self>) -> Option<Arc<dyn surface::Surfaces>> {
         None
     }
 

@@ -73,6 +73,7 @@ pub static DOMAIN: Spec = Spec {
         path: root_of,
         writable: false,
     }),
+    offer: Some("read-only manuals ({tools})"),
     tools: tools::TOOLS,
     needs: &[],
     open,

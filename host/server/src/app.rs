@@ -8,29 +8,22 @@ use serde_json::{Map, Value};
 
 use crate::args::Args;
 use crate::config::Config;
+use crate::domain::{Catalog, Profile, ToolDef};
 use crate::domain::{Domains, IndexNow, Opening, Spec, StartError};
 use crate::error::Result;
 use crate::fs::{Root, StateDir};
 use crate::job::Job;
 use crate::plugins::Plugins;
-use crate::tools::{Profile, ToolDef};
 
 pub struct App {
     pub config: Config,
+    /// The domains and tools kura knows (those open are in `domains`).
+    pub catalog: Catalog,
     pub domains: Domains,
     pub plugins: Arc<Plugins>,
     /// The configuration's `read_only` and `tools`, checked at start.
     pub profile: Profile,
 }
-
-/// Every domain, in the order they are opened, listed in docs/tools.md and
-/// indexed by `kura index`: adding a domain is its crate and one line here.
-pub static DOMAINS: &[&Spec] = &[
-    &crate::vault::DOMAIN,
-    &crate::manual::DOMAIN,
-    &crate::bridge::DOMAIN,
-    &crate::vibe::DOMAIN,
-];
 
 fn open_root(name: &str, path: &Path, max_file_bytes: u64) -> Result<Root, StartError> {
     Root::open(path)
@@ -78,6 +71,7 @@ fn spawn_sync(
 /// ([`Opened::sandbox`]) and still start everything after.
 pub struct Opened {
     config: Config,
+    catalog: Catalog,
     /// The roots opened, with the domain each is for.
     roots: Vec<(&'static Spec, Root)>,
     state: Option<StateDir>,
@@ -85,17 +79,17 @@ pub struct Opened {
 
 impl App {
     /// Open the roots, check them, load the plugins.
-    pub fn start(config: Config) -> Result<App, StartError> {
-        Self::open(config)?.start()
+    pub fn start(config: Config, catalog: Catalog) -> Result<App, StartError> {
+        Self::open(config, catalog)?.start()
     }
 
     /// Open and check the roots and the state folder; no thread is started.
-    pub fn open(config: Config) -> Result<Opened, StartError> {
-        if let Some(p) = Profile::of(&config).unknown_entry() {
+    pub fn open(config: Config, catalog: Catalog) -> Result<Opened, StartError> {
+        if let Some(p) = Profile::of(&config).unknown_entry(catalog) {
             return Err(StartError::Profile(p.to_owned()));
         }
         let mut roots: Vec<(&'static Spec, Root)> = Vec::new();
-        for &spec in DOMAINS {
+        for spec in catalog.domains() {
             let Some(r) = &spec.root else { continue };
             if let Some(p) = (r.path)(&config) {
                 let root = open_root(r.setting, p, config.max_file_bytes as u64)?;
@@ -122,6 +116,7 @@ impl App {
         });
         Ok(Opened {
             config,
+            catalog,
             roots,
             state,
         })
@@ -151,14 +146,15 @@ impl Opened {
     pub fn start(self) -> Result<App, StartError> {
         let Opened {
             config,
+            catalog,
             roots,
             state,
         } = self;
         let plugins = Arc::new(Plugins::load(&config, state.as_ref())?);
-        // The roots were opened in the order of DOMAINS.
+        // The roots were opened in the catalog's order.
         let mut roots = roots.into_iter().peekable();
         let mut domains = Domains::default();
-        for &spec in DOMAINS {
+        for spec in catalog.domains() {
             let root = roots.next_if(|(s, _)| *s == spec).map(|(_, r)| r);
             if spec.root.is_some() && root.is_none() {
                 continue;
@@ -179,6 +175,7 @@ impl Opened {
         Ok(App {
             profile: Profile::of(&config),
             config,
+            catalog,
             domains,
             plugins,
         })
@@ -223,7 +220,8 @@ impl App {
     /// configured roots, only the read-only ones with `read_only`, only the
     /// named ones (or those of the named domains) with `tools`.
     pub fn tool_names(&self) -> Vec<&'static str> {
-        crate::tools::all()
+        self.catalog
+            .tools()
             .filter(|t| self.serves(t))
             .map(|t| t.name)
             .collect()
@@ -246,7 +244,7 @@ impl App {
         args: Option<&Map<String, Value>>,
         job: Job,
     ) -> Option<Result<Value>> {
-        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
         #[cfg(feature = "fault-injection")]
         kura_core::fault::panic_in(tool);
         Some(def.call(&self.domains, Args::new(args), job))
@@ -254,7 +252,7 @@ impl App {
 
     /// A served tool's error for a call cancelled before it ran.
     pub fn cancelled(&self, tool: &str) -> Option<crate::error::Error> {
-        let def = crate::tools::find(tool).filter(|t| self.serves(t))?;
+        let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
         Some(def.cancelled())
     }
 }

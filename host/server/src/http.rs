@@ -23,9 +23,9 @@ use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 use tokio_util::sync::CancellationToken;
 
-use super::{Calls, KuraServer, reload_on_sighup, shutdown_signal, workspace};
+use super::{Calls, KuraServer, reload_on_sighup, shutdown_signal};
 use crate::app::App;
-use crate::tools::Profile;
+use crate::domain::{Catalog, Profile};
 
 /// The shortest token accepted: shorter ones are guessable.
 pub const TOKEN_MIN_CHARS: usize = 16;
@@ -155,14 +155,15 @@ impl Tokens {
     /// A token file: one token per line, optionally followed by its
     /// profile (`read_only`, `tools=manual,vault_read`); blank lines and
     /// `#` comments are skipped.
-    pub fn parse(text: &str) -> Result<Tokens, String> {
+    pub fn parse(text: &str, catalog: Catalog) -> Result<Tokens, String> {
         let mut tokens = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let mut words = line.split_whitespace();
             let Some(token) = words.next().filter(|w| !w.starts_with('#')) else {
                 continue;
             };
-            let profile = Profile::parse(words).map_err(|e| format!("line {}: {e}", n + 1))?;
+            let profile =
+                Profile::parse(words, catalog).map_err(|e| format!("line {}: {e}", n + 1))?;
             tokens.push((digest(checked(token)?), profile));
         }
         Self::nonempty(tokens)
@@ -192,7 +193,7 @@ impl Tokens {
 
     /// The profile of `presented` if it is one of the tokens (every token
     /// is compared, whichever matches).
-    fn admits(&self, presented: &str) -> Option<Profile> {
+    pub fn admits(&self, presented: &str) -> Option<Profile> {
         let d = digest(presented);
         let mut found = 0u64;
         for (i, (t, _)) in self.0.iter().enumerate() {
@@ -329,9 +330,9 @@ fn service(
 ) -> (Router, Arc<Calls>, Arc<SessionCap>) {
     // One gate for every session: the limit is the server's, not a client's.
     let calls = Calls::for_config(&app.config);
-    let announcer = KuraServer::new(app.clone())
-        .vibe(None)
-        .map(workspace::Announcer::start);
+    let mut announcing = KuraServer::new(app.clone());
+    announcing.announce();
+    let announcers = announcing.announcers;
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(options.idle);
     let sessions = Arc::new(sessions);
@@ -364,7 +365,7 @@ fn service(
         move || {
             let mut server = KuraServer::new(app.clone());
             server.calls = calls.clone();
-            server.announcer = announcer.clone();
+            server.announcers = announcers.clone();
             Ok(server)
         }
     };
@@ -381,45 +382,4 @@ fn service(
     }
     // Added after the token layer: a load balancer's probe needs none.
     (router.route("/healthz", get(healthz)), calls, cap)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_listed_token_is_admitted_with_its_profile() {
-        let tokens = Tokens::parse(
-            "# team\nalpha-0123456789abcdef\n\nreader-0123456789abcdef read_only\n\
-             manuals-0123456789abcdef tools=manual,vault_read\n",
-        )
-        .unwrap();
-        assert_eq!(
-            tokens.admits("alpha-0123456789abcdef"),
-            Some(Profile::default())
-        );
-        assert_eq!(
-            tokens
-                .admits("reader-0123456789abcdef")
-                .map(|p| p.read_only),
-            Some(true)
-        );
-        assert_eq!(
-            tokens.admits("manuals-0123456789abcdef").map(|p| p.tools),
-            Some(vec!["manual".to_owned(), "vault_read".to_owned()])
-        );
-        assert_eq!(tokens.admits("alpha-0123456789abcde"), None);
-        assert_eq!(tokens.admits(""), None);
-        let listed = Tokens::list("a-0123456789abcdefgh, b-0123456789abcdefgh").unwrap();
-        assert!(listed.admits("b-0123456789abcdefgh").is_some());
-    }
-
-    #[test]
-    fn short_missing_or_misprofiled_tokens_are_refused() {
-        assert!(Tokens::parse("short").is_err());
-        assert!(Tokens::parse("# only a comment\n").is_err());
-        assert!(Tokens::parse("token-0123456789abcdef writable").is_err());
-        assert!(Tokens::parse("token-0123456789abcdef tools=nothing").is_err());
-        assert!(Tokens::list("x-0123456789abcdefgh, short").is_err());
-    }
 }

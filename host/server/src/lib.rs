@@ -5,43 +5,43 @@
 //! sentence.
 
 // The layers below, under the names this crate's modules use.
-use kura_bridge as bridge;
 use kura_core::{args, config, error, fs, job};
 use kura_domain as domain;
 use kura_index as index;
-use kura_manual as manual;
 use kura_plugins as plugins;
-use kura_vault as vault;
-use kura_vibe as vibe;
 
+mod announce;
 pub mod app;
 mod calls;
 pub mod framing;
 mod http;
+mod listing;
 pub mod reference;
 mod schema;
-pub mod tools;
-mod workspace;
+mod stdio;
 
 pub use http::{HttpOptions, SERVING_AT, TOKEN_MIN_CHARS, Tokens, router, serve_http};
+use listing::with_cap;
 use std::sync::Arc;
+pub use stdio::serve_stdio;
+use stdio::{reload_on_sighup, shutdown_signal};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams,
-    SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestParams,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::app::App;
+use crate::domain::Profile;
 use crate::domain::Spec;
+use crate::domain::surface::Surfaces;
 use crate::error::Error;
 use crate::job::Job;
-use crate::tools::Profile;
 use calls::Calls;
 use tokio_util::sync::CancellationToken;
 
@@ -51,9 +51,10 @@ pub struct KuraServer {
     /// Every tool call's turn (shared by the sessions of one server).
     calls: Arc<Calls>,
     /// The resources this client subscribed to.
-    subscriptions: workspace::Subscriptions,
-    /// Resource notifications (with the vibe domain, once serving).
-    announcer: Option<workspace::Announcer>,
+    subscriptions: announce::Subscriptions,
+    /// Resource notifications: one per open domain with resources, once
+    /// serving.
+    announcers: Vec<(&'static Spec, announce::Announcer)>,
     /// Cancelled once stdio's input ends or a shutdown signal arrives:
     /// requests that last until the client cancels them
     /// (`subscriptions/listen`) end then, or rmcp's drain waits for them
@@ -67,111 +68,46 @@ impl KuraServer {
             calls: Calls::for_config(&app.config),
             app,
             subscriptions: Arc::default(),
-            announcer: None,
+            announcers: Vec::new(),
             ending: CancellationToken::new(),
         }
     }
 
-    /// The vibe domain if `caller` may see it: the configuration's profile
-    /// and the caller's token (HTTP) must both grant its data. Otherwise
-    /// every surface (resources, templates, subscriptions, prompts,
-    /// completions, notifications, capabilities) answers as if VIBE_ROOT
-    /// were not configured.
-    fn vibe(&self, caller: Option<&Profile>) -> Option<Arc<crate::vibe::Vibe>> {
-        let granted = |p: &Profile| p.grants(&crate::vibe::DOMAIN);
+    /// Whether `caller` may see `domain`'s data: the configuration's
+    /// profile and the caller's token (HTTP) must both grant it.
+    fn grants(&self, caller: Option<&Profile>, domain: &Spec) -> bool {
+        self.app.profile.grants(domain) && caller.is_none_or(|p| p.grants(domain))
+    }
+
+    /// The surfaces beyond tools of the open domains `caller` may see. A
+    /// domain it may not see answers on every surface (resources,
+    /// templates, subscriptions, prompts, completions, notifications,
+    /// capabilities) as if its root were not configured.
+    fn surfaces(&self, caller: Option<&Profile>) -> Vec<Arc<dyn Surfaces>> {
         self.app
             .domains
-            .shared::<crate::vibe::Vibe>()
-            .filter(|_| granted(&self.app.profile) && caller.is_none_or(granted))
-    }
-
-    /// What `initialize` and `server/discover` tell `caller` (None: stdio,
-    /// or no token profile).
-    fn info(&self, caller: Option<&Profile>) -> ServerConfig {
-        let capabilities = if self.vibe(caller).is_some() {
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .enable_resources_list_changed()
-                .enable_resources_subscribe()
-                .enable_prompts()
-                .enable_completions()
-                .build()
-        } else {
-            ServerCapabilities::builder().enable_tools().build()
-        };
-        ServerConfig::new(capabilities)
-            .with_server_info(Implementation::new("kura", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.instructions(caller))
-    }
-
-    /// What the server offers, for `initialize`: only the domains and
-    /// tools served (to this caller: an HTTP token's profile narrows them).
-    fn instructions(&self, caller: Option<&Profile>) -> String {
-        let app = &self.app;
-        let mut served = app.tool_names();
-        if let Some(p) = caller {
-            served.retain(|&name| crate::tools::find(name).is_some_and(|d| p.admits(d)));
-        }
-        let some = |domain: &Spec| {
-            let names: Vec<&str> = domain
-                .tools
-                .iter()
-                .filter(|t| served.contains(&t.name))
-                .map(|t| t.name)
-                .collect();
-            match names.len() {
-                0 => None,
-                1..=4 => Some(names.join(", ")),
-                _ => Some(format!("{}, ...", names[..4].join(", "))),
-            }
-        };
-        let mut parts = Vec::new();
-        if let Some(n) = some(&crate::manual::DOMAIN) {
-            parts.push(format!("read-only manuals ({n})"));
-        }
-        if let Some(n) = some(&crate::vault::DOMAIN) {
-            parts.push(format!("a markdown vault of notes ({n})"));
-        }
-        if let Some(n) = some(&crate::vibe::DOMAIN) {
-            parts.push(format!(
-                "vibe project workspaces ({n}; resources vibe://projects, prompts \
-                 project_briefing and session_start)"
-            ));
-        }
-        if parts.is_empty() {
-            return "kura is running with no root configured (or no tool selected), so it serves \
-                    no tool: set manuals_root, vault_root or vibe_root (or start it with --demo)."
-                .to_owned();
-        }
-        let mut out = format!(
-            "kura gives evidence-tracking access to {}. Paths are relative to their root; reads are \
-             capped at {} characters and resume with a scan cursor.",
-            parts.join(", "),
-            app.config.scan_max_chars
-        );
-        if app.config.read_only || caller.is_some_and(|p| p.read_only) {
-            out.push_str(" Read-only: no tool that writes is served.");
-        }
-        out
-    }
-
-    /// The MCP tool list for this configuration.
-    pub fn tools(&self) -> Vec<Tool> {
-        let served = self.app.tool_names();
-        let cap = self.app.config.scan_max_chars.to_string();
-        crate::tools::all()
-            .filter(|t| served.contains(&t.name))
-            .map(|t| {
-                let success = serde_json::Value::Object(Arc::unwrap_or_clone(t.output()));
-                let input = listed(schema::input(t.input()), &cap);
-                let output = listed(schema::output(&success), &cap);
-                Tool::new(t.name, with_cap(t.description, &cap), input)
-                    .with_title(t.title)
-                    .with_raw_output_schema(output)
-                    .with_annotations(annotations(t))
-            })
+            .iter()
+            .filter(|d| self.grants(caller, d.spec()))
+            .filter_map(|d| d.clone().surfaces())
             .collect()
+    }
+
+    /// The announcers of the domains `caller` may see.
+    fn announcers(&self, caller: Option<&Profile>) -> impl Iterator<Item = &announce::Announcer> {
+        self.announcers
+            .iter()
+            .filter(move |(spec, _)| self.grants(caller, spec))
+            .map(|(_, a)| a)
+    }
+
+    /// Start announcing the changes of every open domain with resources.
+    fn announce(&mut self) {
+        self.announcers = self
+            .app
+            .domains
+            .iter()
+            .filter_map(|d| Some((d.spec(), announce::Announcer::start(d.clone().surfaces()?))))
+            .collect();
     }
 
     /// Run a call to completion as a tool result (None: no such tool).
@@ -237,35 +173,6 @@ fn error_result(e: Error) -> CallToolResult {
     r
 }
 
-/// A tool's hints. `destructiveHint` and `idempotentHint` mean something
-/// only for a tool that writes (MCP's schema), so only those carry them.
-fn annotations(t: &crate::tools::ToolDef) -> ToolAnnotations {
-    use crate::tools::Effect;
-    let hints = ToolAnnotations::new()
-        .read_only(t.read_only())
-        .open_world(false);
-    match t.effect {
-        Effect::Read => hints,
-        Effect::Write { idempotent } => hints.destructive(false).idempotent(idempotent),
-        Effect::Destructive { idempotent } => hints.destructive(true).idempotent(idempotent),
-    }
-}
-
-/// Descriptions name the configured read cap, not the default.
-pub(crate) fn with_cap(text: &str, cap: &str) -> String {
-    text.replace("{scan_max_chars}", cap)
-}
-
-/// A schema as listed: the cap filled in.
-fn listed(schema: serde_json::Value, cap: &str) -> Arc<rmcp::model::JsonObject> {
-    let schema: serde_json::Value = serde_json::from_str(&with_cap(&schema.to_string(), cap))
-        .expect("a number put in a JSON string keeps it JSON");
-    match schema {
-        serde_json::Value::Object(m) => Arc::new(m),
-        _ => unreachable!("tool schemas are objects"),
-    }
-}
-
 /// Run `f` on the blocking pool (it reads files), as a JSON-RPC result.
 impl KuraServer {
     /// Run a resource or prompt read on a blocking thread, in its turn: it
@@ -320,13 +227,11 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions));
+        let served = self.surfaces(http::profile_of(&context.extensions));
         let list = self
-            .blocking(move || Ok(vibe.map(|v| workspace::resources(&v))))
+            .blocking(move || Ok(served.iter().flat_map(|s| s.resources()).collect()))
             .await?;
-        Ok(ListResourcesResult::with_all_items(
-            list.unwrap_or_default(),
-        ))
+        Ok(ListResourcesResult::with_all_items(list))
     }
 
     async fn list_resource_templates(
@@ -334,11 +239,8 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let list = if self.vibe(http::profile_of(&context.extensions)).is_some() {
-            workspace::templates()
-        } else {
-            vec![]
-        };
+        let served = self.surfaces(http::profile_of(&context.extensions));
+        let list = served.iter().flat_map(|s| s.templates()).collect();
         Ok(ListResourceTemplatesResult::with_all_items(list))
     }
 
@@ -347,11 +249,11 @@ impl ServerHandler for KuraServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions));
+        let served = self.surfaces(http::profile_of(&context.extensions));
         let uri = request.uri;
-        self.blocking(move || match &vibe {
-            Some(v) => workspace::read(v, &uri),
-            None => Err(workspace::no_such_resource(&uri)),
+        self.blocking(move || match served.iter().find(|s| s.owns(&uri)) {
+            Some(s) => s.read(&uri),
+            None => Err(no_such_resource(&uri)),
         })
         .await
         .map(Into::into)
@@ -363,8 +265,8 @@ impl ServerHandler for KuraServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let caller = http::profile_of(&context.extensions);
-        if self.vibe(caller).is_none() || !workspace::is_resource(&request.uri) {
-            return Err(workspace::no_such_resource(&request.uri));
+        if !self.surfaces(caller).iter().any(|s| s.owns(&request.uri)) {
+            return Err(no_such_resource(&request.uri));
         }
         self.subscriptions
             .lock()
@@ -378,31 +280,32 @@ impl ServerHandler for KuraServer {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         // No caller here: `listen` checks the caller's token.
-        self.vibe(None)
-            .is_some()
-            .then(|| workspace::accepted_filter(requested))
+        let served = self.surfaces(None);
+        (!served.is_empty()).then(|| announce::accepted_filter(requested, &served))
     }
 
     /// One `subscriptions/listen` (protocol 2026-07-28): the same
     /// announcements as for a subscribed session, for as long as it lasts.
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
         let caller = http::profile_of(&context.request_context().extensions);
-        if let Some(announcer) = self
-            .announcer
-            .as_ref()
-            .filter(|_| self.vibe(caller).is_some())
-        {
+        let announcers: Vec<_> = self.announcers(caller).collect();
+        if !announcers.is_empty() {
             let stop = CancellationToken::new();
-            announcer.add(workspace::Audience::Listen {
+            let audience = Arc::new(announce::Audience::Listen {
                 sink: context.sink().clone(),
                 stop: stop.clone(),
             });
+            for a in &announcers {
+                a.add(audience.clone());
+            }
             tokio::select! {
                 () = context.cancelled() => {}
                 () = self.ending.cancelled() => {}
             }
             stop.cancel();
-            announcer.forget_ended();
+            for a in &announcers {
+                a.forget_ended();
+            }
         }
         Ok(())
     }
@@ -424,13 +327,16 @@ impl ServerHandler for KuraServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions));
+        let served = self.surfaces(http::profile_of(&context.extensions));
         let completion = self
             .blocking(move || {
-                Ok(match &vibe {
-                    Some(v) => workspace::complete(v, &request.r#ref, &request.argument),
-                    None => CompletionInfo::default(),
-                })
+                let known = served
+                    .iter()
+                    .find_map(|s| s.complete(&request.r#ref, &request.argument.name));
+                Ok(completion(
+                    known.unwrap_or_default(),
+                    &request.argument.value,
+                ))
             })
             .await?;
         Ok(CompleteResult::new(completion))
@@ -441,11 +347,8 @@ impl ServerHandler for KuraServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let list = if self.vibe(http::profile_of(&context.extensions)).is_some() {
-            workspace::prompts()
-        } else {
-            vec![]
-        };
+        let served = self.surfaces(http::profile_of(&context.extensions));
+        let list = served.iter().flat_map(|s| s.prompts()).collect();
         Ok(ListPromptsResult::with_all_items(list))
     }
 
@@ -454,13 +357,17 @@ impl ServerHandler for KuraServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let vibe = self.vibe(http::profile_of(&context.extensions));
-        self.blocking(move || match &vibe {
-            Some(v) => workspace::prompt(v, &request.name, request.arguments.as_ref()),
-            None => Err(McpError::invalid_params(
-                format!("no such prompt: {}", request.name),
-                None,
-            )),
+        let served = self.surfaces(http::profile_of(&context.extensions));
+        self.blocking(move || {
+            served
+                .iter()
+                .find_map(|s| s.prompt(&request.name, request.arguments.as_ref()))
+                .unwrap_or_else(|| {
+                    Err(McpError::invalid_params(
+                        format!("no such prompt: {}", request.name),
+                        None,
+                    ))
+                })
         })
         .await
         .map(Into::into)
@@ -470,15 +377,12 @@ impl ServerHandler for KuraServer {
     /// and each HTTP session that negotiated with `initialize`).
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let caller = http::profile_of(&context.extensions);
-        if let Some(a) = self
-            .announcer
-            .as_ref()
-            .filter(|_| self.vibe(caller).is_some())
-        {
-            a.add(workspace::Audience::Session {
-                peer: context.peer.clone(),
-                subscriptions: self.subscriptions.clone(),
-            });
+        let audience = Arc::new(announce::Audience::Session {
+            peer: context.peer.clone(),
+            subscriptions: self.subscriptions.clone(),
+        });
+        for a in self.announcers(caller) {
+            a.add(audience.clone());
         }
     }
 
@@ -489,7 +393,12 @@ impl ServerHandler for KuraServer {
     ) -> Result<ListToolsResult, McpError> {
         let mut tools = self.tools();
         if let Some(profile) = http::profile_of(&context.extensions) {
-            tools.retain(|t| crate::tools::find(&t.name).is_some_and(|d| profile.admits(d)));
+            tools.retain(|t| {
+                self.app
+                    .catalog
+                    .find(&t.name)
+                    .is_some_and(|d| profile.admits(d))
+            });
         }
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -503,7 +412,11 @@ impl ServerHandler for KuraServer {
         let unknown = || McpError::invalid_params(format!("unknown tool: {name}"), None);
         // A tool this caller's token does not allow does not exist for it.
         if let Some(profile) = http::profile_of(&context.extensions)
-            && !crate::tools::find(&name).is_some_and(|d| profile.admits(d))
+            && !self
+                .app
+                .catalog
+                .find(&name)
+                .is_some_and(|d| profile.admits(d))
         {
             return Err(unknown());
         }
@@ -558,111 +471,22 @@ impl ServerHandler for KuraServer {
     }
 }
 
-fn reload_on_sighup(plugins: Arc<crate::plugins::Plugins>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut hup = match signal(SignalKind::hangup()) {
-        Ok(s) => s,
-        Err(e) => {
-            tracing::warn!("no SIGHUP reload ({e})");
-            return;
-        }
-    };
-    tokio::spawn(async move {
-        while hup.recv().await.is_some() {
-            let p = plugins.clone();
-            match tokio::task::spawn_blocking(move || p.reload()).await {
-                Ok((done, refused)) => tracing::info!(
-                    reloaded = done,
-                    refused,
-                    "SIGHUP: plugin components re-read"
-                ),
-                Err(e) => tracing::warn!("SIGHUP reload: {e}"),
-            }
-        }
-    });
+/// A URI that names nothing kura serves (JSON-RPC -32002).
+fn no_such_resource(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("no such resource: {uri}"), None)
 }
 
-/// Serve MCP over this process's stdin/stdout until the client goes away
-/// or a SIGTERM or SIGINT arrives.
-pub async fn serve_stdio(app: Arc<App>) -> anyhow::Result<()> {
-    if app.domains.is_empty() {
-        eprintln!(
-            "kura: no root configured, so no tool is served: set manuals_root, vault_root or \
-             vibe_root (in the config file, as --manuals-root/--vault-root/--vibe-root, or as \
-             MANUALS_ROOT/VAULT_ROOT/VIBE_ROOT), or try `kura serve --demo`"
-        );
-    }
-    app.index_in_background();
-    // Swap plugin components without a restart: when a configured `.wasm`
-    // changes, or on SIGHUP. A bad new component leaves the old one serving.
-    let _watch = app.plugins.watch();
-    reload_on_sighup(app.plugins.clone());
-    // Malformed lines are answered by the guard; rmcp sees the rest.
-    let (stdin, stdout) = rmcp::transport::io::stdio_pipes();
-    // SIGTERM (what desktop clients send on close) and SIGINT end the
-    // service like a closed stdin, before or after `initialize`: the
-    // caller's destructors run (the demo copy is removed, pending index
-    // commits are made) and the runtime waits for writes already running.
-    // SIGHUP keeps reloading components.
-    let shutdown = shutdown_signal();
-    tokio::pin!(shutdown);
-    let mut server = KuraServer::new(app.clone());
-    let calls = server.calls.clone();
-    calls.announce();
-    if let Some(v) = server.vibe(None) {
-        server.announcer = Some(workspace::Announcer::start(v));
-    }
-    let ending = server.ending.clone();
-    let service = tokio::select! {
-        s = server.serve(framing::guard(stdin, stdout, ending.clone())) => s?,
-        signal = &mut shutdown => {
-            tracing::info!("{signal}: shutting down");
-            return Ok(());
-        }
-    };
-    let token = service.cancellation_token();
-    let waiting = service.waiting();
-    tokio::pin!(waiting);
-    tokio::select! {
-        r = &mut waiting => {
-            r?;
-        }
-        signal = &mut shutdown => {
-            tracing::info!("{signal}: shutting down");
-            ending.cancel();
-            token.cancel();
-            waiting.await?;
-        }
-    }
-    calls.drain().await;
-    Ok(())
-}
-
-/// The first of SIGTERM and SIGINT (never, for one that cannot be caught).
-/// The handlers are installed when this is called, not when first polled.
-fn shutdown_signal() -> impl std::future::Future<Output = &'static str> {
-    use tokio::signal::unix::{Signal, SignalKind, signal};
-    let catch = |kind: SignalKind| {
-        signal(kind)
-            .inspect_err(|e| tracing::warn!("cannot catch a signal ({e})"))
-            .ok()
-    };
-    async fn next(s: Option<Signal>) {
-        match s {
-            Some(mut s) => {
-                s.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    }
-    let (term, int) = (
-        catch(SignalKind::terminate()),
-        catch(SignalKind::interrupt()),
-    );
-    async move {
-        tokio::select! {
-            () = next(term) => "SIGTERM",
-            () = next(int) => "SIGINT",
-        }
-    }
+/// `completion/complete`: the values that start with what was typed
+/// (case-insensitive), at most 100, in order.
+fn completion(known: Vec<String>, typed: &str) -> CompletionInfo {
+    let typed = typed.to_lowercase();
+    let mut values: Vec<String> = known
+        .into_iter()
+        .filter(|v| v.to_lowercase().starts_with(&typed))
+        .collect();
+    values.sort();
+    let total = values.len();
+    values.truncate(CompletionInfo::MAX_VALUES);
+    let more = total > values.len();
+    CompletionInfo::with_pagination(values, Some(total as u32), more).unwrap_or_default()
 }

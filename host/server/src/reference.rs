@@ -1,29 +1,29 @@
 //! docs/tools.md, generated from the tool declarations: what each tool is
 //! for, its rules in full, its parameters and its output fields. A test
-//! keeps the file current (`KURA_BLESS=1 cargo test -p kura reference`
-//! rewrites it).
+//! in the `kura` crate keeps the file current (`KURA_BLESS=1 cargo test -p
+//! kura reference` rewrites it).
 
 use std::fmt::Write;
 
 use serde_json::Value;
 
-use crate::app::DOMAINS;
-use crate::tools::{Effect, ToolDef};
+use crate::domain::{Catalog, Effect, ToolDef};
 
-/// The reference, with the default read cap written in.
-pub fn markdown() -> String {
+/// The reference of `catalog`'s tools, with the default read cap written
+/// in.
+pub fn markdown(catalog: Catalog) -> String {
     let cap = crate::config::Config::default().scan_max_chars.to_string();
     let fill = |s: &str| super::with_cap(s, &cap);
     let mut out = String::from(
         "# Tools\n\n\
-         Generated from the tool declarations (`host/src/tools/catalog.rs`) by \
+         Generated from the tool declarations (each domain's `tools.rs`, `host/*/src/tools.rs`) by \
          `KURA_BLESS=1 cargo test -p kura reference`; do not edit by hand.\n\n\
          Every result is `structuredContent` plus the same JSON as text. A failed call is \
          `isError: true` with `{\"error\": {\"code\", \"message\", \"details\"}}` (the vibe tools add \
          `\"success\": false` and use seed 002's upper-case codes). Read caps below are the default \
          (`scan_max_chars`).\n",
     );
-    for &domain in DOMAINS {
+    for domain in catalog.domains() {
         let _ = write!(out, "\n## {}\n", domain.name);
         for t in domain.tools {
             tool(&mut out, t, &fill);
@@ -193,27 +193,6 @@ fn fields(s: &Value, prefix: &str, rows: &mut Vec<Row>, depth: usize) {
             && let Some(inner) = object(p)
         {
             fields(inner, &format!("{full}."), rows, depth - 1);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[allow(clippy::disallowed_methods)] // the test reads and blesses a file of the repository
-    #[test]
-    fn reference_docs_tools_md_is_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md");
-        let made = super::markdown();
-        if std::env::var_os("KURA_BLESS").is_some() {
-            std::fs::write(&path, &made).unwrap();
-        }
-        let kept = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            kept == made,
-            "docs/tools.md is stale: run `KURA_BLESS=1 cargo test -p kura reference`"
-        );
-        for t in crate::tools::all() {
-            assert!(made.contains(&format!("### `{}`", t.name)), "{}", t.name);
         }
     }
 }

@@ -192,7 +192,7 @@ impl Vault {
                 json!({ "artifact_path": artifact_path.to_string(), "source_path": source_path.to_string() }),
             ));
         } else {
-            next_actions.push(NextAction::stop(0.9));
+            next_actions.push(super::action::stop(0.9));
         }
         tracing::info!(
             tool = "artifact_audit",

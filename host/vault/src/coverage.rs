@@ -125,9 +125,7 @@ pub fn cited_ranges(ranges: LineRanges, key: &str, total: u64) -> Result<Vec<(u6
 }
 
 /// Rounded for output: ratios are read by people and compared by agents.
-pub fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
+pub use crate::domain::search::round3;
 
 #[derive(Input)]
 pub struct CoverageInput {
@@ -154,7 +152,7 @@ impl Vault {
                 0.9,
                 json!({ "path": path.to_string(), "start_line": gap.start_line }),
             )],
-            _ => vec![NextAction::stop(0.9)],
+            _ => vec![super::action::stop(0.9)],
         };
         tracing::info!(
             tool = "vault_coverage",

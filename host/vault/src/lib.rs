@@ -57,6 +57,7 @@ pub static DOMAIN: Spec = Spec {
         path: root_of,
         writable: true,
     }),
+    offer: Some("a markdown vault of notes ({tools})"),
     tools: tools::TOOLS,
     needs: &[],
     open,

@@ -88,7 +88,8 @@ pub static TOOLS: &[ToolDef] = &[
                       and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
                       `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
                       `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
-                      vault_scan, vault_coverage, ... or stop). `cutoff_reason` appears only when the budget cut the search.",
+                      vault_scan, vault_coverage, ... or stop). `budget.max_candidates` is capped at 1000 and `budget.time_ms` \
+                      bounds the reading of candidates; `cutoff_reason` appears only when the budget cut the search.",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::FindInput, _| d.get::<Vault>()?.find(i)),
     },

@@ -18,6 +18,7 @@ pub mod doc;
 mod prompt;
 mod read;
 mod search;
+mod surfaces;
 mod write;
 
 use serde_json::Value;
@@ -89,6 +90,10 @@ pub static DOMAIN: Spec = Spec {
         path: root_of,
         writable: true,
     }),
+    offer: Some(
+        "vibe project workspaces ({tools}; resources vibe://projects, prompts \
+         project_briefing and session_start)",
+    ),
     tools: tools::TOOLS,
     needs: &[],
     open,
@@ -105,6 +110,10 @@ fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> 
 }
 
 impl Domain for Vibe {
+    fn surfaces(self: Arc<Self>) -> Option<Arc<dyn crate::domain::surface::Surfaces>> {
+        Some(self)
+    }
+
     fn spec(&self) -> &'static Spec {
         &DOMAIN
     }

@@ -38,6 +38,7 @@ use crate::plugins::claim_graph::Graph;
 use crate::text::facet::{self, Facet};
 use crate::text::tokenize::query_terms;
 
+pub use crate::domain::search::BudgetInput;
 use compare::Sides;
 use first::{Exclude, Pool};
 use output::{CacheUse, Cand, CutoffReason, StageUse};
@@ -128,16 +129,6 @@ pub struct FindInput {
     pub use_cache: Option<bool>,
     /// How much work the search may do
     pub budget: Option<BudgetInput>,
-}
-
-#[derive(Input, Default)]
-pub struct BudgetInput {
-    /// At most this many candidates (default 200)
-    #[arg(lenient, min = 1)]
-    pub max_candidates: Option<i64>,
-    /// Stop optional stages after this many milliseconds (default 60000)
-    #[arg(lenient, min = 1)]
-    pub time_ms: Option<i64>,
 }
 
 impl Manuals {

@@ -2,8 +2,9 @@
 //! and what a search leaves behind in its trace for manual_hits.
 
 use schemars::JsonSchema;
+
+pub use crate::domain::search::IntegrationStatus;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::index::Hit;
 use crate::plugins::claim_graph::{Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph};
@@ -48,14 +49,6 @@ pub struct ClaimGraphOut {
     pub facets: Vec<FacetSummary>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum IntegrationStatus {
-    Ready,
-    NeedsFollowup,
-    Blocked,
-}
-
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct Summary {
     /// Distinct files among the analysed candidates.
@@ -81,14 +74,8 @@ pub enum ActionType {
     ManualFind,
 }
 
-#[derive(Clone, Debug, Serialize, JsonSchema)]
-pub struct NextAction {
-    #[serde(rename = "type")]
-    pub kind: ActionType,
-    pub confidence: Option<f64>,
-    /// The smallest arguments for that call.
-    pub params: Option<Map<String, Value>>,
-}
+/// One of manual_find's `next_actions`.
+pub type NextAction = crate::domain::search::NextAction<ActionType>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

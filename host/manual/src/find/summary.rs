@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::first::Pool;
 use super::output::{
@@ -117,13 +117,6 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
     trace
 }
 
-fn params(v: Value) -> Option<Map<String, Value>> {
-    match v {
-        Value::Object(m) => Some(m),
-        _ => None,
-    }
-}
-
 /// What to do next, most useful first: read the best evidence, look at the
 /// conflicts and gaps, search again for what was not yet integrated.
 fn next_actions(
@@ -141,41 +134,41 @@ fn next_actions(
         if c.path.to_ascii_lowercase().ends_with(".md") {
             p["scope"] = json!("section");
         }
-        out.push(NextAction {
-            kind: ActionType::ManualRead,
-            confidence: Some(if top > 0.0 { round(c.score / top) } else { 0.0 }),
-            params: params(p),
-        });
+        out.push(NextAction::with(
+            ActionType::ManualRead,
+            Some(if top > 0.0 { round(c.score / top) } else { 0.0 }),
+            p,
+        ));
     }
     if summary.conflict_count > 0 {
-        out.push(NextAction {
-            kind: ActionType::ManualHits,
-            confidence: None,
-            params: params(json!({ "trace_id": trace_id, "kind": "conflicts" })),
-        });
+        out.push(NextAction::with(
+            ActionType::ManualHits,
+            None,
+            json!({ "trace_id": trace_id, "kind": "conflicts" }),
+        ));
     }
     if summary.gap_count > 0 {
-        out.push(NextAction {
-            kind: ActionType::ManualHits,
-            confidence: None,
-            params: params(json!({ "trace_id": trace_id, "kind": "gaps" })),
-        });
+        out.push(NextAction::with(
+            ActionType::ManualHits,
+            None,
+            json!({ "trace_id": trace_id, "kind": "gaps" }),
+        ));
     }
     if summary.integration_status != IntegrationStatus::Ready
         && trace.candidates.len() > trace.evidence
     {
-        out.push(NextAction {
-            kind: ActionType::ManualFind,
-            confidence: None,
-            params: params(json!({ "query": req.query, "only_unscanned_from_trace_id": trace_id })),
-        });
+        out.push(NextAction::with(
+            ActionType::ManualFind,
+            None,
+            json!({ "query": req.query, "only_unscanned_from_trace_id": trace_id }),
+        ));
     }
     if trace.candidates.is_empty() && req.manual_id.is_some() && !req.expand_scope {
-        out.push(NextAction {
-            kind: ActionType::ManualFind,
-            confidence: None,
-            params: params(json!({ "query": req.query, "expand_scope": true })),
-        });
+        out.push(NextAction::with(
+            ActionType::ManualFind,
+            None,
+            json!({ "query": req.query, "expand_scope": true }),
+        ));
     }
     out
 }

@@ -1,13 +1,45 @@
-//! Every tool kura serves: each domain's list, in the order of [`DOMAINS`],
-//! and which of them a caller may see ([`Profile`]).
+//! What kura serves as a whole: the domains it knows, in order, with
+//! their tools ([`Catalog`]), and which of them a caller may see
+//! ([`Profile`]). The `kura` crate names the domains; everything above
+//! this crate is handed the catalog.
 
-use crate::app::DOMAINS;
-use crate::domain::Spec;
-pub use crate::domain::tool::{Effect, Handler, ToolDef, Typed};
+use crate::Spec;
+use crate::tool::ToolDef;
 
-/// Every tool, in the order tools/list gives them.
-pub fn all() -> impl Iterator<Item = &'static ToolDef> {
-    DOMAINS.iter().flat_map(|d| d.tools)
+/// The domains kura knows, in the order they are opened, listed in
+/// docs/tools.md and indexed by `kura index`; their tools in the order
+/// tools/list gives them.
+#[derive(Clone, Copy, Debug)]
+pub struct Catalog(&'static [&'static Spec]);
+
+impl Catalog {
+    pub const fn new(domains: &'static [&'static Spec]) -> Catalog {
+        Catalog(domains)
+    }
+
+    pub fn domains(self) -> impl Iterator<Item = &'static Spec> {
+        self.0.iter().copied()
+    }
+
+    /// Every tool, in the order tools/list gives them.
+    pub fn tools(self) -> impl Iterator<Item = &'static ToolDef> {
+        self.0.iter().flat_map(|d| d.tools)
+    }
+
+    /// Every tool's name, in the order tools/list gives them.
+    pub fn names(self) -> Vec<&'static str> {
+        self.tools().map(|t| t.name).collect()
+    }
+
+    /// The declaration of the tool called `name`.
+    pub fn find(self, name: &str) -> Option<&'static ToolDef> {
+        self.tools().find(|t| t.name == name)
+    }
+
+    /// Whether `entry` names a tool or a domain.
+    pub fn knows(self, entry: &str) -> bool {
+        self.find(entry).is_some() || self.domains().any(|d| d.name == entry)
+    }
 }
 
 /// Which tools a caller may see and call, besides the configured roots:
@@ -42,20 +74,21 @@ impl Profile {
             || self
                 .tools
                 .iter()
-                .any(|p| p == domain.name || find(p).is_some_and(|t| t.domain == domain))
+                .any(|p| p == domain.name || domain.tools.iter().any(|t| t.name == p))
     }
 
-    /// A `tools` entry that names no tool and no domain.
-    pub fn unknown_entry(&self) -> Option<&str> {
+    /// A `tools` entry that names no tool and no domain of `catalog`.
+    pub fn unknown_entry(&self, catalog: Catalog) -> Option<&str> {
         self.tools
             .iter()
             .map(String::as_str)
-            .find(|p| find(p).is_none() && !DOMAINS.iter().any(|d| d.name == *p))
+            .find(|p| !catalog.knows(p))
     }
 
     /// A profile written as words: `read_only`, `tools=a,b`.
     pub fn parse<'a>(
         words: impl IntoIterator<Item = &'a str>,
+        catalog: Catalog,
     ) -> std::result::Result<Profile, String> {
         let mut profile = Profile::default();
         for word in words {
@@ -70,44 +103,9 @@ impl Profile {
                 _ => return Err(format!("`{word}` is not `read_only` or `tools=...`")),
             }
         }
-        match profile.unknown_entry() {
+        match profile.unknown_entry(catalog) {
             Some(e) => Err(format!("`{e}` names no tool and no domain")),
             None => Ok(profile),
         }
-    }
-}
-
-/// Every tool's name, in the order tools/list gives them.
-pub fn names() -> Vec<&'static str> {
-    all().map(|t| t.name).collect()
-}
-
-/// The declaration of the tool called `name`.
-pub fn find(name: &str) -> Option<&'static ToolDef> {
-    all().find(|t| t.name == name)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_profile_grants_the_data_of_the_domains_it_names_and_no_other() {
-        let p = |words: &str| Profile::parse(words.split_whitespace()).unwrap();
-        for &d in DOMAINS {
-            assert!(p("").grants(d), "{d:?}");
-            assert!(
-                p("read_only").grants(d),
-                "read-only hides writes, not {d:?}"
-            );
-        }
-        use crate::{manual, vault, vibe};
-        assert!(p("tools=manual").grants(&manual::DOMAIN));
-        assert!(!p("tools=manual").grants(&vibe::DOMAIN));
-        assert!(!p("tools=manual").grants(&vault::DOMAIN));
-        // One tool of a domain is access to that domain's data.
-        assert!(p("tools=search").grants(&vibe::DOMAIN));
-        assert!(!p("tools=vault_read,manual_find").grants(&vibe::DOMAIN));
-        assert!(p("tools=vault_read,manual_find").grants(&vault::DOMAIN));
     }
 }

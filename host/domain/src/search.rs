@@ -1,0 +1,72 @@
+//! The vocabulary the search tools share (manual_find, vault_find): the
+//! budget a caller sets, how far the search got (`integration_status`) and
+//! what to call next (`next_actions`). Each tool keeps its own stages and
+//! its own list of next tools; these are the words they have in common.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::args::Input;
+
+/// `budget` of a search tool.
+#[derive(Input, Default)]
+pub struct BudgetInput {
+    /// At most this many candidate sections (default 200)
+    #[arg(lenient, min = 1)]
+    pub max_candidates: Option<i64>,
+    /// Stop the optional stages after this many milliseconds (default 60000)
+    #[arg(lenient, min = 1)]
+    pub time_ms: Option<i64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrationStatus {
+    /// Enough was found: read the best evidence and stop searching.
+    Ready,
+    /// Something was found, but not enough, or it is spread or concentrated.
+    NeedsFollowup,
+    /// Nothing to integrate.
+    Blocked,
+}
+
+/// One of `next_actions`: the tool to call next (`K`, the tool's own list)
+/// and the smallest arguments for it, never a free-text reason.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct NextAction<K> {
+    /// The tool to call next (`stop`, in the lists that have it: the loop
+    /// is done).
+    #[serde(rename = "type")]
+    pub kind: K,
+    /// How sure the server is that this is the right next step, 0..1.
+    pub confidence: Option<f64>,
+    /// The smallest arguments for that call (null when it needs none, as
+    /// `stop`).
+    pub params: Option<Map<String, Value>>,
+}
+
+impl<K> NextAction<K> {
+    /// `confidence` clamped to 0..1 and rounded to three decimals; `params`
+    /// kept when it is an object.
+    pub fn new(kind: K, confidence: f64, params: Value) -> NextAction<K> {
+        NextAction::with(kind, Some(round3(confidence.clamp(0.0, 1.0))), params)
+    }
+
+    /// `confidence` as given (None: not estimated).
+    pub fn with(kind: K, confidence: Option<f64>, params: Value) -> NextAction<K> {
+        NextAction {
+            kind,
+            confidence,
+            params: match params {
+                Value::Object(m) => Some(m),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// `x` rounded to three decimals, as every ratio the search tools report.
+pub fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
