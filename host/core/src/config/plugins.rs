@@ -1,0 +1,160 @@
+//! The `[plugins]` settings: one slot per `kura:plugins` world, each a
+//! component path and its own limits, and how the TOML forms of a slot
+//! are read.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A plugin slot: one `kura:plugins` world. Printed as the world's name
+/// (`write-policy`); `write_policy` is accepted everywhere too, and is the
+/// spelling of the environment variables (`KURA_PLUGIN_WRITE_POLICY`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Slot {
+    Reranker,
+    ClaimGraph,
+    Auditor,
+    WritePolicy,
+}
+
+impl Slot {
+    pub const ALL: [Slot; 4] = [
+        Slot::Reranker,
+        Slot::ClaimGraph,
+        Slot::Auditor,
+        Slot::WritePolicy,
+    ];
+
+    /// The one printed spelling: the WIT world's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Slot::Reranker => "reranker",
+            Slot::ClaimGraph => "claim-graph",
+            Slot::Auditor => "auditor",
+            Slot::WritePolicy => "write-policy",
+        }
+    }
+
+    /// The snake-case spelling (TOML keys of old, environment variables).
+    pub fn key(self) -> &'static str {
+        match self {
+            Slot::Reranker => "reranker",
+            Slot::ClaimGraph => "claim_graph",
+            Slot::Auditor => "auditor",
+            Slot::WritePolicy => "write_policy",
+        }
+    }
+
+    /// Either spelling, any case.
+    pub fn parse(s: &str) -> Option<Slot> {
+        let s = s.trim().to_ascii_lowercase().replace('_', "-");
+        Slot::ALL.into_iter().find(|slot| slot.name() == s)
+    }
+
+    pub fn names() -> String {
+        Slot::ALL.map(Slot::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One slot's configuration: its component (unset: the embedded default, or
+/// none for the write policy, whose baseline is built in) and its limits
+/// (unset: the global `plugin_*` settings).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SlotConfig {
+    pub path: Option<PathBuf>,
+    pub memory_mib: Option<i64>,
+    pub timeout_ms: Option<i64>,
+    pub instances: Option<i64>,
+}
+
+/// The `[plugins]` table. In TOML a slot is a path (`reranker =
+/// "r.wasm"`) or a table (`[plugins.reranker]` with `path`, `memory_mib`,
+/// `timeout_ms`, `instances`).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginsConfig {
+    #[serde(default)]
+    pub reranker: SlotConfig,
+    #[serde(default)]
+    pub claim_graph: SlotConfig,
+    #[serde(default)]
+    pub auditor: SlotConfig,
+    #[serde(default)]
+    pub write_policy: SlotConfig,
+}
+
+impl PluginsConfig {
+    pub fn slot(&self, slot: Slot) -> &SlotConfig {
+        match slot {
+            Slot::Reranker => &self.reranker,
+            Slot::ClaimGraph => &self.claim_graph,
+            Slot::Auditor => &self.auditor,
+            Slot::WritePolicy => &self.write_policy,
+        }
+    }
+
+    pub fn slot_mut(&mut self, slot: Slot) -> &mut SlotConfig {
+        match slot {
+            Slot::Reranker => &mut self.reranker,
+            Slot::ClaimGraph => &mut self.claim_graph,
+            Slot::Auditor => &mut self.auditor,
+            Slot::WritePolicy => &mut self.write_policy,
+        }
+    }
+}
+
+/// A slot's limits, resolved: its own setting, else the global one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotLimits {
+    pub memory_mib: u64,
+    pub timeout_ms: u64,
+    pub instances: u32,
+}
+
+/// The `[plugins]` table with every slot under its snake-case key and as a
+/// table (`reranker = "r.wasm"` becomes `reranker = { path = "r.wasm" }`).
+pub(super) fn normalize_plugins(t: toml::Table) -> Result<toml::Table, String> {
+    let mut out = toml::Table::new();
+    for (k, v) in t {
+        let slot = Slot::parse(&k).ok_or_else(|| {
+            format!(
+                "[plugins] {k}: unknown plugin slot (slots: {})",
+                Slot::names()
+            )
+        })?;
+        let v = match v {
+            toml::Value::String(path) => {
+                toml::Value::Table(toml::Table::from_iter([("path".into(), path.into())]))
+            }
+            t @ toml::Value::Table(_) => t,
+            _ => {
+                return Err(format!(
+                    "[plugins] {k}: expected a component path or a table (path, memory_mib, timeout_ms, instances)"
+                ));
+            }
+        };
+        out.insert(slot.key().to_owned(), v);
+    }
+    Ok(out)
+}
+
+/// A slot's table inside the normalized `[plugins]` table.
+pub(super) fn slot_table(plugins: &mut toml::Table, slot: Slot) -> &mut toml::Table {
+    let entry = plugins
+        .entry(slot.key())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if !entry.is_table() {
+        *entry = toml::Value::Table(toml::Table::new());
+    }
+    match entry {
+        toml::Value::Table(t) => t,
+        _ => unreachable!("made a table above"),
+    }
+}

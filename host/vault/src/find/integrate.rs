@@ -1,0 +1,302 @@
+//! Stage 1.5 of vault_find: rank what Stage 0 or Stage 1 kept, measure it
+//! (bias, gaps, word coverage, sufficiency), decide `integration_status`
+//! and the next actions. Its weights are the named tables below.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use super::{BIAS_HIGH, BIAS_MIN, Cand, FindSummary, Pass, Query, READY, SignalCoverage, TOP};
+use crate::Vault;
+use crate::action::{NextAction, Step};
+use crate::coverage::round3;
+use crate::domain::search::IntegrationStatus;
+
+impl Vault {
+    /// Stage 1.5: rank what Stage 0 or Stage 1 kept, measure it, decide
+    /// `integration_status` and the next actions.
+    pub(super) fn integrate(
+        &self,
+        q: &Query,
+        pass: Pass,
+        scope_expanded: bool,
+        scoped: bool,
+        warnings: Vec<String>,
+    ) -> (FindSummary, Vec<NextAction>, Vec<String>) {
+        let stage0 = pass.cands.iter().any(|c| c.normalized);
+        let kept = ranked(&pass.cands, stage0);
+        let m = Measures::of(&kept, q, stage0);
+        let status = m.status();
+        let asked = Asked {
+            q,
+            scoped,
+            scope_expanded,
+        };
+        let actions = self.next_actions(&asked, status, &kept, &m, pass.cands.first());
+        let share = |f: &dyn Fn(&Cand) -> bool| {
+            if m.n == 0 {
+                0.0
+            } else {
+                kept.iter().filter(|c| f(c)).count() as f64 / m.n as f64
+            }
+        };
+        let summary = FindSummary {
+            scanned_files: pass.files,
+            scanned_nodes: pass.nodes,
+            candidates: pass.cands.len() as u64,
+            warnings: warnings.len() as u64,
+            max_stage_applied: if stage0 { 0 } else { 1 },
+            scope_expanded,
+            integrated_candidates: m.n as u64,
+            signal_coverage: SignalCoverage {
+                normalized: round3(share(&|c| c.normalized)),
+                loose: round3(share(&|c| c.loose)),
+            },
+            file_bias_ratio: round3(m.bias),
+            gap_ranges_count: m.gaps,
+            sufficiency_score: round3(m.sufficiency),
+            integration_status: status,
+            cutoff_reason: pass.cutoff,
+        };
+        (summary, actions, warnings)
+    }
+
+    /// What to call next, most useful first.
+    fn next_actions(
+        &self,
+        asked: &Asked,
+        status: IntegrationStatus,
+        kept: &[Cand],
+        m: &Measures,
+        first_found: Option<&Cand>,
+    ) -> Vec<NextAction> {
+        let c = &CONFIDENCE;
+        let mut actions = Vec::new();
+        let read = |c: &Cand, conf: f64| {
+            NextAction::new(
+                Step::VaultRead,
+                conf,
+                json!({ "path": c.file, "range": { "start_line": c.start, "end_line": c.end } }),
+            )
+        };
+        match (status, kept.first()) {
+            (IntegrationStatus::Ready, Some(b)) => {
+                actions.push(read(b, m.sufficiency));
+                actions.push(crate::action::stop(m.sufficiency));
+            }
+            (IntegrationStatus::NeedsFollowup, Some(b)) => {
+                actions.push(read(b, m.sufficiency.max(c.read_floor)));
+                let large = self.is_large(&b.file);
+                if m.best_gaps > 0 || m.biased || large {
+                    // The answer spans the file: read it through, from the top.
+                    actions.push(NextAction::new(
+                        Step::VaultScan,
+                        c.scan,
+                        json!({ "path": b.file }),
+                    ));
+                }
+                if let Some(rs) = m.per_file.get(b.file.as_str()).filter(|r| r.len() >= 2) {
+                    let mut rs = rs.clone();
+                    rs.sort_unstable();
+                    let cited: Vec<_> = rs
+                        .iter()
+                        .map(|&(s, e)| json!({ "start_line": s, "end_line": e }))
+                        .collect();
+                    actions.push(NextAction::new(
+                        Step::VaultCoverage,
+                        c.coverage,
+                        json!({ "path": b.file, "cited_ranges": cited }),
+                    ));
+                }
+                if m.union_cov < 1.0 && asked.scoped && !asked.scope_expanded {
+                    // Some words were found nowhere in the scope: try the whole vault.
+                    actions.push(NextAction::new(
+                        Step::VaultFind,
+                        c.widen,
+                        json!({ "query": asked.q.text }),
+                    ));
+                }
+            }
+            _ => {
+                // Nothing integrated: a literal line search catches what the
+                // word index cannot (symbols, partial words).
+                actions.push(NextAction::new(
+                    Step::VaultSearch,
+                    c.line_search,
+                    json!({ "query": asked.q.text, "mode": "plain" }),
+                ));
+                if let Some(f) = first_found {
+                    actions.push(read(f, c.first_found));
+                }
+            }
+        }
+        actions
+    }
+}
+
+/// What the caller asked, as the next actions need it.
+struct Asked<'a, 'q> {
+    q: &'a Query<'q>,
+    /// The search was limited to a folder or a glob.
+    scoped: bool,
+    /// It was widened to the whole vault after the scope kept nothing.
+    scope_expanded: bool,
+}
+
+/// How a kept section ranks: its BM25 over the best kept one's, its share
+/// of the query's words, and whether the whole query matched it after
+/// folding (Stage 0).
+struct RankWeights {
+    bm25: f64,
+    coverage: f64,
+    normalized: f64,
+}
+
+const RANK: RankWeights = RankWeights {
+    bm25: 0.5,
+    coverage: 0.3,
+    normalized: 0.2,
+};
+
+/// How sufficiency weighs the best section's word coverage, the words the
+/// top sections hold together, and a whole-query match (Stage 0).
+struct SufficiencyWeights {
+    best_coverage: f64,
+    union_coverage: f64,
+    whole_query: f64,
+}
+
+const SUFFICIENCY: SufficiencyWeights = SufficiencyWeights {
+    best_coverage: 0.5,
+    union_coverage: 0.2,
+    whole_query: 0.3,
+};
+
+/// How sure each next action is when the search needs a follow-up.
+struct FollowupConfidence {
+    /// Reading the best evidence, at least.
+    read_floor: f64,
+    /// Reading its file through (gaps, bias, a large file).
+    scan: f64,
+    /// Measuring the coverage of its ranges.
+    coverage: f64,
+    /// Searching the whole vault when the scope missed words.
+    widen: f64,
+    /// A literal line search when nothing was integrated.
+    line_search: f64,
+    /// Reading the first section found, then.
+    first_found: f64,
+}
+
+const CONFIDENCE: FollowupConfidence = FollowupConfidence {
+    read_floor: 0.3,
+    scan: 0.7,
+    coverage: 0.5,
+    widen: 0.4,
+    line_search: 0.3,
+    first_found: 0.2,
+};
+
+/// The candidates Stage 1.5 keeps (Stage 0's matches, or else Stage 1's),
+/// ranked by [`RANK`].
+fn ranked(cands: &[Cand], stage0: bool) -> Vec<Cand> {
+    let mut kept: Vec<Cand> = cands
+        .iter()
+        .filter(|c| if stage0 { c.normalized } else { c.loose })
+        .cloned()
+        .collect();
+    let top_bm25 = kept
+        .iter()
+        .map(|c| c.bm25)
+        .fold(0.0f32, f32::max)
+        .max(f32::EPSILON);
+    for c in &mut kept {
+        c.rank = RANK.bm25 * f64::from(c.bm25 / top_bm25)
+            + RANK.coverage * c.coverage
+            + RANK.normalized * f64::from(u8::from(c.normalized));
+    }
+    kept.sort_by(|a, b| b.rank.total_cmp(&a.rank));
+    kept
+}
+
+/// What Stage 1.5 measures on the ranked candidates.
+struct Measures<'a> {
+    /// Candidates kept.
+    n: usize,
+    /// Their line ranges, by file.
+    per_file: HashMap<&'a str, Vec<(u64, u64)>>,
+    /// The share of them in the file that holds the most.
+    bias: f64,
+    biased: bool,
+    /// Gaps between ranges in the files of the best [`TOP`].
+    gaps: u64,
+    /// Gaps in the best candidate's file.
+    best_gaps: u64,
+    /// The share of the query's words the best [`TOP`] hold together.
+    union_cov: f64,
+    sufficiency: f64,
+}
+
+impl<'a> Measures<'a> {
+    fn of(kept: &'a [Cand], q: &Query, stage0: bool) -> Measures<'a> {
+        let n = kept.len();
+        let mut per_file: HashMap<&str, Vec<(u64, u64)>> = HashMap::new();
+        for c in kept {
+            per_file.entry(&c.file).or_default().push((c.start, c.end));
+        }
+        let bias = per_file
+            .values()
+            .map(Vec::len)
+            .max()
+            .map_or(0.0, |m| m as f64 / n.max(1) as f64);
+        let gaps_in = |file: &str| -> u64 {
+            let mut rs = per_file.get(file).cloned().unwrap_or_default();
+            rs.sort_unstable();
+            rs.windows(2).filter(|w| w[1].0 > w[0].1 + 1).count() as u64
+        };
+        let mut top_files: Vec<&str> = Vec::new();
+        for c in kept.iter().take(TOP) {
+            if !top_files.contains(&c.file.as_str()) {
+                top_files.push(&c.file);
+            }
+        }
+        let gaps: u64 = top_files.iter().map(|f| gaps_in(f)).sum();
+        let best_cov = kept.iter().map(|c| c.coverage).fold(0.0, f64::max);
+        let union_cov = if q.units.is_empty() {
+            best_cov
+        } else {
+            let found = (0..q.units.len())
+                .filter(|&u| kept.iter().take(TOP).any(|c| c.units[u]))
+                .count();
+            found as f64 / q.units.len() as f64
+        };
+        let sufficiency = if n == 0 {
+            0.0
+        } else {
+            SUFFICIENCY.best_coverage * best_cov
+                + SUFFICIENCY.union_coverage * union_cov
+                + SUFFICIENCY.whole_query * f64::from(u8::from(stage0))
+        };
+        let best_gaps = kept.first().map_or(0, |b| gaps_in(&b.file));
+        Measures {
+            n,
+            bias,
+            biased: n >= BIAS_MIN && bias >= BIAS_HIGH,
+            gaps,
+            best_gaps,
+            union_cov,
+            sufficiency,
+            per_file,
+        }
+    }
+
+    fn status(&self) -> IntegrationStatus {
+        if self.n == 0 {
+            IntegrationStatus::Blocked
+        } else if self.sufficiency >= READY && self.best_gaps == 0 && !self.biased {
+            IntegrationStatus::Ready
+        } else {
+            IntegrationStatus::NeedsFollowup
+        }
+    }
+}
