@@ -9,7 +9,7 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --release --workspace --all-targets -- -D warnings
 
-# The default components are built (for wasm32-wasip2) by the host's build script.
+# The default components are built (for wasm32-wasip2) by kura-plugins' build script.
 components:
     cargo build --release -p kura
 
