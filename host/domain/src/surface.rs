@@ -62,3 +62,8 @@ pub trait Surfaces: Send + Sync {
     /// anything) updates the resource `uri`.
     fn updates(&self, uri: &str, changed: &[String]) -> bool;
 }
+
+/// A URI that names nothing kura serves (JSON-RPC -32002).
+pub fn no_such_resource(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("no such resource: {uri}"), None)
+}

@@ -39,7 +39,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use crate::app::App;
 use crate::domain::Profile;
 use crate::domain::Spec;
-use crate::domain::surface::Surfaces;
+use crate::domain::surface::{Surfaces, no_such_resource};
 use crate::error::Error;
 use crate::job::Job;
 use calls::Calls;
@@ -469,11 +469,6 @@ impl ServerHandler for KuraServer {
             None => Err(unknown()),
         }
     }
-}
-
-/// A URI that names nothing kura serves (JSON-RPC -32002).
-fn no_such_resource(uri: &str) -> McpError {
-    McpError::resource_not_found(format!("no such resource: {uri}"), None)
 }
 
 /// `completion/complete`: the values that start with what was typed

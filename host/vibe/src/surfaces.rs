@@ -13,7 +13,7 @@ use rmcp::model::{
     Reference, Resource, ResourceContents, ResourceTemplate, Role,
 };
 
-use crate::domain::surface::{ChangeListener, Surfaces};
+use crate::domain::surface::{ChangeListener, Surfaces, no_such_resource};
 use crate::error::{Code, Error, VibeCode};
 use crate::{FOLDERS, PROMPTS, Vibe};
 
@@ -75,11 +75,6 @@ fn to_mcp(e: Error) -> McpError {
         ) => McpError::invalid_params(e.message, data),
         _ => McpError::internal_error(e.message, data),
     }
-}
-
-/// A URI that names nothing kura serves (JSON-RPC -32002).
-fn no_such_resource(uri: &str) -> McpError {
-    McpError::resource_not_found(format!("no such resource: {uri}"), None)
 }
 
 /// The decoded path segments of a `vibe://projects…` URI (none for the
