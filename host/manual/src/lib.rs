@@ -98,7 +98,10 @@ impl ManualsConfig {
                 cache_default: config.sem_cache_enabled,
                 cache_max_gap: config.sem_cache_max_summary_gap,
                 cache_max_conflict: config.sem_cache_max_summary_conflict,
-                coverage_weight: config.sparse_query_coverage_weight,
+                signals: find::signals::SIGNALS.with(
+                    find::signals::Feature::Coverage,
+                    config.sparse_query_coverage_weight,
+                ),
             },
             trace_ttl: Duration::from_secs(config.trace_ttl_sec.max(1) as u64),
             trace_max_keep: config.trace_max_keep.max(1) as usize,

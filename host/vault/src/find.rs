@@ -35,10 +35,11 @@ use serde::Serialize;
 use super::Vault;
 use super::action::NextAction;
 use crate::args::Input;
-use crate::domain::search::{BudgetInput, IntegrationStatus};
+use crate::domain::search::{BudgetInput, IntegrationStatus, Run};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::index::{Probe, Search};
+use crate::job::Job;
 use crate::text::Lines;
 
 /// `budget.max_candidates` above this is applied as this (`hard_limit`).
@@ -151,7 +152,6 @@ struct Pass {
     cands: Vec<Cand>,
     files: u64,
     nodes: u64,
-    cutoff: Option<Cutoff>,
     /// The files read, by path (None: unreadable).
     texts: HashMap<String, Option<String>>,
 }
@@ -235,7 +235,7 @@ impl Vault {
         scope: &Scope,
         cap: u64,
         cap_reason: Cutoff,
-        deadline: Instant,
+        run: &mut Run<'_, Cutoff>,
         warnings: &mut Vec<String>,
     ) -> Result<Pass> {
         let mut pass = Pass::default();
@@ -271,13 +271,12 @@ impl Vault {
             .hits;
         if hits.len() as u64 > cap {
             hits.truncate(cap as usize);
-            pass.cutoff = Some(cap_reason);
+            run.cut(cap_reason);
         }
         let t_search = t.elapsed();
         for h in hits {
             let marks = &h.marks;
-            if Instant::now() >= deadline {
-                pass.cutoff = Some(Cutoff::TimeBudget);
+            if run.spent(Cutoff::TimeBudget) {
                 break;
             }
             pass.nodes += 1;
@@ -362,7 +361,7 @@ impl Vault {
         Some(text[lines.start(start as usize)..lines.end(end.min(total) as usize)].to_owned())
     }
 
-    pub fn find(&self, input: FindInput) -> Result<FindOutput> {
+    pub fn find(&self, input: FindInput, job: Job) -> Result<FindOutput> {
         let started = Instant::now();
         let query = input.query.as_str();
         let phrase = collapse(Folded::new(query).as_str());
@@ -416,23 +415,35 @@ impl Vault {
         };
         let mut warnings = Vec::new();
         let scope = Scope { dir, glob };
-        let mut pass = self.pass(&q, &scope, cap, cap_reason, deadline, &mut warnings)?;
+        let mut run = Run::new("vault_find", deadline, job);
+        let mut pass = run.stage("stage 0/1", |run| {
+            self.pass(&q, &scope, cap, cap_reason, run, &mut warnings)
+        })?;
         let mut scope_expanded = false;
         let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose);
-        if !scope.is_whole_vault() && !kept(&pass) && pass.cutoff != Some(Cutoff::TimeBudget) {
-            let whole = Scope {
-                dir: RelPath::root(),
-                glob: None,
-            };
-            let wide = self.pass(&q, &whole, cap, cap_reason, deadline, &mut warnings)?;
+        if !scope.is_whole_vault() && !kept(&pass) && run.cutoff() != Some(Cutoff::TimeBudget) {
+            pass = run.stage("whole vault", |run| {
+                // The wide pass's figures stand for the search; its files
+                // and sections add to the narrow one's.
+                run.uncut();
+                let whole = Scope {
+                    dir: RelPath::root(),
+                    glob: None,
+                };
+                let mut wide = self.pass(&q, &whole, cap, cap_reason, run, &mut warnings)?;
+                warnings.push("nothing matched in the scope; the whole vault was searched".into());
+                wide.files += pass.files;
+                wide.nodes += pass.nodes;
+                Ok(wide)
+            })?;
             scope_expanded = true;
-            warnings.push("nothing matched in the scope; the whole vault was searched".into());
-            let (files, nodes) = (pass.files + wide.files, pass.nodes + wide.nodes);
-            pass = wide;
-            pass.files = files;
-            pass.nodes = nodes;
         }
-        let out = self.integrate(&q, pass, scope_expanded, !scope.is_whole_vault(), warnings);
+        let scoped = !scope.is_whole_vault();
+        let out = run.stage("stage 1.5", |run| {
+            let cutoff = run.cutoff();
+            Ok(self.integrate(&q, pass, cutoff, scope_expanded, scoped, warnings))
+        })?;
+        run.log(query);
         let trace_id = format!(
             "vf-{}",
             &blake3::hash(format!("{query}\0{:?}\0{}", started, std::process::id()).as_bytes())

@@ -91,7 +91,7 @@ pub static TOOLS: &[ToolDef] = &[
                       vault_scan, vault_coverage, ... or stop). `budget.max_candidates` is capped at 1000 and `budget.time_ms` \
                       bounds the reading of candidates; `cutoff_reason` appears only when the budget cut the search.",
         effect: Effect::Read,
-        handler: &Typed(|d, i: crate::FindInput, _| d.get::<Vault>()?.find(i)),
+        handler: &Typed(|d, i: crate::FindInput, job| d.get::<Vault>()?.find(i, job)),
     },
     ToolDef {
         name: "vault_coverage",

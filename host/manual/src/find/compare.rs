@@ -53,7 +53,7 @@ impl Manuals {
             .unwrap_or(0.0);
         for side in &names {
             let (found, _) = self.gather(side, scope, SIDE_FETCH, exclude, &HashSet::new())?;
-            let mut ranked = signals::score(side, &found, self.find.coverage_weight, None);
+            let mut ranked = signals::score(side, &found, &self.find.signals, None);
             sort(&mut ranked);
             let Some(top) = ranked.into_iter().next() else {
                 continue;
@@ -65,7 +65,7 @@ impl Manuals {
                     signals::score(
                         &req.query,
                         std::slice::from_ref(f),
-                        self.find.coverage_weight,
+                        &self.find.signals,
                         None,
                     )
                     .pop()

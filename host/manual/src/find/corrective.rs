@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use super::compare::Sides;
 use super::first::{Exclude, Pool, WEAK_COVERAGE};
 use super::graph::EVIDENCE_MAX;
-use super::output::{Cand, Signal, StageUse};
+use super::output::{Cand, CutoffReason, Signal, StageUse};
 use super::rerank::RERANK_TOP;
 use super::{Budget, Late, Request, signals, sort};
 use crate::Manuals;
@@ -40,7 +40,7 @@ impl Manuals {
         pool: &mut Pool,
         late: &mut Late,
         sides: &Sides,
-        budget: &mut Budget,
+        budget: &mut Budget<'_>,
     ) -> Result<StageUse> {
         if !self.find.corrective {
             return Ok(StageUse::Disabled);
@@ -48,7 +48,7 @@ impl Manuals {
         if late.graph_failed || !is_weak(&pool.cands, late.graph.as_ref()) {
             return Ok(StageUse::NotNeeded);
         }
-        if budget.spent() {
+        if budget.spent(CutoffReason::TimeMs) {
             return Ok(StageUse::Skipped);
         }
         let relaxed = content_terms(&req.query).join(" ");
@@ -66,8 +66,7 @@ impl Manuals {
         // Sections already ranked are neither read nor analysed again.
         let known: HashSet<_> = pool.cands.iter().map(Cand::key).collect();
         let (extra, _) = self.gather(&relaxed, scope, limit, exclude, &known)?;
-        let extra_scored =
-            signals::score(&req.query, &extra, self.find.coverage_weight, Some(&known));
+        let extra_scored = signals::score(&req.query, &extra, &self.find.signals, Some(&known));
         // The reranked region ends at the RERANK_TOP-th first-stage score; a
         // new candidate below it cannot change the top.
         let mut bases: Vec<f64> = pool.cands.iter().map(|c| c.base).collect();

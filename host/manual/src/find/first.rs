@@ -101,7 +101,7 @@ impl Manuals {
             exclude,
             &HashSet::new(),
         )?;
-        let mut cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
+        let mut cands = signals::score(&req.query, &found, &self.find.signals, None);
         let mut scope_expanded = false;
         let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE;
         if req.manual_id.is_some() && req.expand_scope && weak {
@@ -113,7 +113,7 @@ impl Manuals {
             {
                 found = all;
                 more = all_more;
-                cands = signals::score(&req.query, &found, self.find.coverage_weight, None);
+                cands = signals::score(&req.query, &found, &self.find.signals, None);
                 scope_expanded = true;
             }
         }

@@ -23,11 +23,13 @@ mod first;
 mod graph;
 pub mod output;
 mod rerank;
-mod signals;
+pub mod signals;
 mod summary;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
+
+use crate::domain::search::Run;
 
 use super::Manuals;
 use super::trace::CacheKey;
@@ -59,7 +61,8 @@ pub struct FindSettings {
     pub cache_default: bool,
     pub cache_max_gap: i64,
     pub cache_max_conflict: i64,
-    pub coverage_weight: f64,
+    /// The first stage's weights, the coverage weight from the setting.
+    pub signals: signals::Table,
 }
 
 fn round(x: f64) -> f64 {
@@ -73,22 +76,8 @@ fn clip(s: &str, n: usize) -> &str {
     }
 }
 
-/// The time budget, and why the search was cut short if it was.
-pub(super) struct Budget {
-    deadline: Instant,
-    cutoff: Option<CutoffReason>,
-}
-
-impl Budget {
-    /// Whether the time is up (recorded as the cutoff reason).
-    fn spent(&mut self) -> bool {
-        let late = Instant::now() >= self.deadline;
-        if late {
-            self.cutoff = Some(CutoffReason::TimeMs);
-        }
-        late
-    }
-}
+/// A search's run through the stages, its cutoff reason manual_find's own.
+pub(super) type Budget<'j> = Run<'j, CutoffReason>;
 
 /// What stage 3 (and a corrective rerun of it) decided.
 pub(super) struct Late {
@@ -234,44 +223,31 @@ impl Manuals {
         job: Job,
     ) -> Result<(String, Trace)> {
         // A cancelled search stops between stages (nothing is cached).
-        let stop = || job.check("manual_find");
-        let mut clock = Clock::default();
-        let mut budget = Budget {
-            deadline,
-            cutoff: None,
-        };
+        let mut run = Run::new("manual_find", deadline, job);
         let facets = facet::detect(&req.query);
-        let mut pool = self.first_stage(req, exclude)?;
-        #[cfg(feature = "fault-injection")]
-        kura_core::fault::slow_search();
-        if pool.more {
-            budget.cutoff = Some(CutoffReason::MaxCandidates);
-        }
-        clock.lap("first");
-        stop()?;
-        let sides = self.compare_sides(req, exclude, &mut pool)?;
-        clock.lap("compare");
-        stop()?;
-        let mut late = self.late(req, &facets, &mut pool, &sides, &mut budget);
-        clock.lap("late");
-        stop()?;
-        let corrective = self.corrective(
-            req,
-            &facets,
-            exclude,
-            &mut pool,
-            &mut late,
-            &sides,
-            &mut budget,
-        )?;
-        clock.lap("corrective");
-        tracing::debug!(target: "kura::timing", query = %req.query, "manual_find {}", clock.report());
+        let mut pool = run.stage("first", |run| {
+            let pool = self.first_stage(req, exclude)?;
+            #[cfg(feature = "fault-injection")]
+            kura_core::fault::slow_search();
+            if pool.more {
+                run.cut(CutoffReason::MaxCandidates);
+            }
+            Ok(pool)
+        })?;
+        let sides = run.stage("compare", |_| self.compare_sides(req, exclude, &mut pool))?;
+        let mut late = run.stage("late", |run| {
+            Ok(self.late(req, &facets, &mut pool, &sides, run))
+        })?;
+        let corrective = run.stage("corrective", |run| {
+            self.corrective(req, &facets, exclude, &mut pool, &mut late, &sides, run)
+        })?;
+        run.log(&req.query);
         let trace_id = self.traces().new_id();
         let outcome = summary::Outcome {
             pool,
             late,
             corrective,
-            budget,
+            cutoff: run.cutoff(),
             facets,
             compare_sides: sides.names,
         };
@@ -286,7 +262,7 @@ impl Manuals {
         facets: &[Facet],
         pool: &mut Pool,
         sides: &Sides,
-        budget: &mut Budget,
+        budget: &mut Budget<'_>,
     ) -> Late {
         let mut late = Late {
             rerank: StageUse::Skipped,
@@ -298,51 +274,20 @@ impl Manuals {
         sort(&mut pool.cands);
         self.fill_top(pool, rerank::RERANK_TOP.max(graph::EVIDENCE_MAX));
         let texts = first::texts(&pool.found);
-        if !budget.spent() {
+        if !budget.spent(CutoffReason::TimeMs) {
             let r = self.rerank(&req.query, &mut pool.cands, &texts);
             late.rerank = r.used;
             late.warnings.extend(r.warning);
         }
         sort(&mut pool.cands);
         sides.interleave(&mut pool.cands);
-        if !budget.spent() {
+        if !budget.spent(CutoffReason::TimeMs) {
             let i = self.integrate(&req.query, facets, &mut pool.cands, &texts);
             (late.evidence, late.graph, late.graph_failed) =
                 (i.evidence, i.graph, i.warning.is_some());
             late.warnings.extend(i.warning);
         }
         late
-    }
-}
-
-/// Stage timings for the debug log.
-struct Clock {
-    last: Instant,
-    laps: Vec<(&'static str, Duration)>,
-}
-
-impl Default for Clock {
-    fn default() -> Self {
-        Clock {
-            last: Instant::now(),
-            laps: Vec::new(),
-        }
-    }
-}
-
-impl Clock {
-    fn lap(&mut self, name: &'static str) {
-        let now = Instant::now();
-        self.laps.push((name, now - self.last));
-        self.last = now;
-    }
-
-    fn report(&self) -> String {
-        self.laps
-            .iter()
-            .map(|(n, d)| format!("{n}={:.2}ms", d.as_secs_f64() * 1e3))
-            .collect::<Vec<_>>()
-            .join(" ")
     }
 }
 

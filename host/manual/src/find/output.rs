@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 pub use crate::domain::search::IntegrationStatus;
 use serde::Serialize;
 
+use crate::domain::search::Blend;
 use crate::index::Hit;
 use crate::plugins::claim_graph::{Claim, ClaimStatus, CoverageStatus, Edge, FacetSummary, Graph};
 
@@ -190,6 +191,21 @@ pub struct Cand {
     pub coverage: f64,
     /// Evidence only: the first characters of the text, and its digest.
     pub snippet: Option<(String, String)>,
+}
+
+impl Blend for Cand {
+    fn base(&self) -> f64 {
+        self.base
+    }
+
+    /// A reranked candidate carries the `late_rerank` signal, and only it.
+    fn rescore(&mut self, score: f64, scored: bool) {
+        self.score = score;
+        self.signals.retain(|s| *s != Signal::LateRerank);
+        if scored {
+            self.signals.push(Signal::LateRerank);
+        }
+    }
 }
 
 impl Cand {

@@ -6,8 +6,9 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::output::{Cand, Key, Signal, StageUse};
+use super::output::{Cand, Key, StageUse};
 use super::{PLUGIN_TEXT_CHARS, clip, sort};
+use crate::domain::search::blend;
 use crate::index::Hit;
 use crate::plugins::{RerankCandidate, Reranked};
 use crate::{Manuals, name};
@@ -76,16 +77,7 @@ impl Manuals {
                 Some(format!("{kept}: the reranker component is still compiling")),
             ),
             Some(Reranked::Scores(scores)) => {
-                for c in cands.iter_mut() {
-                    c.score = c.base;
-                    c.signals.retain(|s| *s != Signal::LateRerank);
-                }
-                for (c, s) in cands[..top].iter_mut().zip(scores) {
-                    c.score = c.base + RERANK_WEIGHT * s.clamp(0.0, 1.0);
-                    if !c.signals.contains(&Signal::LateRerank) {
-                        c.signals.push(Signal::LateRerank);
-                    }
-                }
+                blend(cands, &scores[..scores.len().min(top)], RERANK_WEIGHT);
                 sort(cands);
                 done(StageUse::Applied, None)
             }

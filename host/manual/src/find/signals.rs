@@ -9,6 +9,7 @@ use std::collections::HashSet;
 
 use super::output::{Cand, Found, Key, Signal};
 use super::{SIGNAL_POOL, clip};
+use crate::domain::search::{Weights, flag, w};
 use crate::index::Hit;
 use crate::name;
 use crate::text::Folded;
@@ -18,13 +19,35 @@ use crate::text::tokenize::{content_units, is_cjk};
 /// Characters of a section the signals look at (a huge table is not read to its end).
 const ANALYSE_CHARS: usize = 20_000;
 
-const W_HEADING: f64 = 0.15;
-const W_FOCUS: f64 = 0.25;
-const W_EXCEPTIONS: f64 = 0.2;
-/// The query's chapter, section or page reference is the document's.
-const W_REFERENCE: f64 = 1.0;
-/// The query states the document's name (not just words the name contains).
-const W_EXACT_NAME: f64 = 0.3;
+/// What the first stage measures on a section, beside its BM25.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Feature {
+    /// A query word is in the heading path (led by the file's title).
+    Heading,
+    /// The section's own heading or the document's name is about the query.
+    Focus,
+    /// The query asks for exceptions and the section states some.
+    Exceptions,
+    /// The query's chapter, section or page reference is the document's.
+    Reference,
+    /// The query states the document's name (not just words the name contains).
+    ExactName,
+    /// The share of the query's words in the section (0..1).
+    Coverage,
+}
+
+/// What each feature adds to a section's BM25 (normalised by the best);
+/// `Coverage`'s weight is the `SPARSE_QUERY_COVERAGE_WEIGHT` setting.
+pub type Table = Weights<Feature, 6>;
+
+pub const SIGNALS: Table = Weights([
+    w(Feature::Heading, 0.15),
+    w(Feature::Focus, 0.25),
+    w(Feature::Exceptions, 0.2),
+    w(Feature::Reference, 1.0),
+    w(Feature::ExactName, 0.3),
+    w(Feature::Coverage, 0.35),
+]);
 
 /// Signals and first-stage score of one section (see the module comment).
 struct Analysis {
@@ -37,7 +60,7 @@ fn analyse(
     query: &str,
     units: &[Vec<String>],
     asks_exceptions: bool,
-    coverage_weight: f64,
+    table: &Table,
     hit: &Hit,
 ) -> Analysis {
     let terms: Vec<String> = units.iter().flatten().cloned().collect();
@@ -99,12 +122,14 @@ fn analyse(
     if exceptions {
         signals.push(Signal::Exceptions);
     }
-    let bonus = W_HEADING * f64::from(u8::from(in_heading))
-        + W_FOCUS * f64::from(u8::from(focus))
-        + W_EXCEPTIONS * f64::from(u8::from(exceptions))
-        + W_REFERENCE * f64::from(u8::from(named_by.reference))
-        + W_EXACT_NAME * f64::from(u8::from(named_by.exact))
-        + coverage_weight * coverage;
+    let bonus = table.score(|f| match f {
+        Feature::Heading => flag(in_heading),
+        Feature::Focus => flag(focus),
+        Feature::Exceptions => flag(exceptions),
+        Feature::Reference => flag(named_by.reference),
+        Feature::ExactName => flag(named_by.exact),
+        Feature::Coverage => coverage,
+    });
     Analysis {
         signals,
         coverage,
@@ -119,7 +144,7 @@ fn analyse(
 pub(super) fn score(
     query: &str,
     found: &[Found],
-    coverage_weight: f64,
+    table: &Table,
     known: Option<&HashSet<Key>>,
 ) -> Vec<Cand> {
     let units = content_units(query);
@@ -136,7 +161,7 @@ pub(super) fn score(
                 0.0
             };
             let a = if i < SIGNAL_POOL {
-                analyse(query, &units, asks_exceptions, coverage_weight, &f.hit)
+                analyse(query, &units, asks_exceptions, table, &f.hit)
             } else {
                 Analysis {
                     signals: vec![],

@@ -7,10 +7,10 @@ use serde_json::json;
 
 use super::first::Pool;
 use super::output::{
-    ActionType, BudgetApplied, CacheUse, FindApplied, FindOutput, IntegrationStatus, NextAction,
-    StageUse, Summary, Trace,
+    ActionType, BudgetApplied, CacheUse, CutoffReason, FindApplied, FindOutput, IntegrationStatus,
+    NextAction, StageUse, Summary, Trace,
 };
-use super::{Budget, Late, Request, round};
+use super::{Late, Request, round};
 use crate::text::facet::Facet;
 
 /// Everything the stages decided, for the trace.
@@ -18,7 +18,8 @@ pub(super) struct Outcome {
     pub pool: Pool,
     pub late: Late,
     pub corrective: StageUse,
-    pub budget: Budget,
+    /// Why the search was cut short, if it was.
+    pub cutoff: Option<CutoffReason>,
     pub facets: Vec<Facet>,
     pub compare_sides: Vec<String>,
 }
@@ -29,7 +30,7 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
         pool,
         late,
         corrective,
-        mut budget,
+        mut cutoff,
         facets,
         compare_sides,
     } = o;
@@ -37,7 +38,7 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
     let limit = req.max_candidates as usize;
     if cands.len() > limit {
         cands.truncate(limit);
-        budget.cutoff = Some(super::output::CutoffReason::MaxCandidates);
+        cutoff = Some(CutoffReason::MaxCandidates);
     }
     let evidence = late.evidence.min(cands.len());
     let mut trace = Trace {
@@ -76,7 +77,7 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
                     time_ms: req.time_ms,
                 },
             },
-            cutoff_reason: budget.cutoff,
+            cutoff_reason: cutoff,
             warnings: late.warnings,
         },
     };

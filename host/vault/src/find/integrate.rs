@@ -6,11 +6,13 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::{BIAS_HIGH, BIAS_MIN, Cand, FindSummary, Pass, Query, READY, SignalCoverage, TOP};
+use super::{
+    BIAS_HIGH, BIAS_MIN, Cand, Cutoff, FindSummary, Pass, Query, READY, SignalCoverage, TOP,
+};
 use crate::Vault;
 use crate::action::{NextAction, Step};
 use crate::coverage::round3;
-use crate::domain::search::IntegrationStatus;
+use crate::domain::search::{IntegrationStatus, Weights, flag, w};
 
 impl Vault {
     /// Stage 1.5: rank what Stage 0 or Stage 1 kept, measure it, decide
@@ -19,6 +21,7 @@ impl Vault {
         &self,
         q: &Query,
         pass: Pass,
+        cutoff: Option<Cutoff>,
         scope_expanded: bool,
         scoped: bool,
         warnings: Vec<String>,
@@ -56,7 +59,7 @@ impl Vault {
             gap_ranges_count: m.gaps,
             sufficiency_score: round3(m.sufficiency),
             integration_status: status,
-            cutoff_reason: pass.cutoff,
+            cutoff_reason: cutoff,
         };
         (summary, actions, warnings)
     }
@@ -143,34 +146,39 @@ struct Asked<'a, 'q> {
     scope_expanded: bool,
 }
 
-/// How a kept section ranks: its BM25 over the best kept one's, its share
-/// of the query's words, and whether the whole query matched it after
-/// folding (Stage 0).
-struct RankWeights {
-    bm25: f64,
-    coverage: f64,
-    normalized: f64,
+/// What ranks a kept section.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Rank {
+    /// Its BM25 over the best kept one's.
+    Bm25,
+    /// Its share of the query's words.
+    Coverage,
+    /// The whole query matched it after folding (Stage 0).
+    Normalized,
 }
 
-const RANK: RankWeights = RankWeights {
-    bm25: 0.5,
-    coverage: 0.3,
-    normalized: 0.2,
-};
+const RANK: Weights<Rank, 3> = Weights([
+    w(Rank::Bm25, 0.5),
+    w(Rank::Coverage, 0.3),
+    w(Rank::Normalized, 0.2),
+]);
 
-/// How sufficiency weighs the best section's word coverage, the words the
-/// top sections hold together, and a whole-query match (Stage 0).
-struct SufficiencyWeights {
-    best_coverage: f64,
-    union_coverage: f64,
-    whole_query: f64,
+/// What says the kept sections answer the query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Sufficiency {
+    /// The best section's share of the query's words.
+    BestCoverage,
+    /// The share of the query's words the top sections hold together.
+    UnionCoverage,
+    /// Stage 0 matched somewhere.
+    WholeQuery,
 }
 
-const SUFFICIENCY: SufficiencyWeights = SufficiencyWeights {
-    best_coverage: 0.5,
-    union_coverage: 0.2,
-    whole_query: 0.3,
-};
+const SUFFICIENCY: Weights<Sufficiency, 3> = Weights([
+    w(Sufficiency::BestCoverage, 0.5),
+    w(Sufficiency::UnionCoverage, 0.2),
+    w(Sufficiency::WholeQuery, 0.3),
+]);
 
 /// How sure each next action is when the search needs a follow-up.
 struct FollowupConfidence {
@@ -211,9 +219,11 @@ fn ranked(cands: &[Cand], stage0: bool) -> Vec<Cand> {
         .fold(0.0f32, f32::max)
         .max(f32::EPSILON);
     for c in &mut kept {
-        c.rank = RANK.bm25 * f64::from(c.bm25 / top_bm25)
-            + RANK.coverage * c.coverage
-            + RANK.normalized * f64::from(u8::from(c.normalized));
+        c.rank = RANK.score(|f| match f {
+            Rank::Bm25 => f64::from(c.bm25 / top_bm25),
+            Rank::Coverage => c.coverage,
+            Rank::Normalized => flag(c.normalized),
+        });
     }
     kept.sort_by(|a, b| b.rank.total_cmp(&a.rank));
     kept
@@ -273,9 +283,11 @@ impl<'a> Measures<'a> {
         let sufficiency = if n == 0 {
             0.0
         } else {
-            SUFFICIENCY.best_coverage * best_cov
-                + SUFFICIENCY.union_coverage * union_cov
-                + SUFFICIENCY.whole_query * f64::from(u8::from(stage0))
+            SUFFICIENCY.score(|f| match f {
+                Sufficiency::BestCoverage => best_cov,
+                Sufficiency::UnionCoverage => union_cov,
+                Sufficiency::WholeQuery => flag(stage0),
+            })
         };
         let best_gaps = kept.first().map_or(0, |b| gaps_in(&b.file));
         Measures {

@@ -1,7 +1,27 @@
-//! The vocabulary the search tools share (manual_find, vault_find): the
-//! budget a caller sets, how far the search got (`integration_status`) and
-//! what to call next (`next_actions`). Each tool keeps its own stages and
-//! its own list of next tools; these are the words they have in common.
+//! What the search tools (manual_find, vault_find) share: one pipeline
+//! shape and its vocabulary. A search runs as
+//!
+//! 1. **candidates**: the tool's own index query within its scope;
+//! 2. **first score**: the features a tool measures on a candidate, added
+//!    up by its named [`Weights`] table;
+//! 3. **late scores**: a scorer that reads the query and the best
+//!    candidates' text (the reranker component) [`blend`]ed into the first
+//!    score with its weight;
+//! 4. **integrate**: what was kept is measured, an [`IntegrationStatus`]
+//!    decided and [`NextAction`]s proposed.
+//!
+//! [`Run`] carries a search through them: the caller's `budget`
+//! ([`BudgetInput`]), cancellation between stages, and each stage's time.
+//! Each tool keeps its own candidates, features and list of next tools; a
+//! new signal is a feature in the tables or one more late scorer.
+
+mod blend;
+mod run;
+mod weights;
+
+pub use blend::{Blend, blend};
+pub use run::Run;
+pub use weights::{Weight, Weights, flag, w};
 
 use schemars::JsonSchema;
 use serde::Serialize;
