@@ -48,18 +48,13 @@ fn ms(d: Duration) -> String {
 
 pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     let data = DemoData::create()?;
-    let exe = std::env::current_exe()?;
     let empty = data.path().join("empty.toml");
     crate::fs::materialize(data.path(), &[("empty.toml", b"")])?;
-    let base = |state: &std::path::Path| {
-        vec![
-            "--config".to_owned(),
-            empty.display().to_string(),
-            "--vault-root".to_owned(),
-            data.vault().display().to_string(),
-            "--state-dir".to_owned(),
-            state.display().to_string(),
-        ]
+    let b = Bench {
+        exe: std::env::current_exe()?,
+        warm_state: data.path().join("state-warm"),
+        empty,
+        data,
     };
     println!(
         "kura bench ({} cores)",
@@ -67,26 +62,53 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
             .map(|n| n.get())
             .unwrap_or(1)
     );
+    start_up(&b, &args).await?;
+    tool_calls(&b, &args).await?;
+    write_decision(&b, &args)
+}
 
-    // Start-up: cold = a fresh state folder each time (components compiled);
-    // warm = one state folder whose cache the first start filled.
+/// What every part of the bench runs on: the binary, the demo data.
+struct Bench {
+    exe: std::path::PathBuf,
+    data: DemoData,
+    empty: std::path::PathBuf,
+    /// The state folder whose cache the first start filled.
+    warm_state: std::path::PathBuf,
+}
+
+impl Bench {
+    /// `kura serve`'s arguments: the demo vault, `state` as the state folder.
+    fn args(&self, state: &std::path::Path) -> Vec<String> {
+        vec![
+            "--config".to_owned(),
+            self.empty.display().to_string(),
+            "--vault-root".to_owned(),
+            self.data.vault().display().to_string(),
+            "--state-dir".to_owned(),
+            state.display().to_string(),
+        ]
+    }
+}
+
+/// Start-up: cold = a fresh state folder each time (components compiled);
+/// warm = one state folder whose cache the first start filled.
+async fn start_up(b: &Bench, args: &BenchArgs) -> anyhow::Result<()> {
     let mut cold = Vec::new();
     for i in 0..args.starts {
-        let state = data.path().join(format!("state-cold-{i}"));
+        let state = b.data.path().join(format!("state-cold-{i}"));
         let t = Instant::now();
-        let s = Session::spawn(&exe, &base(&state)).await?;
+        let s = Session::spawn(&b.exe, &b.args(&state)).await?;
         cold.push(t.elapsed());
         s.close().await?;
     }
-    let warm_state = data.path().join("state-warm");
-    Session::spawn(&exe, &base(&warm_state))
+    Session::spawn(&b.exe, &b.args(&b.warm_state))
         .await?
         .close()
         .await?;
     let mut warm = Vec::new();
     for _ in 0..args.starts {
         let t = Instant::now();
-        let s = Session::spawn(&exe, &base(&warm_state)).await?;
+        let s = Session::spawn(&b.exe, &b.args(&b.warm_state)).await?;
         warm.push(t.elapsed());
         s.close().await?;
     }
@@ -104,7 +126,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
         w.n
     );
 
-    let session = Session::spawn(&exe, &base(&warm_state)).await?;
+    Ok(())
+}
+
+/// Tool calls over stdio through the rmcp client.
+async fn tool_calls(b: &Bench, args: &BenchArgs) -> anyhow::Result<()> {
+    let session = Session::spawn(&b.exe, &b.args(&b.warm_state)).await?;
     for (tool, call) in [
         (
             "vault_read",
@@ -135,10 +162,14 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     session.close().await?;
 
-    // One write decision: the baseline rules (no component is configured).
+    Ok(())
+}
+
+/// One write decision: the baseline rules (no component is configured).
+fn write_decision(b: &Bench, args: &BenchArgs) -> anyhow::Result<()> {
     let config = Config {
-        vault_root: Some(data.vault()),
-        state_dir: Some(warm_state.clone()),
+        vault_root: Some(b.data.vault()),
+        state_dir: Some(b.warm_state.clone()),
         ..Config::default()
     };
     let app = crate::app::App::start(config, crate::CATALOG)?;

@@ -64,39 +64,46 @@ impl DemoData {
     }
 }
 
-/// One numbered exchange: print the call and the (shortened) answer.
-async fn step(
-    session: &Session,
-    n: &mut usize,
-    what: &str,
-    tool: &str,
-    args: Value,
-) -> anyhow::Result<Value> {
-    step_view(session, n, what, tool, args, |v| v.clone()).await
+/// A client's side of the tour: the session, and the number of the
+/// last exchange printed.
+struct Tour {
+    session: Session,
+    n: usize,
 }
 
-/// [`step`], printing `view` of the answer.
-async fn step_view(
-    session: &Session,
-    n: &mut usize,
-    what: &str,
-    tool: &str,
-    args: Value,
-    view: fn(&Value) -> Value,
-) -> anyhow::Result<Value> {
-    *n += 1;
-    println!("{n}. {what}");
-    println!("   → {tool} {}", serde_json::to_string(&args)?);
-    let result = session.call(tool, args).await?;
-    let body = result.structured_content.clone().unwrap_or(Value::Null);
-    let mark = if result.is_error == Some(true) {
-        "← error"
-    } else {
-        "←"
-    };
-    let text = show(&view(&body)).replace('\n', "\n     ");
-    println!("   {mark} {text}\n");
-    Ok(body)
+impl Tour {
+    /// Print the next exchange's number, what it shows and the call.
+    fn announce(&mut self, what: &str, call: &str) {
+        self.n += 1;
+        println!("{}. {what}", self.n);
+        println!("   → {call}");
+    }
+
+    /// One numbered exchange: print the call and the (shortened) answer.
+    async fn step(&mut self, what: &str, tool: &str, args: Value) -> anyhow::Result<Value> {
+        self.step_view(what, tool, args, |v| v.clone()).await
+    }
+
+    /// [`Tour::step`], printing `view` of the answer.
+    async fn step_view(
+        &mut self,
+        what: &str,
+        tool: &str,
+        args: Value,
+        view: fn(&Value) -> Value,
+    ) -> anyhow::Result<Value> {
+        self.announce(what, &format!("{tool} {}", serde_json::to_string(&args)?));
+        let result = self.session.call(tool, args).await?;
+        let body = result.structured_content.clone().unwrap_or(Value::Null);
+        let mark = if result.is_error == Some(true) {
+            "← error"
+        } else {
+            "←"
+        };
+        let text = show(&view(&body)).replace('\n', "\n     ");
+        println!("   {mark} {text}\n");
+        Ok(body)
+    }
 }
 
 fn show(value: &Value) -> String {
@@ -115,6 +122,18 @@ fn show(value: &Value) -> String {
 /// The tour: the exchanges a client would have, printed readably.
 pub async fn run() -> anyhow::Result<()> {
     let data = DemoData::create()?;
+    let mut tour = start(&data).await?;
+    vault_tour(&mut tour).await?;
+    manual_tour(&mut tour).await?;
+    evidence_tour(&mut tour).await?;
+    vibe_tour(&mut tour).await?;
+    tour.session.close().await?;
+    println!("done. `kura serve --demo` serves the same data to any MCP client.");
+    Ok(())
+}
+
+/// Start `kura serve` over stdio on the demo data; say what it offers.
+async fn start(data: &DemoData) -> anyhow::Result<Tour> {
     let exe = std::env::current_exe()?;
     let state = data.path().join("state");
     let empty_config = data.path().join("empty.toml");
@@ -149,7 +168,11 @@ pub async fn run() -> anyhow::Result<()> {
     let tools = session.client.list_all_tools().await?;
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     println!("tools/list → {}\n", names.join(", "));
+    Ok(Tour { session, n: 0 })
+}
 
+/// The vault (001): reads, writes, a search, and what the policy refuses.
+async fn vault_tour(tour: &mut Tour) -> anyhow::Result<()> {
     let steps: Vec<(&str, &str, Value)> = vec![
         ("List the vault root", "vault_ls", json!({})),
         (
@@ -198,14 +221,15 @@ pub async fn run() -> anyhow::Result<()> {
             json!({"path": "../etc/passwd", "full": true}),
         ),
     ];
-    let mut n = 0;
     for (what, tool, args) in steps {
-        step(&session, &mut n, what, tool, args).await?;
+        tour.step(what, tool, args).await?;
     }
-    // The manual domain: search with evidence, page the trace, read the answer.
-    let found = step_view(
-        &session,
-        &mut n,
+    Ok(())
+}
+
+/// The manual domain (004): search with evidence, page the trace, read the answer.
+async fn manual_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    let found = tour.step_view(
         "Search a manual in Japanese, with the claim graph (shown: summary, claims, next actions)",
         "manual_find",
         json!({"query": "算出プロパティとメソッドの違いは？キャッシュされる？", "include_claim_graph": true}),
@@ -220,17 +244,13 @@ pub async fn run() -> anyhow::Result<()> {
     )
     .await?;
     let trace = found["trace_id"].clone();
-    step(
-        &session,
-        &mut n,
+    tour.step(
         "Page through the trace: the ranked candidates (compact)",
         "manual_hits",
         json!({"trace_id": trace, "kind": "candidates", "limit": 5}),
     )
     .await?;
-    step(
-        &session,
-        &mut n,
+    tour.step(
         "The gaps the claim graph found",
         "manual_hits",
         json!({"trace_id": trace, "kind": "gaps"}),
@@ -241,27 +261,25 @@ pub async fn run() -> anyhow::Result<()> {
         .and_then(|a| a.iter().find(|x| x["type"] == "manual_read"))
         .map(|x| x["params"].clone());
     if let Some(params) = read {
-        step(
-            &session,
-            &mut n,
+        tour.step(
             "Follow the first next action: read the best section",
             "manual_read",
             params,
         )
         .await?;
     }
-    // Vault discovery and audit (001 §3), and the bridge (003).
-    step(
-        &session,
-        &mut n,
+    Ok(())
+}
+
+/// Vault discovery and audit (001 §3), and the bridge (003).
+async fn evidence_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    tour.step(
         "Find where the vault answers a question: a summary and next actions, no hit list",
         "vault_find",
         json!({"query": "how often to back up notes"}),
     )
     .await?;
-    step(
-        &session,
-        &mut n,
+    tour.step(
         "How much of the source two read ranges cover",
         "vault_coverage",
         json!({"path": "research/backup-guide.md", "cited_ranges": [
@@ -269,9 +287,7 @@ pub async fn run() -> anyhow::Result<()> {
         ]}),
     )
     .await?;
-    step_view(
-        &session,
-        &mut n,
+    tour.step_view(
         "Audit a draft written from that source (it has known defects; shown: counts, findings, next actions)",
         "artifact_audit",
         json!({"artifact_path": "research/backup-draft.md", "source_path": "research/backup-guide.md"}),
@@ -288,17 +304,13 @@ pub async fn run() -> anyhow::Result<()> {
         },
     )
     .await?;
-    step(
-        &session,
-        &mut n,
+    tour.step(
         "Audit the finished summary: no findings, everything covered, stop",
         "artifact_audit",
         json!({"artifact_path": "research/backup-summary.md", "source_path": "research/backup-guide.md"}),
     )
     .await?;
-    step(
-        &session,
-        &mut n,
+    tour.step(
         "Copy a manual section into the vault inside the server (only metadata comes back)",
         "bridge_copy_section",
         json!({
@@ -308,20 +320,76 @@ pub async fn run() -> anyhow::Result<()> {
         }),
     )
     .await?;
-    vibe_tour(&session, &mut n).await?;
-    session.close().await?;
-    println!("done. `kura serve --demo` serves the same data to any MCP client.");
     Ok(())
 }
 
 /// The vibe workspace (002): resources, search, a task's life, a session
 /// note, a prompt.
-async fn vibe_tour(session: &Session, n: &mut usize) -> anyhow::Result<()> {
-    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams};
-    *n += 1;
-    println!("{n}. The vibe projects, as a resource");
-    println!("   → resources/read vibe://projects");
-    let r = session
+async fn vibe_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    projects_resource(tour).await?;
+    tour.step_view(
+        "Search every project, best match first (shown: path, heading, snippet, score)",
+        "search",
+        json!({"query": "indexador sqlite", "limit": 3}),
+        |v| {
+            json!(v["results"].as_array().map(|a| a
+                .iter()
+                .map(|r| json!({"path": r["path"], "heading": r["heading"], "snippet": r["snippet"], "score": r["score"]}))
+                .collect::<Vec<_>>()))
+        },
+    )
+    .await?;
+    tour.step(
+        "Text with punctuation is just text",
+        "search",
+        json!({"query": "what is JWT?", "project": "webapp", "limit": 1}),
+    )
+    .await?;
+    let created = tour.step(
+        "Create a task: numbered under the project's lock, in the standard format",
+        "create_task",
+        json!({
+            "project": "webapp",
+            "title": "Add per-user login limits",
+            "objective": "Limit login attempts per account as well as per IP.",
+            "steps": ["Key the bucket by account id", "Test lockout and reset"],
+            "acceptance_criteria": ["The 6th attempt on one account within a minute gets a 429"],
+            "context": {"related_files": ["auth.py"], "dependencies": ["001-add-rate-limiting"]},
+            "tags": ["backend", "security"]
+        }),
+    )
+    .await?;
+    let number = created["task"]["number"].clone();
+    tour.step(
+        "Start it",
+        "update_task_status",
+        json!({"project": "webapp", "task": number, "status": "in-progress"}),
+    )
+    .await?;
+    tour.step(
+        "Log today's session (local date)",
+        "log_session",
+        json!({"project": "webapp", "content": "## Done\n\n- Planned per-user limits\n\n## Next steps\n\n- Key the bucket by account id"}),
+    )
+    .await?;
+    tour.step(
+        "A refused write: a folder a project does not have",
+        "create_doc",
+        json!({"project": "webapp", "folder": "secrets", "filename": "x.md", "content": "x"}),
+    )
+    .await?;
+    briefing_prompt(tour).await
+}
+
+/// vibe://projects, each project's name and counts.
+async fn projects_resource(tour: &mut Tour) -> anyhow::Result<()> {
+    use rmcp::model::ReadResourceRequestParams;
+    tour.announce(
+        "The vibe projects, as a resource",
+        "resources/read vibe://projects",
+    );
+    let r = tour
+        .session
         .client
         .read_resource(ReadResourceRequestParams::new("vibe://projects"))
         .await?;
@@ -339,73 +407,18 @@ async fn vibe_tour(session: &Session, n: &mut usize) -> anyhow::Result<()> {
             .unwrap_or_default();
         println!("   ← {}\n", show(&json!(brief)).replace('\n', "\n     "));
     }
-    step_view(
-        session,
-        n,
-        "Search every project, best match first (shown: path, heading, snippet, score)",
-        "search",
-        json!({"query": "indexador sqlite", "limit": 3}),
-        |v| {
-            json!(v["results"].as_array().map(|a| a
-                .iter()
-                .map(|r| json!({"path": r["path"], "heading": r["heading"], "snippet": r["snippet"], "score": r["score"]}))
-                .collect::<Vec<_>>()))
-        },
-    )
-    .await?;
-    step(
-        session,
-        n,
-        "Text with punctuation is just text",
-        "search",
-        json!({"query": "what is JWT?", "project": "webapp", "limit": 1}),
-    )
-    .await?;
-    let created = step(
-        session,
-        n,
-        "Create a task: numbered under the project's lock, in the standard format",
-        "create_task",
-        json!({
-            "project": "webapp",
-            "title": "Add per-user login limits",
-            "objective": "Limit login attempts per account as well as per IP.",
-            "steps": ["Key the bucket by account id", "Test lockout and reset"],
-            "acceptance_criteria": ["The 6th attempt on one account within a minute gets a 429"],
-            "context": {"related_files": ["auth.py"], "dependencies": ["001-add-rate-limiting"]},
-            "tags": ["backend", "security"]
-        }),
-    )
-    .await?;
-    let number = created["task"]["number"].clone();
-    step(
-        session,
-        n,
-        "Start it",
-        "update_task_status",
-        json!({"project": "webapp", "task": number, "status": "in-progress"}),
-    )
-    .await?;
-    step(
-        session,
-        n,
-        "Log today's session (local date)",
-        "log_session",
-        json!({"project": "webapp", "content": "## Done\n\n- Planned per-user limits\n\n## Next steps\n\n- Key the bucket by account id"}),
-    )
-    .await?;
-    step(
-        session,
-        n,
-        "A refused write: a folder a project does not have",
-        "create_doc",
-        json!({"project": "webapp", "folder": "secrets", "filename": "x.md", "content": "x"}),
-    )
-    .await?;
-    *n += 1;
-    println!("{n}. The project_briefing prompt");
-    println!("   → prompts/get project_briefing {{\"project\": \"webapp\"}}");
-    let p = session
+    Ok(())
+}
+
+/// The project_briefing prompt for one project.
+async fn briefing_prompt(tour: &mut Tour) -> anyhow::Result<()> {
+    use rmcp::model::GetPromptRequestParams;
+    tour.announce(
+        "The project_briefing prompt",
+        r#"prompts/get project_briefing {"project": "webapp"}"#,
+    );
+    let p = tour
+        .session
         .client
         .get_prompt(
             GetPromptRequestParams::new("project_briefing").with_arguments(

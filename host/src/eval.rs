@@ -223,8 +223,10 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
         .collect()
 }
 
-/// The configurations of the A/B table: (name, reranker, claim graph, corrective).
-const SWITCHES: &[(&str, bool, bool, bool)] = &[
+/// A configuration of the A/B table: (name, reranker, claim graph, corrective).
+type Switch = (&'static str, bool, bool, bool);
+
+const SWITCHES: &[Switch] = &[
     ("default (reranker + claim graph)", true, true, true),
     ("no reranker", false, true, true),
     ("no claim graph", true, false, true),
@@ -243,127 +245,182 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     let mut table = String::new();
     let mut ab: Vec<(String, Figures)> = Vec::new();
     let switches = if args.quick { &SWITCHES[..1] } else { SWITCHES };
-    for (i, (name, rerank, graph, corrective)) in switches.iter().enumerate() {
-        let config = Config {
-            manuals_root: Some(args.root.clone()),
-            state_dir: Some(state.clone()),
-            late_rerank_enabled: *rerank,
-            claim_graph_enabled: *graph,
-            corrective_enabled: *corrective,
-            ..Config::default()
-        };
-        let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;
-        let t = Instant::now();
-        app.domains
-            .find::<crate::manual::Manuals>()
-            .ok_or("no manuals")?
-            .refresh()
-            .map_err(|e| e.message)?;
-        let index_ms = t.elapsed().as_secs_f64() * 1e3;
+    for (i, switch) in switches.iter().enumerate() {
+        let (app, index_ms) = configure(&args, &state, switch)?;
         // One warm-up pass so that the figures are not the first-call costs.
         if i == 0 {
             run_set(&app, &gold[..gold.len().min(5)])?;
         }
         let outcomes = run_set(&app, &gold)?;
+        let run = Measured::of(&gold, &outcomes);
+        // The first configuration is shown in full, the others in the A/B table.
         if i == 0 && !args.json {
-            let n = |split: &str| gold.iter().filter(|g| g.split == split).count();
-            table.push_str(&format!(
-                "kura eval: {} queries ({} dev, {} test), manuals at {} (index built in {:.0} ms)\n\n",
-                gold.len(),
-                n("dev"),
-                n("test"),
-                args.root.display(),
-                index_ms
-            ));
+            table.push_str(&run.tables(&args, index_ms));
         }
-        let all: Vec<&Outcome> = outcomes.iter().collect();
-        let total = figures(&all);
-        let pairs: Vec<(&Gold, &Outcome)> = gold.iter().zip(&outcomes).collect();
-        let per_facet = group(&pairs, |g| g.facet.clone());
-        let per_lang = group(&pairs, |g| g.lang.clone());
-        let mut splits = serde_json::Map::new();
-        for split in SPLITS {
-            let part: Vec<(&Gold, &Outcome)> = pairs
-                .iter()
-                .filter(|(g, _)| g.split == split)
-                .copied()
-                .collect();
-            let outs: Vec<&Outcome> = part.iter().map(|(_, o)| *o).collect();
-            let split_total = figures(&outs);
-            let per_manual = group(&part, |g| g.manual.clone());
-            let per_kind = group(&part, |g| g.kind.clone());
-            if i == 0 && !args.json && !part.is_empty() {
-                table.push_str(&header(&format!("{split}: corpus")));
-                for (k, f) in &per_manual {
-                    table.push_str(&row(k, f));
-                }
-                table.push_str(&row("all", &split_total));
-                table.push('\n');
-                table.push_str(&header(&format!("{split}: kind")));
-                for (k, f) in &per_kind {
-                    table.push_str(&row(k, f));
-                }
-                table.push('\n');
-            }
-            ab.push((format!("{name} [{split}]"), split_total.clone()));
-            splits.insert(
-                split.to_owned(),
-                json!({ "total": split_total, "per_manual": per_manual, "per_kind": per_kind }),
-            );
+        for (split, f) in &run.splits {
+            ab.push((format!("{} [{split}]", switch.0), f.total.clone()));
         }
-        if i == 0 && !args.json {
-            table.push_str(&header("facet (dev and test)"));
-            for (k, f) in &per_facet {
-                table.push_str(&row(k, f));
-            }
-            table.push('\n');
-            table.push_str(&header("language (dev and test)"));
-            for (k, f) in &per_lang {
-                table.push_str(&row(k, f));
-            }
-            table.push('\n');
-            if args.verbose {
-                for (g, o) in &pairs {
-                    table.push_str(&format!(
-                        "  {:<6} {:<4} rank {:<4} {:>7.2} ms  {}\n",
-                        g.id,
-                        g.split,
-                        o.rank.map_or("-".to_owned(), |r| r.to_string()),
-                        o.ms,
-                        g.query
-                    ));
-                    if o.rank != Some(1) {
-                        table.push_str(&format!("         top: {}\n", o.top.join(" | ")));
-                    }
-                }
-                table.push('\n');
-            }
-        }
-        report.insert(
-            (*name).to_owned(),
-            json!({
-                "total": total,
-                "per_facet": per_facet,
-                "per_language": per_lang,
-                "dev": splits["dev"],
-                "test": splits["test"],
-                "index_ms": index_ms,
-                "queries": outcomes,
-            }),
-        );
-    }
-    if !args.json {
-        table.push_str(&header("configuration [split]"));
-        for (name, f) in &ab {
-            table.push_str(&row(name, f));
-        }
+        report.insert(switch.0.to_owned(), run.json(index_ms));
     }
     if args.json {
         println!("{}", Value::Object(report));
     } else {
+        table.push_str(&header("configuration [split]"));
+        for (name, f) in &ab {
+            table.push_str(&row(name, f));
+        }
         print!("{table}");
     }
     Ok(())
+}
+
+/// An app over the gold set's manuals with `switch`'s stages, its index
+/// built; and how long that took (ms).
+fn configure(
+    args: &EvalArgs,
+    state: &std::path::Path,
+    switch: &Switch,
+) -> Result<(App, f64), String> {
+    let (_, rerank, graph, corrective) = *switch;
+    let config = Config {
+        manuals_root: Some(args.root.clone()),
+        state_dir: Some(state.to_owned()),
+        late_rerank_enabled: rerank,
+        claim_graph_enabled: graph,
+        corrective_enabled: corrective,
+        ..Config::default()
+    };
+    let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    app.domains
+        .find::<crate::manual::Manuals>()
+        .ok_or("no manuals")?
+        .refresh()
+        .map_err(|e| e.message)?;
+    Ok((app, t.elapsed().as_secs_f64() * 1e3))
+}
+
+/// The figures of one half of the gold set.
+struct Split {
+    total: Figures,
+    per_manual: BTreeMap<String, Figures>,
+    per_kind: BTreeMap<String, Figures>,
+}
+
+/// One configuration's run over the gold set, measured every way reported.
+struct Measured<'a> {
+    gold: &'a [Gold],
+    pairs: Vec<(&'a Gold, &'a Outcome)>,
+    total: Figures,
+    per_facet: BTreeMap<String, Figures>,
+    per_lang: BTreeMap<String, Figures>,
+    /// Each of [`SPLITS`], in order.
+    splits: Vec<(&'static str, Split)>,
+}
+
+impl<'a> Measured<'a> {
+    fn of(gold: &'a [Gold], outcomes: &'a [Outcome]) -> Measured<'a> {
+        let all: Vec<&Outcome> = outcomes.iter().collect();
+        let pairs: Vec<(&Gold, &Outcome)> = gold.iter().zip(outcomes).collect();
+        let splits = SPLITS
+            .iter()
+            .map(|&split| {
+                let part: Vec<(&Gold, &Outcome)> = pairs
+                    .iter()
+                    .filter(|(g, _)| g.split == split)
+                    .copied()
+                    .collect();
+                let outs: Vec<&Outcome> = part.iter().map(|(_, o)| *o).collect();
+                let figures = Split {
+                    total: figures(&outs),
+                    per_manual: group(&part, |g| g.manual.clone()),
+                    per_kind: group(&part, |g| g.kind.clone()),
+                };
+                (split, figures)
+            })
+            .collect();
+        Measured {
+            gold,
+            total: figures(&all),
+            per_facet: group(&pairs, |g| g.facet.clone()),
+            per_lang: group(&pairs, |g| g.lang.clone()),
+            pairs,
+            splits,
+        }
+    }
+
+    /// The `--json` entry of this configuration.
+    fn json(&self, index_ms: f64) -> Value {
+        let split = |name: &str| {
+            self.splits.iter().find(|(s, _)| *s == name).map(|(_, f)| {
+                json!({ "total": f.total, "per_manual": f.per_manual, "per_kind": f.per_kind })
+            })
+        };
+        let queries: Vec<&Outcome> = self.pairs.iter().map(|(_, o)| *o).collect();
+        json!({
+            "total": self.total,
+            "per_facet": self.per_facet,
+            "per_language": self.per_lang,
+            "dev": split("dev"),
+            "test": split("test"),
+            "index_ms": index_ms,
+            "queries": queries,
+        })
+    }
+
+    /// The tables printed for the default configuration.
+    fn tables(&self, args: &EvalArgs, index_ms: f64) -> String {
+        let n = |split: &str| self.gold.iter().filter(|g| g.split == split).count();
+        let mut table = format!(
+            "kura eval: {} queries ({} dev, {} test), manuals at {} (index built in {:.0} ms)\n\n",
+            self.gold.len(),
+            n("dev"),
+            n("test"),
+            args.root.display(),
+            index_ms
+        );
+        for (split, f) in &self.splits {
+            if n(split) == 0 {
+                continue;
+            }
+            let corpus = format!("{split}: corpus");
+            table.push_str(&section(&corpus, &f.per_manual, Some(&f.total)));
+            table.push_str(&section(&format!("{split}: kind"), &f.per_kind, None));
+        }
+        table.push_str(&section("facet (dev and test)", &self.per_facet, None));
+        table.push_str(&section("language (dev and test)", &self.per_lang, None));
+        if args.verbose {
+            for (g, o) in &self.pairs {
+                table.push_str(&format!(
+                    "  {:<6} {:<4} rank {:<4} {:>7.2} ms  {}\n",
+                    g.id,
+                    g.split,
+                    o.rank.map_or("-".to_owned(), |r| r.to_string()),
+                    o.ms,
+                    g.query
+                ));
+                if o.rank != Some(1) {
+                    table.push_str(&format!("         top: {}\n", o.top.join(" | ")));
+                }
+            }
+            table.push('\n');
+        }
+        table
+    }
+}
+
+/// A titled table of figures, one row per group (then `all`, when given),
+/// and a blank line.
+fn section(title: &str, groups: &BTreeMap<String, Figures>, all: Option<&Figures>) -> String {
+    let mut t = header(title);
+    for (k, f) in groups {
+        t.push_str(&row(k, f));
+    }
+    if let Some(f) = all {
+        t.push_str(&row("all", f));
+    }
+    t.push('\n');
+    t
 }
 
 /// The halves of the gold set: tuned on, and reported only.

@@ -27,6 +27,7 @@ pub use kura_vault as vault;
 pub use kura_vibe as vibe;
 
 pub mod bench;
+pub mod cli;
 pub mod client;
 pub mod demo;
 pub mod eval;

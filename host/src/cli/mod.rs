@@ -1,0 +1,211 @@
+//! The `kura` command line: its commands and flags, and what runs each.
+//! `main.rs` only calls [`main`].
+
+mod index;
+mod plugins;
+mod prepare;
+mod settings;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use prepare::{Prepared, Started, prepare};
+use settings::load_config;
+pub use settings::{HttpFlags, Settings};
+
+#[derive(Parser)]
+#[command(
+    name = "kura",
+    version,
+    about = "An MCP server for manuals, a markdown vault and vibe workspaces"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio, or over Streamable HTTP with --http.
+    Serve {
+        #[command(flatten)]
+        settings: Settings,
+        /// Serve a temporary copy of the bundled demo data instead of configured roots.
+        #[arg(long)]
+        demo: bool,
+        #[command(flatten)]
+        http: HttpFlags,
+    },
+    /// Tour the bundled demo data as an MCP client would, printing each exchange.
+    Demo,
+    /// Run one tool with the current configuration and print its result as JSON.
+    Call {
+        #[command(flatten)]
+        settings: Settings,
+        /// Tool name, e.g. vault_read.
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// Bring the search indexes of the configured roots up to date now, with a progress bar.
+    Index {
+        #[command(flatten)]
+        settings: Settings,
+        /// Re-read every file, whatever its size, mtime and hash.
+        #[arg(long)]
+        full: bool,
+        /// Only this vibe project.
+        #[arg(long)]
+        project: Option<String>,
+    },
+    /// Inspect, check and precompile plugin components, or start a new one.
+    Plugins {
+        #[command(subcommand)]
+        command: PluginsCommand,
+    },
+    /// Measure start-up, read/scan latency over stdio and a plugin call.
+    Bench(crate::bench::BenchArgs),
+    /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
+    Eval(crate::eval::EvalArgs),
+}
+
+#[derive(Subcommand)]
+pub enum PluginsCommand {
+    /// What each slot serves with the current configuration: source, size,
+    /// hash, world, compiled or not, limits.
+    List {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Check a component: its world, its imports, compile time, what it
+    /// needs to instantiate, and a call on sample input.
+    Check {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// The slot to check it for (default: found from its exports).
+        #[arg(long)]
+        slot: Option<String>,
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Compile the configured components into the cache now, so the next
+    /// start loads them in milliseconds.
+    Precompile {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Write a ready-to-build component for a slot in a language.
+    New {
+        /// rust, python or js.
+        #[arg(long)]
+        lang: String,
+        /// reranker, claim-graph, auditor or write-policy.
+        slot: String,
+        /// The folder to create (must not exist, or be empty).
+        dir: PathBuf,
+    },
+}
+
+/// Parse the command line, set up logging (stderr only), run the command.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // `kura plugins` reports on stdout; what the components log during its
+    // sample calls is noise there unless asked for with RUST_LOG.
+    let default_filter = match cli.command {
+        Command::Plugins { .. } => "kura=warn",
+        _ => "kura=info",
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_filter.into()),
+        )
+        .init();
+    let prepared = match prepare(&cli.command) {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("kura: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("kura: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(run(cli.command, prepared));
+    // Whatever still runs on the blocking pool is done with (the server
+    // waits for its tool calls): typically a read of stdin that will never
+    // return, which must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            // One line, whatever a library's message holds.
+            let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("kura: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Run `command` (`prepared` holds what `serve` and `call` opened before
+/// the runtime started).
+async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String> {
+    match command {
+        Command::Serve { .. } => {
+            let Started { app, demo, http } = prepared.expect("serve is prepared").start()?;
+            if let Some(data) = &demo {
+                eprintln!("kura: serving the demo vault at {}", data.vault().display());
+            }
+            let served = match http {
+                Some((listener, options)) => {
+                    crate::server::serve_http(app, listener, options).await
+                }
+                None => crate::server::serve_stdio(app).await,
+            };
+            drop(demo);
+            served.map_err(|e| e.to_string())
+        }
+        Command::Demo => crate::demo::run().await.map_err(|e| e.to_string()),
+        Command::Call {
+            tool, arguments, ..
+        } => {
+            let app = prepared.expect("call is prepared").start()?.app;
+            // One call, so no reason to answer before the components load.
+            let plugins = app.plugins.clone();
+            tokio::task::spawn_blocking(move || plugins.settle(crate::plugins::LOAD_WAIT * 4))
+                .await
+                .map_err(|e| e.to_string())?;
+            crate::client::call_once(app, &tool, &arguments).await
+        }
+        Command::Index {
+            settings,
+            full,
+            project,
+        } => {
+            let config = load_config(&settings)?;
+            let app = crate::app::App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;
+            tokio::task::spawn_blocking(move || index::run(&app, full, project.as_deref()))
+                .await
+                .map_err(|e| e.to_string())?
+        }
+        Command::Plugins { command } => tokio::task::spawn_blocking(move || plugins::run(command))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Bench(args) => crate::bench::run(args).await.map_err(|e| e.to_string()),
+        Command::Eval(args) => tokio::task::spawn_blocking(move || crate::eval::run(args))
+            .await
+            .map_err(|e| e.to_string())?,
+    }
+}
