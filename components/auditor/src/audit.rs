@@ -147,12 +147,45 @@ fn describe(kind: Kind) -> &'static str {
     }
 }
 
+impl Analysed {
+    /// The children of node `i` that are nodes of their own.
+    fn kids(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.tree.nodes[i]
+            .children
+            .iter()
+            .copied()
+            .filter(|&c| self.alive[c])
+    }
+
+    /// A finding about node `i`.
+    fn finding(&self, kind: FindingKind, i: usize, message: String) -> Finding {
+        let node = &self.tree.nodes[i];
+        Finding {
+            kind,
+            message,
+            node_id: Some(id(node.kind, node.line)),
+            line: node.line,
+        }
+    }
+}
+
 pub fn audit(input: &Input) -> Report {
     let (a, written) = analyse(input);
+    let mut findings = rooting(&a, input);
+    findings.extend(one_way_refs(&a));
+    findings.sort_by_key(|f| f.line);
+    Report {
+        findings,
+        cited: input.cited.clone().unwrap_or(written),
+        node_count: a.alive.iter().filter(|&&x| x).count() as u32,
+    }
+}
+
+/// `orphan_branch` and `rootless_node`: where each node's evidence is.
+fn rooting(a: &Analysed, input: &Input) -> Vec<Finding> {
     let nodes = &a.tree.nodes;
     let n = nodes.len();
     let inside = |r: &(u32, u32)| r.0 >= 1 && r.0 <= input.source_lines;
-    let kids = |i: usize| nodes[i].children.iter().copied().filter(|&c| a.alive[c]);
     // Citations inside / outside the source in each subtree (children come
     // after their parents, so a reverse pass sees them first).
     let mut sub_in = vec![0usize; n];
@@ -181,31 +214,29 @@ pub fn audit(input: &Input) -> Report {
         let node = &nodes[i];
         if sub_out[i] > 0 && sub_in[i] == 0 {
             in_orphan[i] = true;
-            findings.push(Finding {
-                kind: FindingKind::OrphanBranch,
-                message: format!(
+            findings.push(a.finding(
+                FindingKind::OrphanBranch,
+                i,
+                format!(
                     "orphan_branch (孤立分岐): every citation under the {} at line {} falls outside `{}` ({} lines)",
                     describe(node.kind),
                     node.line,
                     input.source_path,
                     input.source_lines
                 ),
-                node_id: Some(id(node.kind, node.line)),
-                line: node.line,
-            });
+            ));
             continue;
         }
         match node.kind {
-            Kind::Heading(_) if kids(i).next().is_none() => findings.push(Finding {
-                kind: FindingKind::OrphanBranch,
-                message: format!(
+            Kind::Heading(_) if a.kids(i).next().is_none() => findings.push(a.finding(
+                FindingKind::OrphanBranch,
+                i,
+                format!(
                     "orphan_branch (孤立分岐): the heading `{}` at line {} has no content and no children",
                     node.text.trim(),
                     node.line
                 ),
-                node_id: Some(id(node.kind, node.line)),
-                line: node.line,
-            }),
+            )),
             Kind::Heading(_) => {}
             _ => {
                 let mut rooted = own_in(i) || sub_in[i] > 0;
@@ -215,44 +246,33 @@ pub fn audit(input: &Input) -> Report {
                     up = nodes[p].parent;
                 }
                 if !rooted {
-                    findings.push(Finding {
-                        kind: FindingKind::RootlessNode,
-                        message: format!(
+                    findings.push(a.finding(
+                        FindingKind::RootlessNode,
+                        i,
+                        format!(
                             "rootless_node (根拠なし要素): the {} at line {} cites no line of `{}`, and neither does anything above it",
                             describe(node.kind),
                             node.line,
                             input.source_path
                         ),
-                        node_id: Some(id(node.kind, node.line)),
-                        line: node.line,
-                    });
+                    ));
                 }
             }
         }
     }
-    // Internal links, each resolved once: the first heading with that title,
-    // the first node with that block id.
-    let mut headings = std::collections::HashMap::new();
-    let mut blocks = std::collections::HashMap::new();
-    for (j, nd) in nodes.iter().enumerate().filter(|(j, _)| a.alive[*j]) {
-        if matches!(nd.kind, Kind::Heading(_)) {
-            headings.entry(anchor(&nd.text)).or_insert(j);
-        }
-        if let Some(b) = &nd.block_id {
-            blocks.entry(b.clone()).or_insert(j);
-        }
-    }
-    let resolve = |t: &Target| -> Option<usize> {
-        match t {
-            Target::Heading(h, _) => headings.get(h).copied(),
-            Target::Block(b) => blocks.get(b).copied(),
-        }
-    };
+    findings
+}
+
+/// `one_way_ref`: internal links to nothing, or to a node whose subtree
+/// does not link back.
+fn one_way_refs(a: &Analysed) -> Vec<Finding> {
+    let nodes = &a.tree.nodes;
+    let links = Links::of(a);
     let subtree = |root: usize| -> Vec<usize> {
         let mut out = vec![root];
         let mut k = 0;
         while k < out.len() {
-            out.extend(kids(out[k]));
+            out.extend(a.kids(out[k]));
             k += 1;
         }
         out
@@ -266,67 +286,90 @@ pub fn audit(input: &Input) -> Report {
             None => return false,
         }
     };
-    let node_links: Vec<Vec<Target>> = nodes
-        .iter()
-        .enumerate()
-        .map(|(i, nd)| {
-            if a.alive[i] && nd.kind != Kind::Code {
-                links(&nd.text)
-            } else {
-                vec![]
-            }
-        })
-        .collect();
-    let resolved: Vec<Vec<Option<usize>>> = node_links
-        .iter()
-        .map(|ls| ls.iter().map(resolve).collect())
-        .collect();
-    for i in 0..n {
-        for (t, target) in node_links[i].iter().zip(&resolved[i]) {
+    let mut findings = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        for (t, target) in links.written[i].iter().zip(&links.resolved[i]) {
             let name = match t {
                 Target::Heading(_, written) => format!("[[#{written}]]"),
                 Target::Block(b) => format!("[[^{b}]]"),
             };
-            let node = &nodes[i];
             let Some(target) = *target else {
-                findings.push(Finding {
-                    kind: FindingKind::OneWayRef,
-                    message: format!(
+                findings.push(a.finding(
+                    FindingKind::OneWayRef,
+                    i,
+                    format!(
                         "one_way_ref (片方向参照): the {} at line {} links to {name}, which is not in this artifact",
                         describe(node.kind),
                         node.line
                     ),
-                    node_id: Some(id(node.kind, node.line)),
-                    line: node.line,
-                });
+                ));
                 continue;
             };
             let back = subtree(target).into_iter().any(|j| {
-                resolved[j]
+                links.resolved[j]
                     .iter()
                     .flatten()
                     .any(|&k| is_ancestor_or_self(k, i))
             });
             if !back {
-                findings.push(Finding {
-                    kind: FindingKind::OneWayRef,
-                    message: format!(
+                findings.push(a.finding(
+                    FindingKind::OneWayRef,
+                    i,
+                    format!(
                         "one_way_ref (片方向参照): the {} at line {} links to {name} (line {}), which does not link back",
                         describe(node.kind),
                         node.line,
                         nodes[target].line
                     ),
-                    node_id: Some(id(node.kind, node.line)),
-                    line: node.line,
-                });
+                ));
             }
         }
     }
-    findings.sort_by_key(|f| f.line);
-    Report {
-        findings,
-        cited: input.cited.clone().unwrap_or(written),
-        node_count: a.alive.iter().filter(|&&x| x).count() as u32,
+    findings
+}
+
+/// Each node's internal links, as written and resolved (each once: the
+/// first heading with that title, the first node with that block id).
+struct Links {
+    written: Vec<Vec<Target>>,
+    resolved: Vec<Vec<Option<usize>>>,
+}
+
+impl Links {
+    fn of(a: &Analysed) -> Links {
+        let nodes = &a.tree.nodes;
+        let mut headings = std::collections::HashMap::new();
+        let mut blocks = std::collections::HashMap::new();
+        for (j, nd) in nodes.iter().enumerate().filter(|(j, _)| a.alive[*j]) {
+            if matches!(nd.kind, Kind::Heading(_)) {
+                headings.entry(anchor(&nd.text)).or_insert(j);
+            }
+            if let Some(b) = &nd.block_id {
+                blocks.entry(b.clone()).or_insert(j);
+            }
+        }
+        let resolve = |t: &Target| -> Option<usize> {
+            match t {
+                Target::Heading(h, _) => headings.get(h).copied(),
+                Target::Block(b) => blocks.get(b).copied(),
+            }
+        };
+        let written: Vec<Vec<Target>> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, nd)| {
+                if a.alive[i] && nd.kind != Kind::Code {
+                    links(&nd.text)
+                } else {
+                    vec![]
+                }
+            })
+            .collect();
+        let resolved = written
+            .iter()
+            .map(|ls| ls.iter().map(resolve).collect())
+            .collect();
+        Links { written, resolved }
     }
 }
 

@@ -245,7 +245,38 @@ impl SectionIndex {
         searcher: &tantivy::Searcher,
         req: &Search,
     ) -> Result<(Vec<(Hit, tantivy::DocAddress)>, usize)> {
-        let (query, limit, fetch, only) = (req.text, req.limit, req.fetch, req.only);
+        let tv = std::time::Instant::now();
+        let Some(q) = self.query(searcher, req) else {
+            return Ok((vec![], 0));
+        };
+        let t0 = std::time::Instant::now();
+        let top_docs = TopDocs::with_limit(req.fetch.max(req.limit).max(1)).order_by_score();
+        let (top, matched) = if req.count {
+            searcher
+                .search(&q, &(top_docs, tantivy::collector::Count))
+                .map_err(internal)?
+        } else {
+            (searcher.search(&q, &top_docs).map_err(internal)?, 0)
+        };
+        let t1 = std::time::Instant::now();
+        let out = self.load(searcher, top, req)?;
+        tracing::debug!(
+            target: "kura::timing",
+            "index search {:.2}ms, load {} docs {:.2}ms, variants {:.2}ms",
+            (t1 - t0).as_secs_f64() * 1e3,
+            out.len(),
+            t1.elapsed().as_secs_f64() * 1e3,
+            (t0 - tv).as_secs_f64() * 1e3
+        );
+        Ok((out, matched))
+    }
+
+    /// The query of `req`: its terms (weighted) in body, heading (×2) and
+    /// name (×2), its references (×3), variants sharing a stem (×0.5); the
+    /// scope and tags as filters that add nothing to the score. None when
+    /// the text has no term.
+    fn query(&self, searcher: &tantivy::Searcher, req: &Search) -> Option<Box<dyn Query>> {
+        let (query, only) = (req.text, req.only);
         const HEADING_BOOST: f32 = 2.0;
         const NAME_BOOST: f32 = 2.0;
         const REFERENCE_BOOST: f32 = 3.0;
@@ -274,7 +305,6 @@ impl SectionIndex {
                 Box::new(BoostQuery::new(Box::new(q), REFERENCE_BOOST)),
             ));
         }
-        let tv = std::time::Instant::now();
         for (t, _) in &terms {
             if !only.names_only
                 && t.chars().count() >= 4
@@ -287,7 +317,7 @@ impl SectionIndex {
             }
         }
         if clauses.is_empty() {
-            return Ok((vec![], 0));
+            return None;
         }
         let q: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
         // Scope and tags filter; they add nothing to the score.
@@ -301,21 +331,22 @@ impl SectionIndex {
         let mut must = vec![(Occur::Must, q)];
         must.extend(only.scope.map(|s| exact(f.scope, s)));
         must.extend(only.tags.iter().map(|t| exact(f.tag, t)));
-        let q: Box<dyn Query> = if must.len() == 1 {
+        Some(if must.len() == 1 {
             must.pop().expect("one clause").1
         } else {
             Box::new(BooleanQuery::new(must))
-        };
-        let t0 = std::time::Instant::now();
-        let top_docs = TopDocs::with_limit(fetch.max(limit).max(1)).order_by_score();
-        let (top, matched) = if req.count {
-            searcher
-                .search(&q, &(top_docs, tantivy::collector::Count))
-                .map_err(internal)?
-        } else {
-            (searcher.search(&q, &top_docs).map_err(internal)?, 0)
-        };
-        let t1 = std::time::Instant::now();
+        })
+    }
+
+    /// The first `req.limit` hits of `top` that `req.keep` keeps, their
+    /// fields read from the stored documents.
+    fn load(
+        &self,
+        searcher: &tantivy::Searcher,
+        top: Vec<(f32, tantivy::DocAddress)>,
+        req: &Search,
+    ) -> Result<Vec<(Hit, tantivy::DocAddress)>> {
+        let f = &self.fields;
         let mut out = Vec::new();
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
@@ -348,18 +379,10 @@ impl SectionIndex {
                 },
                 addr,
             ));
-            if out.len() >= limit {
+            if out.len() >= req.limit {
                 break;
             }
         }
-        tracing::debug!(
-            target: "kura::timing",
-            "index search {:.2}ms, load {} docs {:.2}ms, variants {:.2}ms",
-            (t1 - t0).as_secs_f64() * 1e3,
-            out.len(),
-            t1.elapsed().as_secs_f64() * 1e3,
-            (t0 - tv).as_secs_f64() * 1e3
-        );
-        Ok((out, matched))
+        Ok(out)
     }
 }

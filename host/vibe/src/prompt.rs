@@ -301,53 +301,11 @@ impl Vibe {
             }
             out.push('\n');
         }
-        let mut related: Vec<String> = Vec::new();
-        let mut first_step = None;
-        if let Some(t) = task {
-            out.push_str("## Task Details\n");
-            let _ = writeln!(
-                out,
-                "**Status:** {}",
-                t.meta.status.as_deref().unwrap_or("unknown")
-            );
-            if let Some(o) = &t.meta.objective {
-                let _ = writeln!(out, "**Objective:** {o}");
-            }
-            let path = RelPath::parse(&format!("{project}/tasks/{}", t.filename), false)?;
-            if let Some(text) = self.root.read_indexed(&path) {
-                let body = doc::split(&text).body;
-                if let Some(steps) = doc::section(body, &["Steps", "Pasos"]) {
-                    let _ = writeln!(out, "\n### Steps\n{steps}");
-                    first_step = steps
-                        .lines()
-                        .find(|l| l.contains("[ ]"))
-                        .and_then(|l| l.split_once("[ ]"))
-                        .map(|(_, s)| s.trim().to_owned());
-                }
-                if let Some(ctx) = doc::section(body, &["Context", "Contexto"]) {
-                    related.extend(gist(&ctx, 10));
-                }
-            }
-            out.push('\n');
-        } else if let Some(f) = focus {
-            // A feature name: the documents that match it best.
-            let input = super::SearchInput {
-                query: f.to_owned(),
-                project: Some(project.to_owned()),
-                folder: None,
-                limit: Some(5),
-            };
-            if let Ok(found) = self.search(input) {
-                for r in found.results {
-                    let heading = if r.heading.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", r.heading)
-                    };
-                    related.push(format!("`{}/{}`{heading}", r.folder, r.filename));
-                }
-            }
-        }
+        let (related, first_step) = match (task, focus) {
+            (Some(t), _) => self.task_details(project, t, &mut out)?,
+            (None, Some(f)) => (self.feature_files(project, f), None),
+            (None, None) => (Vec::new(), None),
+        };
         out.push_str("## Related Files\n");
         if related.is_empty() {
             out.push_str("(none found)\n");
@@ -366,8 +324,86 @@ impl Vibe {
             None => out.push_str("## Last Session\n(none)\n"),
         }
         out.push_str("\n## Suggested Actions\n");
+        let actions = Self::actions(&c, task, !related.is_empty(), first_step.as_deref());
+        for (i, a) in actions.iter().enumerate() {
+            let _ = writeln!(out, "{}. {a}", i + 1);
+        }
+        Ok(out)
+    }
+
+    /// The focused task's status, objective and steps (written to `out`);
+    /// the gist of its context, and its first open step.
+    fn task_details(
+        &self,
+        project: &str,
+        t: &Task,
+        out: &mut String,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let mut related = Vec::new();
+        let mut first_step = None;
+        out.push_str("## Task Details\n");
+        let _ = writeln!(
+            out,
+            "**Status:** {}",
+            t.meta.status.as_deref().unwrap_or("unknown")
+        );
+        if let Some(o) = &t.meta.objective {
+            let _ = writeln!(out, "**Objective:** {o}");
+        }
+        let path = RelPath::parse(&format!("{project}/tasks/{}", t.filename), false)?;
+        if let Some(text) = self.root.read_indexed(&path) {
+            let body = doc::split(&text).body;
+            if let Some(steps) = doc::section(body, &["Steps", "Pasos"]) {
+                let _ = writeln!(out, "\n### Steps\n{steps}");
+                first_step = steps
+                    .lines()
+                    .find(|l| l.contains("[ ]"))
+                    .and_then(|l| l.split_once("[ ]"))
+                    .map(|(_, s)| s.trim().to_owned());
+            }
+            if let Some(ctx) = doc::section(body, &["Context", "Contexto"]) {
+                related.extend(gist(&ctx, 10));
+            }
+        }
+        out.push('\n');
+        Ok((related, first_step))
+    }
+
+    /// A feature name as the focus: the documents that match it best.
+    fn feature_files(&self, project: &str, feature: &str) -> Vec<String> {
+        let input = super::SearchInput {
+            query: feature.to_owned(),
+            project: Some(project.to_owned()),
+            folder: None,
+            limit: Some(5),
+        };
+        let Ok(found) = self.search(input) else {
+            return Vec::new();
+        };
+        found
+            .results
+            .into_iter()
+            .map(|r| {
+                let heading = if r.heading.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", r.heading)
+                };
+                format!("`{}/{}`{heading}", r.folder, r.filename)
+            })
+            .collect()
+    }
+
+    /// What to do first, by the focused task's status (or the next
+    /// pending task); logging the session always comes last.
+    fn actions(
+        c: &Context,
+        task: Option<&Task>,
+        has_related: bool,
+        first_step: Option<&str>,
+    ) -> Vec<String> {
         let mut actions: Vec<String> = Vec::new();
-        if !related.is_empty() {
+        if has_related {
             actions.push("Read the related files for context (read_doc)".into());
         }
         match task.and_then(|t| t.meta.status.as_deref().map(|s| (t, s))) {
@@ -376,12 +412,12 @@ impl Vibe {
                     "Mark task {} in-progress (update_task_status)",
                     t.number()
                 ));
-                if let Some(s) = &first_step {
+                if let Some(s) = first_step {
                     actions.push(format!("Start with the first step: {s}"));
                 }
             }
             Some((_, "in-progress")) => {
-                if let Some(s) = &first_step {
+                if let Some(s) = first_step {
                     actions.push(format!("Continue with the next open step: {s}"));
                 }
             }
@@ -393,16 +429,13 @@ impl Vibe {
                 actions.push("The task is done: pick the next pending task".into())
             }
             _ => {
-                if let Some(next) = Self::with_status(&c, "pending").first() {
+                if let Some(next) = Self::with_status(c, "pending").first() {
                     actions.push(format!("Pick up the next pending task: {}", next.label()));
                 }
             }
         }
         actions.push("Record what you did with log_session when you stop".into());
-        for (i, a) in actions.iter().enumerate() {
-            let _ = writeln!(out, "{}. {a}", i + 1);
-        }
-        Ok(out)
+        actions
     }
 }
 

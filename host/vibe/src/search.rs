@@ -29,7 +29,7 @@ use super::{Vibe, doc_type};
 use crate::args::Input;
 use crate::error::Result;
 use crate::fs::RelPath;
-use crate::index::{Filter, Probe, Search};
+use crate::index::{Filter, Hit, Probe, Results, Search, SectionIndex};
 use crate::text::Lines;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -180,114 +180,36 @@ pub struct SearchInput {
     pub limit: Option<i64>,
 }
 
+/// A chunk ranked: its score (BM25 × boosts) and what its result shows.
+struct Scored {
+    score: f64,
+    hit: Hit,
+    folder: String,
+    status: Option<String>,
+    updated: String,
+}
+
 impl Vibe {
     pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
         let query = input.query.as_str();
         let project = self.project_filter(input.project)?;
-        let project = project.as_deref();
-        let folder = input.folder;
         let limit = input.limit.unwrap_or(DEFAULT_LIMIT) as usize;
         let t0 = std::time::Instant::now();
         let index = self.fresh()?;
         let t1 = std::time::Instant::now();
-        let tag = folder.map(|f| format!("folder:{f}"));
-        let tags: Vec<&str> = tag.iter().map(String::as_str).collect();
-        let fetch = (limit + 10).max(30);
-        let only = Filter {
-            scope: project,
-            tags: &tags,
-            ..Filter::default()
-        };
         let terms: Vec<String> = kura_text::tokenize::query_terms(query);
-        let probes: Vec<Probe> = terms
-            .iter()
-            .map(|t| Probe {
-                term: t.clone(),
-                prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
-            })
-            .collect();
-        let found = index
-            .search(&Search {
-                only,
-                probes: &probes,
-                count: true,
-                ..Search::new(query, fetch)
-            })
-            .map_err(super::index_error)?;
-        let (hits, total) = (found.hits, found.matched);
+        let found = candidates(
+            index,
+            query,
+            &terms,
+            project.as_deref(),
+            input.folder,
+            limit,
+        )?;
         let t2 = std::time::Instant::now();
-        let today = chrono::Local::now().date_naive();
-        let mut scored = Vec::with_capacity(hits.len());
-        {
-            let files = index.files();
-            for h in hits {
-                let marks = &h.marks;
-                let info = files.get(&h.file);
-                let meta = info
-                    .and_then(|i| i.meta)
-                    .and_then(|m| Ranked::deserialize(m).ok())
-                    .unwrap_or_default();
-                let updated = meta
-                    .updated
-                    .clone()
-                    .unwrap_or_else(|| super::local_date(info.map_or(0, |i| i.mtime_ns)));
-                let folder = h.file.split('/').nth(1).unwrap_or("").to_owned();
-                let found = marks.iter().filter(|m| **m).count();
-                let coverage = found as f64 / marks.len().max(1) as f64;
-                let b = boost(
-                    &folder,
-                    meta.status.as_deref(),
-                    &h.heading,
-                    age_days(&updated, today),
-                ) * coverage
-                    * coverage;
-                scored.push((h.score as f64 * b, h, folder, meta.status, updated));
-            }
-        }
-        scored.sort_by(|x, y| y.0.total_cmp(&x.0).then_with(|| x.1.file.cmp(&y.1.file)));
-        scored.truncate(limit);
+        let scored = rank(index, found.hits, limit);
         let t3 = std::time::Instant::now();
-        let terms: HashSet<String> = terms.into_iter().collect();
-        let mut texts: HashMap<String, Option<String>> = HashMap::new();
-        let results = scored
-            .into_iter()
-            .map(|(score, h, folder, status, updated)| {
-                let text = texts.entry(h.file.clone()).or_insert_with(|| {
-                    RelPath::parse(&h.file, false)
-                        .ok()
-                        .and_then(|p| self.root.read_indexed(&p))
-                });
-                let snippet = text.as_deref().map_or(String::new(), |t| {
-                    let lines = Lines::new(t);
-                    let (s, e) = (h.start_line as usize, h.end_line as usize);
-                    if s == 0 || s > lines.count() {
-                        return String::new();
-                    }
-                    let e = e.clamp(s, lines.count());
-                    snippet(&t[lines.start(s)..lines.end(e)], &terms)
-                });
-                let mut parts = h.file.splitn(3, '/');
-                let project = parts.next().unwrap_or("").to_owned();
-                let _ = parts.next();
-                let filename = parts.next().unwrap_or("").to_owned();
-                SearchResult {
-                    metadata: SearchMeta {
-                        kind: doc_type(&folder).to_owned(),
-                        status,
-                        updated,
-                    },
-                    path: h.file.clone(),
-                    project,
-                    folder,
-                    filename,
-                    heading: h.heading,
-                    snippet,
-                    score: (score * 1000.0).round() / 1000.0,
-                    start_line: h.start_line,
-                    end_line: h.end_line,
-                }
-            })
-            .collect();
+        let results = self.results(scored, &terms.into_iter().collect());
         tracing::debug!(
             target: "kura::timing",
             "vibe search: refresh {:.2}ms, index {:.2}ms, rank {:.2}ms, snippets {:.2}ms",
@@ -298,10 +220,143 @@ impl Vibe {
         );
         Ok(SearchOutput {
             query: query.to_owned(),
-            total_matches: total as u64,
+            total_matches: found.matched as u64,
             results,
         })
     }
+
+    /// The results of the best chunks: each with its snippet (its file
+    /// read once) and its path split into project, folder and file name.
+    fn results(&self, scored: Vec<Scored>, terms: &HashSet<String>) -> Vec<SearchResult> {
+        let mut texts: HashMap<String, Option<String>> = HashMap::new();
+        scored
+            .into_iter()
+            .map(
+                |Scored {
+                     score,
+                     hit: h,
+                     folder,
+                     status,
+                     updated,
+                 }| {
+                    let text = texts.entry(h.file.clone()).or_insert_with(|| {
+                        RelPath::parse(&h.file, false)
+                            .ok()
+                            .and_then(|p| self.root.read_indexed(&p))
+                    });
+                    let snippet = text.as_deref().map_or(String::new(), |t| {
+                        let lines = Lines::new(t);
+                        let (s, e) = (h.start_line as usize, h.end_line as usize);
+                        if s == 0 || s > lines.count() {
+                            return String::new();
+                        }
+                        let e = e.clamp(s, lines.count());
+                        snippet(&t[lines.start(s)..lines.end(e)], terms)
+                    });
+                    let mut parts = h.file.splitn(3, '/');
+                    let project = parts.next().unwrap_or("").to_owned();
+                    let _ = parts.next();
+                    let filename = parts.next().unwrap_or("").to_owned();
+                    SearchResult {
+                        metadata: SearchMeta {
+                            kind: doc_type(&folder).to_owned(),
+                            status,
+                            updated,
+                        },
+                        path: h.file.clone(),
+                        project,
+                        folder,
+                        filename,
+                        heading: h.heading,
+                        snippet,
+                        score: (score * 1000.0).round() / 1000.0,
+                        start_line: h.start_line,
+                        end_line: h.end_line,
+                    }
+                },
+            )
+            .collect()
+    }
+}
+
+/// BM25 candidates within the project and folder, with which of the
+/// query's terms each holds (a Latin word of 4+ letters also as a prefix),
+/// and how many chunks matched in all.
+fn candidates(
+    index: &SectionIndex,
+    query: &str,
+    terms: &[String],
+    project: Option<&str>,
+    folder: Option<&str>,
+    limit: usize,
+) -> Result<Results> {
+    let tag = folder.map(|f| format!("folder:{f}"));
+    let tags: Vec<&str> = tag.iter().map(String::as_str).collect();
+    let fetch = (limit + 10).max(30);
+    let only = Filter {
+        scope: project,
+        tags: &tags,
+        ..Filter::default()
+    };
+    let probes: Vec<Probe> = terms
+        .iter()
+        .map(|t| Probe {
+            term: t.clone(),
+            prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
+        })
+        .collect();
+    index
+        .search(&Search {
+            only,
+            probes: &probes,
+            count: true,
+            ..Search::new(query, fetch)
+        })
+        .map_err(super::index_error)
+}
+
+/// The best `limit` chunks by BM25 × coverage² × the boosts of their
+/// document (its folder, status and age, read from the manifest) and heading.
+fn rank(index: &SectionIndex, hits: Vec<Hit>, limit: usize) -> Vec<Scored> {
+    let today = chrono::Local::now().date_naive();
+    let files = index.files();
+    let mut scored = Vec::with_capacity(hits.len());
+    for h in hits {
+        let info = files.get(&h.file);
+        let meta = info
+            .and_then(|i| i.meta)
+            .and_then(|m| Ranked::deserialize(m).ok())
+            .unwrap_or_default();
+        let updated = meta
+            .updated
+            .clone()
+            .unwrap_or_else(|| super::local_date(info.map_or(0, |i| i.mtime_ns)));
+        let folder = h.file.split('/').nth(1).unwrap_or("").to_owned();
+        let found = h.marks.iter().filter(|m| **m).count();
+        let coverage = found as f64 / h.marks.len().max(1) as f64;
+        let b = boost(
+            &folder,
+            meta.status.as_deref(),
+            &h.heading,
+            age_days(&updated, today),
+        ) * coverage
+            * coverage;
+        scored.push(Scored {
+            score: h.score as f64 * b,
+            hit: h,
+            folder,
+            status: meta.status,
+            updated,
+        });
+    }
+    drop(files);
+    scored.sort_by(|x, y| {
+        y.score
+            .total_cmp(&x.score)
+            .then_with(|| x.hit.file.cmp(&y.hit.file))
+    });
+    scored.truncate(limit);
+    scored
 }
 
 /// Whether a word of the text answers one of the query's terms: the same
