@@ -27,6 +27,7 @@ pub mod check;
 pub mod claim_graph;
 pub mod inspect;
 pub mod limits;
+mod load;
 mod output;
 mod reranker;
 mod signature;
@@ -53,6 +54,7 @@ pub use slot::{Loaded, NotReady, Source};
 pub use write_policy::{WriteKind, WriteRequest};
 
 use limits::{Limiter, TICK};
+use load::{ready, reload_slot, start_slot};
 use output::Captured;
 use slot::{Cell, World};
 
@@ -378,95 +380,6 @@ fn one_line(e: &wasmtime::Error) -> String {
     text.lines().next().unwrap_or("").trim().to_owned()
 }
 
-/// A slot's component for a call, waiting up to `wait` while it loads; a
-/// slot that is still loading or failed to load is `plugin_failed`.
-fn ready<P>(cell: &Cell<P>, wait: Duration) -> Result<Arc<Loaded<P>>, Error> {
-    cell.get(wait).map_err(|why| {
-        let message = match why {
-            NotReady::Loading => format!(
-                "the {} component ({}) is still compiling; try again in a moment",
-                cell.slot, cell.source
-            ),
-            NotReady::Failed(why) => format!(
-                "the {} component ({}) could not be loaded: {why}",
-                cell.slot, cell.source
-            ),
-        };
-        Error::new(Code::PluginFailed, message).with("plugin", cell.slot.name())
-    })
-}
-
-/// A slot's cell (loading) and the job that loads it, or `None` when the
-/// slot is not wanted. Reading and the outline check happen now (a bad file
-/// stops the start); the compile is the job's.
-type Job = (usize, Box<dyn FnOnce() + Send>);
-
-fn start_slot<P: World>(
-    runtime: &Arc<Runtime>,
-    config: &Config,
-    slot: Slot,
-    wanted: bool,
-    jobs: &mut Vec<Job>,
-) -> Result<Option<Arc<Cell<P>>>, LoadError> {
-    let source = match &config.plugins.slot(slot).path {
-        Some(p) => Source::File(p.clone()),
-        None if wanted && embedded(slot).is_some() => Source::Embedded,
-        None => return Ok(None),
-    };
-    let t = Instant::now();
-    let wasm = Wasm::read(slot, source.clone())?;
-    tracing::debug!(
-        target: "kura::plugin",
-        slot = slot.name(),
-        bytes = wasm.bytes.len(),
-        us = t.elapsed().as_micros() as u64,
-        "read and outline checked"
-    );
-    let limits = Limits::new(slot, config.slot_limits(slot));
-    let cell = Arc::new(Cell::new(slot, limits, source));
-    let (rt, c) = (runtime.clone(), cell.clone());
-    jobs.push((
-        wasm.bytes.len(),
-        Box::new(move || {
-            settle_load(&rt, &c, &wasm, false);
-        }),
-    ));
-    Ok(Some(cell))
-}
-
-/// Prepare a component and put it in its cell, logging the outcome.
-fn settle_load<P: World>(runtime: &Runtime, cell: &Cell<P>, wasm: &Wasm, reload: bool) -> bool {
-    let outcome = runtime.prepare::<P>(wasm, &cell.limits);
-    let slot = cell.slot.name();
-    match &outcome {
-        Ok(l) => tracing::info!(
-            target: "kura::plugin",
-            slot,
-            source = %l.source,
-            size = l.size,
-            origin = %l.origin,
-            ms = l.load_time.as_millis() as u64,
-            "{}",
-            if reload { "reloaded" } else { "ready" }
-        ),
-        Err(why) if reload => tracing::error!(
-            target: "kura::plugin",
-            slot,
-            source = %cell.source,
-            "reload refused, the previous component keeps serving: {why}"
-        ),
-        Err(why) => tracing::error!(
-            target: "kura::plugin",
-            slot,
-            source = %cell.source,
-            "cannot be loaded; calls that need it fail: {why}"
-        ),
-    }
-    let ok = outcome.is_ok();
-    cell.settle(outcome);
-    ok
-}
-
 /// Compiling is background work: on a 2-core machine Cranelift would
 /// otherwise take both cores from the thread answering `initialize`. On
 /// Linux a thread's nice value is its own and is inherited by the threads
@@ -478,27 +391,6 @@ fn lower_priority() {
         // calling thread; it touches no memory.
         let _ = unsafe { libc::nice(10) };
     }
-}
-
-/// Re-read and re-prepare a file-backed slot; the old component serves
-/// until the new one is proven.
-fn reload_slot<P: World>(runtime: &Runtime, cell: &Option<Arc<Cell<P>>>) -> Option<bool> {
-    let cell = cell.as_ref()?;
-    if cell.source == Source::Embedded {
-        return None;
-    }
-    Some(match Wasm::read(cell.slot, cell.source.clone()) {
-        Ok(wasm) => settle_load(runtime, cell, &wasm, true),
-        Err(e) => {
-            tracing::error!(
-                target: "kura::plugin",
-                slot = cell.slot.name(),
-                "reload refused, the previous component keeps serving: {}",
-                e.message
-            );
-            false
-        }
-    })
 }
 
 impl Plugins {
