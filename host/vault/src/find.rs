@@ -190,6 +190,23 @@ fn phrase_in(text: &str, phrase: &str) -> bool {
     collapse(text).contains(phrase)
 }
 
+/// One line per search in the log: what it found and decided.
+fn log(trace_id: &str, s: &FindSummary, actions: &[NextAction], started: Instant) {
+    tracing::info!(
+        tool = "vault_find",
+        trace_id,
+        candidates = s.candidates,
+        integrated_candidates = s.integrated_candidates,
+        file_bias_ratio = s.file_bias_ratio,
+        gap_ranges_count = s.gap_ranges_count,
+        sufficiency_score = s.sufficiency_score,
+        integration_status = ?s.integration_status,
+        next_actions = ?actions.iter().map(|a| a.kind).collect::<Vec<_>>(),
+        ms = started.elapsed().as_millis() as u64,
+        "find"
+    );
+}
+
 struct Scope {
     dir: RelPath,
     glob: Option<GlobMatcher>,
@@ -371,33 +388,8 @@ impl Vault {
                 "`query` has nothing but spaces",
             ));
         }
-        let ScopeInput {
-            relative_dir: dir_arg,
-            glob: glob_arg,
-        } = input.scope.unwrap_or_default();
-        let dir = RelPath::parse(dir_arg.as_deref().unwrap_or(""), true)?;
-        if !dir.is_root() {
-            match self.root.stat(&dir)? {
-                Some(s) if s.is_dir => {}
-                Some(_) => {
-                    return Err(Error::invalid_parameter(
-                        "scope.relative_dir",
-                        format!("`{dir}` is a file, not a folder"),
-                    ));
-                }
-                None => {
-                    return Err(Error::new(
-                        Code::NotFound,
-                        format!("no folder `{dir}` in the vault"),
-                    )
-                    .with("relative_dir", dir.to_string()));
-                }
-            }
-        }
-        let glob = match &glob_arg {
-            Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
-            None => None,
-        };
+        let scope_arg = input.scope.unwrap_or_default();
+        let scope = self.scope(&scope_arg)?;
         let budget = input.budget.unwrap_or_default();
         let max_candidates = budget.max_candidates.unwrap_or(200) as u64;
         let time_ms = budget.time_ms.unwrap_or(60_000) as u64;
@@ -414,7 +406,6 @@ impl Vault {
             units: kura_text::tokenize::content_units(query),
         };
         let mut warnings = Vec::new();
-        let scope = Scope { dir, glob };
         let mut run = Run::new("vault_find", deadline, job);
         let mut pass = run.stage("stage 0/1", |run| {
             self.pass(&q, &scope, cap, cap_reason, run, &mut warnings)
@@ -449,20 +440,7 @@ impl Vault {
             &blake3::hash(format!("{query}\0{:?}\0{}", started, std::process::id()).as_bytes())
                 .to_hex()[..16]
         );
-        let s = &out.0;
-        tracing::info!(
-            tool = "vault_find",
-            trace_id,
-            candidates = s.candidates,
-            integrated_candidates = s.integrated_candidates,
-            file_bias_ratio = s.file_bias_ratio,
-            gap_ranges_count = s.gap_ranges_count,
-            sufficiency_score = s.sufficiency_score,
-            integration_status = ?s.integration_status,
-            next_actions = ?out.1.iter().map(|a| a.kind).collect::<Vec<_>>(),
-            ms = started.elapsed().as_millis() as u64,
-            "find"
-        );
+        log(&trace_id, &out.0, &out.1, started);
         Ok(FindOutput {
             trace_id,
             summary: out.0,
@@ -474,11 +452,40 @@ impl Vault {
                     time_ms,
                 },
                 scope: FindScope {
-                    relative_dir: dir_arg,
-                    glob: glob_arg,
+                    relative_dir: scope_arg.relative_dir,
+                    glob: scope_arg.glob,
                 },
             },
         })
+    }
+
+    /// The folder and glob a search is limited to, checked: the folder
+    /// must exist, the glob must parse.
+    fn scope(&self, arg: &ScopeInput) -> Result<Scope> {
+        let dir = RelPath::parse(arg.relative_dir.as_deref().unwrap_or(""), true)?;
+        if !dir.is_root() {
+            match self.root.stat(&dir)? {
+                Some(s) if s.is_dir => {}
+                Some(_) => {
+                    return Err(Error::invalid_parameter(
+                        "scope.relative_dir",
+                        format!("`{dir}` is a file, not a folder"),
+                    ));
+                }
+                None => {
+                    return Err(Error::new(
+                        Code::NotFound,
+                        format!("no folder `{dir}` in the vault"),
+                    )
+                    .with("relative_dir", dir.to_string()));
+                }
+            }
+        }
+        let glob = match &arg.glob {
+            Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
+            None => None,
+        };
+        Ok(Scope { dir, glob })
     }
 
     /// More than one scan's worth of characters.
