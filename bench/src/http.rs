@@ -35,6 +35,18 @@ const TOKEN: &str = "kura-bench-http-token-0123456789";
 /// The three tools of the mix, in the order each client calls them.
 pub const MIX: [&str; 3] = ["manual_find", "vault_read", "search"];
 
+/// `--mix`'s tool names as indices into [`MIX`].
+pub fn mix(names: &[String]) -> anyhow::Result<Vec<usize>> {
+    names
+        .iter()
+        .map(|t| {
+            MIX.iter()
+                .position(|m| m == t)
+                .ok_or_else(|| anyhow::anyhow!("--mix: {t} is not one of {}", MIX.join(", ")))
+        })
+        .collect()
+}
+
 /// What the clients ask: gold queries for the manuals, note paths for
 /// vault_read, words of the workspace's prose for search.
 struct Work {

@@ -130,6 +130,51 @@ fn doc(field: &syn::Field) -> String {
     lines.join(" ")
 }
 
+/// One field's schema entry (None when hidden) and the code reading it.
+fn field(field: &syn::Field) -> syn::Result<(Option<Tokens>, Tokens)> {
+    let ident = field.ident.as_ref().expect("named field");
+    let mut listed = None;
+    let key = ident.unraw().to_string();
+    let rule = Rule::of(field)?;
+    let description = doc(field);
+    if description.is_empty() && !rule.hidden {
+        return Err(syn::Error::new_spanned(
+            field,
+            "a listed input field needs a doc comment: it is its description",
+        ));
+    }
+    let (inner, required) = match optional(&field.ty) {
+        Some(t) => (t, false),
+        None => (&field.ty, true),
+    };
+    let rule_tokens = rule.tokens();
+    if !rule.hidden {
+        let push = required.then(|| quote!(required.push(#key);));
+        listed = Some(quote! {
+            {
+                const RULE: crate::args::Rule = #rule_tokens;
+                properties.insert(
+                    #key.into(),
+                    crate::args::described(<#inner as crate::args::Param>::schema_with(&RULE), #description),
+                );
+                #push
+            }
+        });
+    }
+    let finish = if required {
+        quote!(.ok_or_else(|| a.missing(#key))?)
+    } else {
+        quote!()
+    };
+    let read = quote! {
+        let #ident = {
+            const RULE: crate::args::Rule = #rule_tokens;
+            <#inner as crate::args::Param>::read(&a, #key, &RULE)? #finish
+        };
+    };
+    Ok((listed, read))
+}
+
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let name = &input.ident;
     let Data::Struct(data) = &input.data else {
@@ -144,47 +189,11 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let mut listed = Vec::new();
     let mut reads = Vec::new();
     let mut idents = Vec::new();
-    for field in &fields.named {
-        let ident = field.ident.as_ref().expect("named field");
-        let key = ident.unraw().to_string();
-        let rule = Rule::of(field)?;
-        let description = doc(field);
-        if description.is_empty() && !rule.hidden {
-            return Err(syn::Error::new_spanned(
-                field,
-                "a listed input field needs a doc comment: it is its description",
-            ));
-        }
-        let (inner, required) = match optional(&field.ty) {
-            Some(t) => (t, false),
-            None => (&field.ty, true),
-        };
-        let rule_tokens = rule.tokens();
-        if !rule.hidden {
-            let push = required.then(|| quote!(required.push(#key);));
-            listed.push(quote! {
-                {
-                    const RULE: crate::args::Rule = #rule_tokens;
-                    properties.insert(
-                        #key.into(),
-                        crate::args::described(<#inner as crate::args::Param>::schema_with(&RULE), #description),
-                    );
-                    #push
-                }
-            });
-        }
-        let finish = if required {
-            quote!(.ok_or_else(|| a.missing(#key))?)
-        } else {
-            quote!()
-        };
-        reads.push(quote! {
-            let #ident = {
-                const RULE: crate::args::Rule = #rule_tokens;
-                <#inner as crate::args::Param>::read(&a, #key, &RULE)? #finish
-            };
-        });
-        idents.push(ident);
+    for f in &fields.named {
+        let (entry, read) = field(f)?;
+        listed.extend(entry);
+        reads.push(read);
+        idents.push(f.ident.as_ref().expect("named field"));
     }
     Ok(quote! {
         impl crate::args::Input for #name {

@@ -200,6 +200,52 @@ impl Builder {
     }
 }
 
+/// The line that closes a YAML front matter block opened on the first line.
+fn front_matter_end(lines: &[&str]) -> Option<usize> {
+    if lines.first()?.trim_end() != "---" {
+        return None;
+    }
+    (1..lines.len()).find(|&i| matches!(lines[i].trim_end(), "---" | "..."))
+}
+
+/// A setext underline: `===` for level 1, `---` (two or more) for level 2.
+fn setext_level(rest: &str) -> Option<u8> {
+    let underline = rest.trim_end();
+    if !underline.is_empty() && underline.bytes().all(|c| c == b'=') {
+        Some(1)
+    } else if underline.len() >= 2 && underline.bytes().all(|c| c == b'-') {
+        Some(2)
+    } else {
+        None
+    }
+}
+
+impl Builder {
+    /// Setext: a paragraph directly under a heading, underlined, becomes a
+    /// heading; false when the open node is not such a paragraph.
+    fn underline(&mut self, level: u8) -> bool {
+        let Some(p) = self.open else {
+            return false;
+        };
+        let node = &self.tree.nodes[p];
+        if node.kind != Kind::Paragraph
+            || node.parent != self.headings.last().copied()
+            || !self.items.is_empty()
+        {
+            return false;
+        }
+        // Re-home the paragraph as a heading.
+        let (title, line) = (node.text.clone(), node.line);
+        if let Some(parent) = node.parent {
+            self.tree.nodes[parent].children.retain(|&c| c != p);
+        }
+        self.tree.nodes.pop();
+        self.heading(level, line, title.trim());
+        self.open = None;
+        true
+    }
+}
+
 pub fn parse(text: &str) -> Tree {
     let mut b = Builder {
         tree: Tree::default(),
@@ -217,10 +263,7 @@ pub fn parse(text: &str) -> Tree {
         lines.len()
     };
     let mut n = 0;
-    if count > 0
-        && lines[0].trim_end() == "---"
-        && let Some(end) = (1..count).find(|&i| matches!(lines[i].trim_end(), "---" | "..."))
-    {
+    if let Some(end) = front_matter_end(&lines[..count]) {
         b.tree.front_matter = lines[1..end].join("\n");
         n = end + 1;
     }
@@ -260,31 +303,10 @@ pub fn parse(text: &str) -> Tree {
                 b.open = None;
                 continue;
             }
-            // Setext: a paragraph directly under a heading, underlined.
-            let underline = rest.trim_end();
-            let level = if !underline.is_empty() && underline.bytes().all(|c| c == b'=') {
-                Some(1)
-            } else if underline.len() >= 2 && underline.bytes().all(|c| c == b'-') {
-                Some(2)
-            } else {
-                None
-            };
-            if let (Some(level), Some(p), false) = (level, b.open, was_blank) {
-                let node = &b.tree.nodes[p];
-                if node.kind == Kind::Paragraph
-                    && node.parent == b.headings.last().copied()
-                    && b.items.is_empty()
-                {
-                    // Re-home the paragraph as a heading.
-                    let (title, line) = (node.text.clone(), node.line);
-                    if let Some(parent) = node.parent {
-                        b.tree.nodes[parent].children.retain(|&c| c != p);
-                    }
-                    b.tree.nodes.pop();
-                    b.heading(level, line, title.trim());
-                    b.open = None;
-                    continue;
-                }
+            if let (Some(level), false) = (setext_level(rest), was_blank)
+                && b.underline(level)
+            {
+                continue;
             }
             if thematic_break(rest) {
                 b.items.clear();

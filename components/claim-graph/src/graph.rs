@@ -316,6 +316,31 @@ pub fn build(query: &str, query_facets: &[Facet], evidences: &[Evidence]) -> Gra
         v.sort_by(|&a, &b| evidences[b].score.total_cmp(&evidences[a].score));
         v
     };
+    let read = Reading {
+        evidences,
+        reads: &reads,
+    };
+    let mut g = Graph::default();
+    for facet in wanted(query_facets) {
+        let backing: Vec<usize> = on_topic
+            .iter()
+            .copied()
+            .filter(|&i| facet == Facet::Unknown || reads[i].facets.contains(&facet))
+            .collect();
+        let id = format!("c{}", g.claims.len() + 1);
+        if !backing.is_empty() {
+            read.backed_claim(&mut g, id, facet, &backing);
+        } else if !on_topic.is_empty() {
+            read.unanswered_claim(&mut g, id, facet, &on_topic, query);
+        }
+        let summary = facet_summary(&g, facet);
+        g.facets.push(summary);
+    }
+    g
+}
+
+/// The facets asked about, each once; `Unknown` when none is named.
+fn wanted(query_facets: &[Facet]) -> Vec<Facet> {
     let mut wanted: Vec<Facet> = Vec::new();
     for f in query_facets {
         if *f != Facet::Unknown && !wanted.contains(f) {
@@ -325,112 +350,135 @@ pub fn build(query: &str, query_facets: &[Facet], evidences: &[Evidence]) -> Gra
     if wanted.is_empty() {
         wanted.push(Facet::Unknown);
     }
-    let mut g = Graph::default();
-    for facet in wanted {
-        let backing: Vec<usize> = on_topic
-            .iter()
-            .copied()
-            .filter(|&i| facet == Facet::Unknown || reads[i].facets.contains(&facet))
-            .collect();
-        let id = format!("c{}", g.claims.len() + 1);
-        if let Some(&lead) = backing.first() {
-            let lead_read = &reads[lead];
-            let (mut sup, mut con) = (0usize, 0usize);
-            let mut sup_conf = 0.0;
-            for &i in &backing {
-                let r = &reads[i];
-                let same =
-                    i == lead || overlap(&r.key_tokens, &lead_read.key_tokens) >= SAME_SUBJECT;
-                // A qualified statement asks for a closer look before it can be
-                // called a contradiction.
-                let relation = if i != lead
-                    && ((r.exception && facet != Facet::Exceptions)
-                        || r.coverage < SUPPORT_COVERAGE)
-                {
-                    Relation::RequiresFollowup
-                } else if i != lead && same && r.negative != lead_read.negative {
-                    Relation::Contradicts
-                } else {
-                    Relation::Supports
-                };
-                let confidence = round(r.weight * (0.5 + 0.5 * r.coverage));
-                match relation {
-                    Relation::Supports => {
-                        sup += 1;
-                        sup_conf += confidence;
-                    }
-                    Relation::Contradicts => con += 1,
-                    Relation::RequiresFollowup => {}
-                }
-                g.edges.push(Edge {
-                    from_claim: id.clone(),
-                    to_evidence: evidences[i].id.clone(),
-                    relation,
-                    confidence,
-                });
-            }
-            let status = match (sup, con) {
-                (0, _) => Status::Unresolved,
-                (_, 0) => Status::Supported,
-                _ => Status::Conflicted,
-            };
-            let confidence = match status {
-                Status::Supported => sup_conf / sup as f64,
-                Status::Conflicted => sup_conf / (sup + con) as f64,
-                Status::Unresolved => 0.25 * lead_read.weight,
-            };
-            let text = if lead_read.key.is_empty() {
-                evidences[lead].heading.clone()
+    wanted
+}
+
+/// The evidence and what was read from each.
+struct Reading<'a> {
+    evidences: &'a [Evidence],
+    reads: &'a [Read],
+}
+
+impl Reading<'_> {
+    /// A claim stated by the best of `backing` (the lead), with an edge to
+    /// each section that backs, contradicts or qualifies it.
+    fn backed_claim(&self, g: &mut Graph, id: String, facet: Facet, backing: &[usize]) {
+        let lead = backing[0];
+        let lead_read = &self.reads[lead];
+        let (mut sup, mut con) = (0usize, 0usize);
+        let mut sup_conf = 0.0;
+        for &i in backing {
+            let r = &self.reads[i];
+            let relation = if i == lead {
+                Relation::Supports
             } else {
-                lead_read.key.clone()
+                relation(r, lead_read, facet)
             };
-            g.claims.push(Claim {
-                id,
-                facet,
-                text: clip(&text),
-                status,
-                confidence: round(confidence.clamp(0.0, 1.0)),
-            });
-        } else if !on_topic.is_empty() {
-            for &i in on_topic.iter().take(2) {
-                g.edges.push(Edge {
-                    from_claim: id.clone(),
-                    to_evidence: evidences[i].id.clone(),
-                    relation: Relation::RequiresFollowup,
-                    confidence: round(0.5 * reads[i].weight * reads[i].coverage),
-                });
+            let confidence = round(r.weight * (0.5 + 0.5 * r.coverage));
+            match relation {
+                Relation::Supports => {
+                    sup += 1;
+                    sup_conf += confidence;
+                }
+                Relation::Contradicts => con += 1,
+                Relation::RequiresFollowup => {}
             }
-            g.claims.push(Claim {
-                id,
-                facet,
-                text: clip(&format!(
-                    "No section found states the {} asked about: {}",
-                    facet.as_str(),
-                    query.trim()
-                )),
-                status: Status::Unresolved,
-                confidence: 0.0,
+            g.edges.push(Edge {
+                from_claim: id.clone(),
+                to_evidence: self.evidences[i].id.clone(),
+                relation,
+                confidence,
             });
         }
-        let mine: Vec<&Claim> = g.claims.iter().filter(|c| c.facet == facet).collect();
-        let count = |s: Status| mine.iter().filter(|c| c.status == s).count() as u32;
-        let supported = count(Status::Supported);
-        g.facets.push(FacetSummary {
+        let status = match (sup, con) {
+            (0, _) => Status::Unresolved,
+            (_, 0) => Status::Supported,
+            _ => Status::Conflicted,
+        };
+        let confidence = match status {
+            Status::Supported => sup_conf / sup as f64,
+            Status::Conflicted => sup_conf / (sup + con) as f64,
+            Status::Unresolved => 0.25 * lead_read.weight,
+        };
+        let text = if lead_read.key.is_empty() {
+            self.evidences[lead].heading.clone()
+        } else {
+            lead_read.key.clone()
+        };
+        g.claims.push(Claim {
+            id,
             facet,
-            claims: mine.len() as u32,
-            supported,
-            conflicted: count(Status::Conflicted),
-            unresolved: count(Status::Unresolved),
-            coverage: if supported > 0 {
-                Coverage::Covered
-            } else if mine.is_empty() {
-                Coverage::Missing
-            } else {
-                Coverage::Partial
-            },
+            text: clip(&text),
+            status,
+            confidence: round(confidence.clamp(0.0, 1.0)),
         });
     }
-    g
+
+    /// No section states the facet: an unresolved claim that points to the
+    /// two best sections on the topic for a closer look.
+    fn unanswered_claim(
+        &self,
+        g: &mut Graph,
+        id: String,
+        facet: Facet,
+        on_topic: &[usize],
+        query: &str,
+    ) {
+        for &i in on_topic.iter().take(2) {
+            g.edges.push(Edge {
+                from_claim: id.clone(),
+                to_evidence: self.evidences[i].id.clone(),
+                relation: Relation::RequiresFollowup,
+                confidence: round(0.5 * self.reads[i].weight * self.reads[i].coverage),
+            });
+        }
+        g.claims.push(Claim {
+            id,
+            facet,
+            text: clip(&format!(
+                "No section found states the {} asked about: {}",
+                facet.as_str(),
+                query.trim()
+            )),
+            status: Status::Unresolved,
+            confidence: 0.0,
+        });
+    }
+}
+
+/// How a section other than the lead bears on the lead's claim.
+fn relation(r: &Read, lead: &Read, facet: Facet) -> Relation {
+    let same = overlap(&r.key_tokens, &lead.key_tokens) >= SAME_SUBJECT;
+    // A qualified statement asks for a closer look before it can be
+    // called a contradiction.
+    if (r.exception && facet != Facet::Exceptions) || r.coverage < SUPPORT_COVERAGE {
+        Relation::RequiresFollowup
+    } else if same && r.negative != lead.negative {
+        Relation::Contradicts
+    } else {
+        Relation::Supports
+    }
+}
+
+/// The facet's claims counted by status, and how well it is covered.
+fn facet_summary(g: &Graph, facet: Facet) -> FacetSummary {
+    let mine: Vec<&Claim> = g.claims.iter().filter(|c| c.facet == facet).collect();
+    let count = |s: Status| mine.iter().filter(|c| c.status == s).count() as u32;
+    let supported = count(Status::Supported);
+    FacetSummary {
+        facet,
+        claims: mine.len() as u32,
+        supported,
+        conflicted: count(Status::Conflicted),
+        unresolved: count(Status::Unresolved),
+        coverage: if supported > 0 {
+            Coverage::Covered
+        } else if mine.is_empty() {
+            Coverage::Missing
+        } else {
+            Coverage::Partial
+        },
+    }
 }
 
 #[cfg(test)]

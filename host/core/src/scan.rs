@@ -254,94 +254,132 @@ pub fn stream_window<R: BufRead>(
         carry: Vec::new(),
     };
     let mut chunk = String::new();
-    let mut chars: u64 = 0; // characters before the current one
-    let mut nl: usize = 0; // newlines before the current character
-    let mut last_nl = false;
-    let mut started: Option<(u64, usize)> = None; // (character, newlines) at the start
-    let mut text = String::new();
-    let mut taken = 0usize;
-    let mut stopped: Option<bool> = None; // Some(capped) when more text follows
+    let mut walk = Walk::default();
     'read: while dec.next(&mut chunk)? {
         for ch in chunk.chars() {
-            if started.is_none()
-                && match at {
-                    At::Beginning => true,
-                    At::Char(c) => chars == c,
-                    At::Line(n) => nl + 1 >= n,
-                }
-            {
-                started = Some((chars, nl));
+            if !walk.step(ch, at, limit, max_chars) {
+                break 'read;
             }
-            if started.is_some() {
-                if matches!(limit, Limit::EndOfLine(m) if nl >= m) {
-                    stopped = Some(false);
-                    break 'read;
-                }
-                if taken == max_chars {
-                    stopped = Some(true);
-                    break 'read;
-                }
-                text.push(ch);
-                taken += 1;
-            }
-            chars += 1;
-            last_nl = ch == '\n';
-            nl += usize::from(last_nl);
         }
     }
-    let lines_at_eof = if chars == 0 {
-        0
-    } else {
-        nl + 1 - usize::from(last_nl)
-    };
-    let Some((start_char, start_nl)) = started else {
-        // The end of the file came first: a start exactly there is an empty window.
-        let at_end = match at {
-            At::Beginning => true,
-            At::Char(c) => chars == c,
-            At::Line(n) => n == 1 && chars == 0,
-        };
-        if !at_end {
-            return Err(Stop::Past {
-                lines: lines_at_eof,
-                chars,
-            });
+    walk.window(at)
+}
+
+/// Where [`stream_window`] is in the stream, and what it has kept.
+#[derive(Default)]
+struct Walk {
+    /// Characters before the current one.
+    chars: u64,
+    /// Newlines before the current character.
+    nl: usize,
+    last_nl: bool,
+    /// (character, newlines) at the start.
+    started: Option<(u64, usize)>,
+    text: String,
+    taken: usize,
+    /// Some(capped) when more text follows.
+    stopped: Option<bool>,
+}
+
+impl Walk {
+    /// Take one character; false when the window is complete.
+    fn step(&mut self, ch: char, at: At, limit: Limit, max_chars: usize) -> bool {
+        if self.started.is_none()
+            && match at {
+                At::Beginning => true,
+                At::Char(c) => self.chars == c,
+                At::Line(n) => self.nl + 1 >= n,
+            }
+        {
+            self.started = Some((self.chars, self.nl));
         }
-        let start_line = if chars == 0 { 1 } else { lines_at_eof };
-        return Ok(Window {
-            text: String::new(),
-            chars: 0,
+        if self.started.is_some() {
+            if matches!(limit, Limit::EndOfLine(m) if self.nl >= m) {
+                self.stopped = Some(false);
+                return false;
+            }
+            if self.taken == max_chars {
+                self.stopped = Some(true);
+                return false;
+            }
+            self.text.push(ch);
+            self.taken += 1;
+        }
+        self.chars += 1;
+        self.last_nl = ch == '\n';
+        self.nl += usize::from(self.last_nl);
+        true
+    }
+
+    fn window(self, at: At) -> Result<Window, Stop> {
+        let Walk {
+            chars,
+            nl,
+            last_nl,
+            started,
+            mut text,
+            mut taken,
+            stopped,
+        } = self;
+        let lines_at_eof = if chars == 0 {
+            0
+        } else {
+            nl + 1 - usize::from(last_nl)
+        };
+        let Some((start_char, start_nl)) = started else {
+            return empty_at_end(at, chars, lines_at_eof);
+        };
+        let capped = stopped == Some(true);
+        if capped && let Some(i) = text.rfind('\n') {
+            // End after the last complete line, as `text::window` does.
+            taken -= text[i + 1..].chars().count();
+            text.truncate(i + 1);
+        }
+        let start_line = start_nl + 1;
+        let body = text.strip_suffix('\n').unwrap_or(&text);
+        let end_line = start_line + body.bytes().filter(|&b| b == b'\n').count();
+        let truncated = stopped.is_some();
+        Ok(Window {
+            chars: taken as u64,
             range: LineRange {
                 start_line: start_line as u64,
-                end_line: start_line.min(lines_at_eof) as u64,
+                end_line: end_line as u64,
             },
-            next_cursor: CharCursor { char_offset: None },
-            truncated: false,
-            capped: false,
-        });
-    };
-    let capped = stopped == Some(true);
-    if capped && let Some(i) = text.rfind('\n') {
-        // End after the last complete line, as `text::window` does.
-        taken -= text[i + 1..].chars().count();
-        text.truncate(i + 1);
+            next_cursor: CharCursor {
+                char_offset: truncated.then_some(start_char + taken as u64),
+            },
+            truncated,
+            capped,
+            text,
+        })
     }
-    let start_line = start_nl + 1;
-    let body = text.strip_suffix('\n').unwrap_or(&text);
-    let end_line = start_line + body.bytes().filter(|&b| b == b'\n').count();
-    let truncated = stopped.is_some();
+}
+
+/// The end of the file came before the start: a start exactly there is an
+/// empty window, anything later is past the end.
+fn empty_at_end(at: At, chars: u64, lines_at_eof: usize) -> Result<Window, Stop> {
+    let at_end = match at {
+        At::Beginning => true,
+        At::Char(c) => chars == c,
+        At::Line(n) => n == 1 && chars == 0,
+    };
+    if !at_end {
+        return Err(Stop::Past {
+            lines: lines_at_eof,
+            chars,
+        });
+    }
+    let start_line = if chars == 0 { 1 } else { lines_at_eof };
     Ok(Window {
-        chars: taken as u64,
+        text: String::new(),
+        chars: 0,
         range: LineRange {
             start_line: start_line as u64,
-            end_line: end_line as u64,
+            end_line: start_line.min(lines_at_eof) as u64,
         },
-        next_cursor: CharCursor {
-            char_offset: truncated.then_some(start_char + taken as u64),
-        },
-        truncated,
-        capped,
-        text,
+        next_cursor: CharCursor { char_offset: None },
+        truncated: false,
+        capped: false,
     })
 }
 

@@ -39,22 +39,7 @@ pub struct HitsOutput {
 
 fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
     match kind {
-        "candidates" => {
-            let first = trace.candidates.first().map(|c| c.manual_id.clone());
-            let shared = first.filter(|m| trace.candidates.iter().all(|c| &c.manual_id == m));
-            let items = trace
-                .candidates
-                .iter()
-                .map(|c| {
-                    let mut r = json!({ "path": c.path, "start_line": c.start_line });
-                    if shared.is_none() {
-                        r["manual_id"] = json!(c.manual_id);
-                    }
-                    json!({ "ref": r, "heading": c.heading, "score": c.score, "signals": c.signals })
-                })
-                .collect();
-            (items, shared)
-        }
+        "candidates" => candidates(trace),
         "unscanned" => (
             trace.candidates[trace.evidence..]
                 .iter()
@@ -64,58 +49,9 @@ fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
                 .collect(),
             None,
         ),
-        "conflicts" => {
-            let edges = trace.graph.as_ref().map_or(&[][..], |g| &g.edges[..]);
-            let items = trace
-                .conflicts()
-                .into_iter()
-                .map(|c| {
-                    let ids = |rel: Relation| -> Vec<&str> {
-                        edges
-                            .iter()
-                            .filter(|e| e.from_claim_id == c.claim_id && e.relation == rel)
-                            .map(|e| e.to_evidence_id.as_str())
-                            .collect()
-                    };
-                    json!({
-                        "claim_id": c.claim_id,
-                        "facet": c.facet,
-                        "text": c.text,
-                        "confidence": c.confidence,
-                        "supporting_evidence_ids": ids(Relation::Supports),
-                        "contradicting_evidence_ids": ids(Relation::Contradicts),
-                    })
-                })
-                .collect();
-            (items, None)
-        }
-        "gaps" => (
-            trace
-                .gaps()
-                .into_iter()
-                .map(to)
-                .collect(),
-            None,
-        ),
-        "integrated_top" => {
-            let ev = trace.evidences();
-            let items = ev
-                .into_iter()
-                .zip(&trace.candidates)
-                .map(|(e, c)| {
-                    json!({
-                        "evidence_id": e.evidence_id,
-                        "ref": e.reference,
-                        "heading": c.heading,
-                        "score": e.score,
-                        "signals": e.signals,
-                        "snippet": c.snippet.as_ref().map_or("", |s| s.0.as_str()),
-                        "snippet_digest": e.snippet_digest,
-                    })
-                })
-                .collect();
-            (items, None)
-        }
+        "conflicts" => (conflicts(trace), None),
+        "gaps" => (trace.gaps().into_iter().map(to).collect(), None),
+        "integrated_top" => (integrated_top(trace), None),
         "claims" => (
             trace
                 .graph
@@ -137,6 +73,70 @@ fn all_items(trace: &Trace, kind: &str) -> (Vec<Value>, Option<String>) {
         ),
         _ => (vec![], None),
     }
+}
+
+/// The candidates, with the manual they share named once.
+fn candidates(trace: &Trace) -> (Vec<Value>, Option<String>) {
+    let first = trace.candidates.first().map(|c| c.manual_id.clone());
+    let shared = first.filter(|m| trace.candidates.iter().all(|c| &c.manual_id == m));
+    let items = trace
+        .candidates
+        .iter()
+        .map(|c| {
+            let mut r = json!({ "path": c.path, "start_line": c.start_line });
+            if shared.is_none() {
+                r["manual_id"] = json!(c.manual_id);
+            }
+            json!({ "ref": r, "heading": c.heading, "score": c.score, "signals": c.signals })
+        })
+        .collect();
+    (items, shared)
+}
+
+/// Each conflicting claim with the evidence on either side of it.
+fn conflicts(trace: &Trace) -> Vec<Value> {
+    let edges = trace.graph.as_ref().map_or(&[][..], |g| &g.edges[..]);
+    trace
+        .conflicts()
+        .into_iter()
+        .map(|c| {
+            let ids = |rel: Relation| -> Vec<&str> {
+                edges
+                    .iter()
+                    .filter(|e| e.from_claim_id == c.claim_id && e.relation == rel)
+                    .map(|e| e.to_evidence_id.as_str())
+                    .collect()
+            };
+            json!({
+                "claim_id": c.claim_id,
+                "facet": c.facet,
+                "text": c.text,
+                "confidence": c.confidence,
+                "supporting_evidence_ids": ids(Relation::Supports),
+                "contradicting_evidence_ids": ids(Relation::Contradicts),
+            })
+        })
+        .collect()
+}
+
+/// The evidence the answer stands on, with its candidate's heading and snippet.
+fn integrated_top(trace: &Trace) -> Vec<Value> {
+    trace
+        .evidences()
+        .into_iter()
+        .zip(&trace.candidates)
+        .map(|(e, c)| {
+            json!({
+                "evidence_id": e.evidence_id,
+                "ref": e.reference,
+                "heading": c.heading,
+                "score": e.score,
+                "signals": e.signals,
+                "snippet": c.snippet.as_ref().map_or("", |s| s.0.as_str()),
+                "snippet_digest": e.snippet_digest,
+            })
+        })
+        .collect()
 }
 
 #[derive(Input)]

@@ -157,25 +157,7 @@ impl Manuals {
             FileType::Md => "section",
             FileType::Json => "file",
         });
-        if ty == FileType::Json && matches!(scope, "section" | "sections") {
-            return Err(Error::new(
-                Code::InvalidScope,
-                format!("`{scope}` does not apply to a .json file; use scope=file or snippet"),
-            )
-            .with("scope", scope));
-        }
-        if ty == FileType::Md
-            && scope == "file"
-            && !(self.allow_file_scope && allow_file == Some(true))
-        {
-            return Err(Error::new(
-                Code::Forbidden,
-                "a whole .md file is read only when the server allows it (ALLOW_FILE_SCOPE=true) and the call sets allow_file=true; \
-                 read by section or scan with manual_scan",
-            )
-            .with("allow_file_scope", self.allow_file_scope)
-            .with("allow_file", allow_file.unwrap_or(false)));
-        }
+        self.check_scope(ty, scope, allow_file)?;
         let content = self.root.read_text(&full)?;
         let lines = Lines::new(&content);
         let total = lines.count();
@@ -216,32 +198,7 @@ impl Manuals {
                 if how.session && scope == "section" && self.seen_before(key) && end < total {
                     // 004: the same section asked for again means "go on": scan
                     // the file from the line after it.
-                    let s = scan::scan(
-                        &content,
-                        ScanStart::Line {
-                            line: end as i64 + 1,
-                            from_cursor: false,
-                        },
-                        how.max_chars,
-                    )?;
-                    return Ok(ReadOutput {
-                        truncated: !s.eof,
-                        truncated_reason: if s.eof {
-                            "none"
-                        } else {
-                            s.truncated_reason.as_str()
-                        }
-                        .into(),
-                        applied_range: s.applied_range,
-                        next_cursor: s.next_cursor,
-                        applied: ReadApplied {
-                            scope: scope.into(),
-                            max_sections: None,
-                            max_chars: how.max_chars as u64,
-                            mode: "scan_fallback".into(),
-                        },
-                        text: s.text,
-                    });
+                    return scan_fallback(&content, end + 1, scope, how.max_chars);
                 }
                 (sec.start_line, end, "read")
             }
@@ -257,6 +214,31 @@ impl Manuals {
             max_sections,
             how.max_chars,
         ))
+    }
+
+    /// The scope fits the file's type, and a whole .md file is read only
+    /// when both the server and the call allow it.
+    fn check_scope(&self, ty: FileType, scope: &str, allow_file: Option<bool>) -> Result<()> {
+        if ty == FileType::Json && matches!(scope, "section" | "sections") {
+            return Err(Error::new(
+                Code::InvalidScope,
+                format!("`{scope}` does not apply to a .json file; use scope=file or snippet"),
+            )
+            .with("scope", scope));
+        }
+        if ty == FileType::Md
+            && scope == "file"
+            && !(self.allow_file_scope && allow_file == Some(true))
+        {
+            return Err(Error::new(
+                Code::Forbidden,
+                "a whole .md file is read only when the server allows it (ALLOW_FILE_SCOPE=true) and the call sets allow_file=true; \
+                 read by section or scan with manual_scan",
+            )
+            .with("allow_file_scope", self.allow_file_scope)
+            .with("allow_file", allow_file.unwrap_or(false)));
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -320,6 +302,36 @@ impl Manuals {
             })?,
         })
     }
+}
+
+/// manual_read's answer when it scans on from `line` instead of reading.
+fn scan_fallback(content: &str, line: usize, scope: &str, max_chars: usize) -> Result<ReadOutput> {
+    let s = scan::scan(
+        content,
+        ScanStart::Line {
+            line: line as i64,
+            from_cursor: false,
+        },
+        max_chars,
+    )?;
+    Ok(ReadOutput {
+        truncated: !s.eof,
+        truncated_reason: if s.eof {
+            "none"
+        } else {
+            s.truncated_reason.as_str()
+        }
+        .into(),
+        applied_range: s.applied_range,
+        next_cursor: s.next_cursor,
+        applied: ReadApplied {
+            scope: scope.into(),
+            max_sections: None,
+            max_chars: max_chars as u64,
+            mode: "scan_fallback".into(),
+        },
+        text: s.text,
+    })
 }
 
 #[cfg(test)]

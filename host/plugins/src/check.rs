@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 mod sample;
 
 use super::slot::{Cell, World};
-use super::{Limits, Plugins, Runtime, Source, Wasm, bindings, cache, embedded, inspect};
+use super::{Limits, Plugins, Runtime, Source, State, Wasm, bindings, cache, embedded, inspect};
 use crate::config::{Config, Slot};
 use crate::fs::StateDir;
 use sample::Sample;
 pub use sample::sample_candidates;
+use wasmtime::component::InstancePre;
 
 /// One line of a report: a label and what was found; `ok` false marks a
 /// problem.
@@ -219,33 +220,9 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
             return;
         }
     };
-    let t = Instant::now();
-    let used = match runtime.probe(wasm.slot, &limits, pre.instance_pre()) {
-        Ok(u) => u,
-        Err(e) => {
-            r.fail("instantiate", e);
-            return;
-        }
-    };
-    let instantiate = t.elapsed();
-    let needed = (1..=limits.instances).find(|n| {
-        let mut l = limits;
-        l.instances = *n;
-        runtime.probe(wasm.slot, &l, pre.instance_pre()).is_ok()
-    });
-    r.push(
-        "instantiate",
-        format!(
-            "{} per call; needs {} core instances (limit {}), {} memories, {} tables; memory at start {} (limit {} per memory)",
-            ms(instantiate),
-            needed.map_or("?".into(), |n| n.to_string()),
-            limits.instances,
-            used.memories,
-            used.tables,
-            mib(used.peak_memory),
-            mib(limits.memory_bytes),
-        ),
-    );
+    if !instantiate(r, &runtime, wasm, limits, pre.instance_pre()) {
+        return;
+    }
     let cell = Arc::new(Cell::new(wasm.slot, limits, wasm.source.clone()));
     cell.settle(Ok(super::Loaded {
         pre,
@@ -263,11 +240,55 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
         auditor: None,
     };
     P::put(&mut plugins, cell);
+    sample::<P>(r, &plugins, limits);
+}
+
+/// Instantiate once to measure the cost and the resources the component
+/// takes; false (with the failure reported) when it cannot be.
+fn instantiate(
+    r: &mut Report,
+    runtime: &Runtime,
+    wasm: &Wasm,
+    limits: Limits,
+    pre: &InstancePre<State>,
+) -> bool {
+    let t = Instant::now();
+    let used = match runtime.probe(wasm.slot, &limits, pre) {
+        Ok(u) => u,
+        Err(e) => {
+            r.fail("instantiate", e);
+            return false;
+        }
+    };
+    let instantiate = t.elapsed();
+    let needed = (1..=limits.instances).find(|n| {
+        let mut l = limits;
+        l.instances = *n;
+        runtime.probe(wasm.slot, &l, pre).is_ok()
+    });
+    r.push(
+        "instantiate",
+        format!(
+            "{} per call; needs {} core instances (limit {}), {} memories, {} tables; memory at start {} (limit {} per memory)",
+            ms(instantiate),
+            needed.map_or("?".into(), |n| n.to_string()),
+            limits.instances,
+            used.memories,
+            used.tables,
+            mib(used.peak_memory),
+            mib(limits.memory_bytes),
+        ),
+    );
+    true
+}
+
+/// Twenty sample calls (fewer if one fails), reported with their median.
+fn sample<P: Sample>(r: &mut Report, plugins: &Plugins, limits: Limits) {
     let mut times = Vec::new();
     let mut last = Ok(String::new());
     for _ in 0..20 {
         let t = Instant::now();
-        last = P::sample(&plugins);
+        last = P::sample(plugins);
         times.push(t.elapsed());
         if last.is_err() {
             break;

@@ -123,7 +123,22 @@ fn same(
         (Type::Id(_), _) | (_, Type::Id(_)) => return Err(differ()),
         (w, g) => return if w == g { Ok(()) } else { Err(differ()) },
     };
-    let pairs: Vec<(String, Option<Type>, Option<Type>)> = match (w, g) {
+    let Some(pairs) = parts(w, g, at)? else {
+        return Err(differ());
+    };
+    for (part, w, g) in pairs {
+        same(kura, w, theirs, g, &format!("{at}, {part}"))?;
+    }
+    Ok(())
+}
+
+/// A part of a type (a field, a case, an element) and its type on each side.
+type Part = (String, Option<Type>, Option<Type>);
+
+/// The parts of two types alike in kind, paired to compare in turn (after
+/// checking their names); None when the kinds differ.
+fn parts(w: &TypeDefKind, g: &TypeDefKind, at: &str) -> Result<Option<Vec<Part>>, String> {
+    Ok(Some(match (w, g) {
         (TypeDefKind::Record(w), TypeDefKind::Record(g)) => {
             names(
                 w.fields.iter().map(|f| &f.name),
@@ -192,12 +207,8 @@ fn same(
         | (TypeDefKind::Handle(_), TypeDefKind::Handle(_))
         | (TypeDefKind::Future(_), TypeDefKind::Future(_))
         | (TypeDefKind::Stream(_), TypeDefKind::Stream(_)) => Vec::new(),
-        _ => return Err(differ()),
-    };
-    for (part, w, g) in pairs {
-        same(kura, w, theirs, g, &format!("{at}, {part}"))?;
-    }
-    Ok(())
+        _ => return Ok(None),
+    }))
 }
 
 /// Two lists of names (fields, cases, flags) must be the same, in order.

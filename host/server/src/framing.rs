@@ -10,7 +10,7 @@
 use serde::Deserialize;
 use serde::de::{self, Deserializer as _, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -237,98 +237,108 @@ async fn read_line<R: AsyncRead + Unpin>(
 /// returns the reader and writer to give rmcp. Two tasks run until the
 /// input ends and rmcp has written its last line; `ended` is cancelled
 /// when the input ends.
-pub fn guard<R, W>(
-    input: R,
-    output: W,
-    ended: CancellationToken,
-) -> (tokio::io::DuplexStream, tokio::io::DuplexStream)
+pub fn guard<R, W>(input: R, output: W, ended: CancellationToken) -> (DuplexStream, DuplexStream)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
     const PIPE: usize = 256 << 10;
-    let (mut to_rmcp, rmcp_in) = tokio::io::duplex(PIPE);
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(PIPE);
     let (rmcp_out, from_rmcp) = tokio::io::duplex(PIPE);
-    let (replies, mut pending) = mpsc::unbounded_channel::<String>();
-    tokio::spawn(async move {
-        let mut input = BufReader::with_capacity(64 << 10, input);
-        let mut line = Vec::new();
-        loop {
-            let oversized = match read_line(&mut input, &mut line).await {
-                Ok(Some(o)) => o,
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::error!("reading the client's input: {e}");
+    let (replies, pending) = mpsc::unbounded_channel::<String>();
+    tokio::spawn(read_input(input, to_rmcp, replies, ended));
+    tokio::spawn(write_output(output, from_rmcp, pending));
+    (rmcp_in, rmcp_out)
+}
+
+/// The client's lines: well-formed ones to rmcp, malformed ones answered.
+async fn read_input<R: AsyncRead + Unpin>(
+    input: R,
+    mut to_rmcp: DuplexStream,
+    replies: mpsc::UnboundedSender<String>,
+    ended: CancellationToken,
+) {
+    let mut input = BufReader::with_capacity(64 << 10, input);
+    let mut line = Vec::new();
+    loop {
+        let oversized = match read_line(&mut input, &mut line).await {
+            Ok(Some(o)) => o,
+            Ok(None) => break,
+            Err(e) => {
+                tracing::error!("reading the client's input: {e}");
+                break;
+            }
+        };
+        let verdict = if oversized {
+            reply(
+                leading_id(&line).as_deref(),
+                INVALID_REQUEST,
+                &format!("Invalid Request: a message is at most {MAX_LINE_BYTES} bytes"),
+            )
+        } else {
+            check(line.strip_suffix(b"\n").unwrap_or(&line))
+        };
+        match verdict {
+            Verdict::Forward => {
+                if !line.ends_with(b"\n") {
+                    line.push(b'\n');
+                }
+                if to_rmcp.write_all(&line).await.is_err() {
+                    break; // rmcp has stopped
+                }
+            }
+            Verdict::Reply(r) => {
+                tracing::debug!("answered a malformed message: {r}");
+                if replies.send(r).is_err() {
                     break;
                 }
-            };
-            let verdict = if oversized {
-                reply(
-                    leading_id(&line).as_deref(),
-                    INVALID_REQUEST,
-                    &format!("Invalid Request: a message is at most {MAX_LINE_BYTES} bytes"),
-                )
-            } else {
-                check(line.strip_suffix(b"\n").unwrap_or(&line))
-            };
-            match verdict {
-                Verdict::Forward => {
-                    if !line.ends_with(b"\n") {
-                        line.push(b'\n');
-                    }
-                    if to_rmcp.write_all(&line).await.is_err() {
-                        break; // rmcp has stopped
-                    }
-                }
-                Verdict::Reply(r) => {
-                    tracing::debug!("answered a malformed message: {r}");
-                    if replies.send(r).is_err() {
-                        break;
-                    }
-                }
             }
         }
-        // Dropping `to_rmcp` ends rmcp's input: it shuts down as before.
-        ended.cancel();
-    });
-    tokio::spawn(async move {
-        let mut output = output;
-        let mut from_rmcp = BufReader::with_capacity(64 << 10, from_rmcp);
-        let mut buf = Vec::new();
-        let mut open = true;
-        loop {
-            tokio::select! {
-                // `read_until` keeps a partial line in `buf` when the other
-                // branch wins, and the next call goes on with it.
-                n = from_rmcp.read_until(b'\n', &mut buf), if open => {
-                    match n {
-                        Ok(0) | Err(_) => open = false,
-                        Ok(_) => {
-                            if output.write_all(&buf).await.is_err() || output.flush().await.is_err() {
-                                return;
-                            }
-                            buf.clear();
+    }
+    // Dropping `to_rmcp` ends rmcp's input: it shuts down as before.
+    ended.cancel();
+}
+
+/// rmcp's lines and the guard's replies to the client, each whole.
+async fn write_output<W: AsyncWrite + Unpin>(
+    mut output: W,
+    from_rmcp: DuplexStream,
+    mut pending: mpsc::UnboundedReceiver<String>,
+) {
+    let mut from_rmcp = BufReader::with_capacity(64 << 10, from_rmcp);
+    let mut buf = Vec::new();
+    let mut open = true;
+    loop {
+        tokio::select! {
+            // `read_until` keeps a partial line in `buf` when the other
+            // branch wins, and the next call goes on with it.
+            n = from_rmcp.read_until(b'\n', &mut buf), if open => {
+                match n {
+                    Ok(0) | Err(_) => open = false,
+                    Ok(_) => {
+                        if output.write_all(&buf).await.is_err() || output.flush().await.is_err() {
+                            return;
                         }
+                        buf.clear();
                     }
                 }
-                r = pending.recv() => {
-                    let Some(mut r) = r else {
-                        if !open { return; }
-                        continue;
-                    };
-                    r.push('\n');
-                    if output.write_all(r.as_bytes()).await.is_err() || output.flush().await.is_err() {
-                        return;
-                    }
+            }
+            r = pending.recv() => {
+                let Some(mut r) = r else {
+                    if !open { return; }
+                    continue;
+                };
+                r.push('\n');
+                if output.write_all(r.as_bytes()).await.is_err() || output.flush().await.is_err() {
+                    return;
                 }
-                else => return,
             }
-            if !open && pending.is_closed() && pending.is_empty() {
-                return;
-            }
+            else => return,
         }
-    });
-    (rmcp_in, rmcp_out)
+        if !open && pending.is_closed() && pending.is_empty() {
+            return;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use super::coverage::{Coverage, cited_ranges, measure, round3};
 use crate::args::{Input, LineRanges};
 use crate::error::{Error, Result};
 use crate::fs::RelPath;
-use crate::plugins::{AuditRequest, FindingKind};
+use crate::plugins::{AuditFinding, AuditReport, AuditRequest, FindingKind};
 use crate::text::Lines;
 
 #[derive(Clone, Copy, Debug, Serialize, JsonSchema)]
@@ -128,113 +128,151 @@ impl Vault {
             Some(r) => Some(cited_ranges(r, "cited_ranges", total)?),
             None => None,
         };
-        let given32: Option<Vec<(u32, u32)>> = given.as_ref().map(|g| {
-            g.iter()
-                .map(|&(a, b)| (a.min(u32::MAX as u64) as u32, b.min(u32::MAX as u64) as u32))
-                .collect()
-        });
+        let given32: Option<Vec<(u32, u32)>> = given
+            .as_ref()
+            .map(|g| g.iter().map(|&(a, b)| (clamp32(a), clamp32(b))).collect());
         let report = self.plugins.audit(&AuditRequest {
             artifact_path: &artifact_path.to_string(),
             artifact: &artifact,
             source_path: &source_path.to_string(),
-            source_lines: total.min(u32::MAX as u64) as u32,
+            source_lines: clamp32(total),
             cited: given32.as_deref(),
         })?;
         let coverage = measure(
             total,
             report.cited.iter().map(|&(a, b)| (a as u64, b as u64)),
         );
-        let ratio = coverage.ratio();
         let new_lines = self.record_audit(&artifact_path, &source_path, &coverage)?;
-        let gain = if total == 0 {
-            0.0
-        } else {
-            new_lines as f64 / total as f64
-        };
-        let count = |k: FindingKind| report.findings.iter().filter(|f| f.kind == k).count() as u64;
-        let (rootless, orphans, one_way) = (
-            count(FindingKind::RootlessNode),
-            count(FindingKind::OrphanBranch),
-            count(FindingKind::OneWayRef),
-        );
-        let uncovered = coverage.uncovered.len() as u64;
-        // 001's three rules.
-        let below_min = ratio < self.coverage_min_ratio;
-        let has_findings = rootless + orphans + one_way > 0;
-        let still_gaining = gain >= self.marginal_gain_min && uncovered > 0;
-        let forced = below_min || has_findings || still_gaining;
-        let mut next_actions = Vec::new();
-        if forced {
-            if let Some(gap) = coverage
-                .uncovered
-                .first()
-                .filter(|_| below_min || still_gaining)
-            {
-                // Uncovered ranges first (001 §3).
-                next_actions.push(NextAction::new(
-                    Step::VaultScan,
-                    0.9,
-                    json!({ "path": source_path.to_string(), "start_line": gap.start_line }),
-                ));
-            }
-            if let Some(f) = report.findings.first() {
-                // Where the artifact needs mending.
-                next_actions.push(NextAction::new(
-                    Step::VaultScan,
-                    0.8,
-                    json!({ "path": artifact_path.to_string(), "start_line": f.line.max(1) }),
-                ));
-            }
-            // Then audit again to see what the mending changed.
-            next_actions.push(NextAction::new(
-                Step::ArtifactAudit,
-                0.6,
-                json!({ "artifact_path": artifact_path.to_string(), "source_path": source_path.to_string() }),
-            ));
-        } else {
-            next_actions.push(super::action::stop(0.9));
-        }
+        let rules = Rules::judge(self, &report, &coverage, new_lines);
+        let pair = (artifact_path.to_string(), source_path.to_string());
         tracing::info!(
             tool = "artifact_audit",
-            artifact_path = %artifact_path,
-            source_path = %source_path,
-            rootless_nodes = rootless,
-            orphan_branches = orphans,
-            one_way_refs = one_way,
-            coverage_ratio = ratio,
-            marginal_gain = gain,
+            artifact_path = %pair.0,
+            source_path = %pair.1,
+            rootless_nodes = rules.rootless,
+            orphan_branches = rules.orphans,
+            one_way_refs = rules.one_way,
+            coverage_ratio = rules.ratio,
+            marginal_gain = rules.gain,
             "audit"
         );
+        let next_actions = rules.next_actions(&pair, &coverage, &report);
         Ok(AuditOutput {
-            artifact_path: artifact_path.to_string(),
-            source_path: source_path.to_string(),
-            rootless_nodes: rootless,
-            orphan_branches: orphans,
-            one_way_refs: one_way,
-            coverage_ratio: Some(round3(ratio)),
-            uncovered_ranges_count: uncovered,
-            marginal_gain: Some(round3(gain)),
-            needs_forced_full_scan: forced,
+            rootless_nodes: rules.rootless,
+            orphan_branches: rules.orphans,
+            one_way_refs: rules.one_way,
+            coverage_ratio: Some(round3(rules.ratio)),
+            uncovered_ranges_count: coverage.uncovered.len() as u64,
+            marginal_gain: Some(round3(rules.gain)),
+            needs_forced_full_scan: rules.forced(),
             next_actions,
-            findings: report
-                .findings
-                .into_iter()
-                .map(|f| Finding {
-                    kind: match f.kind {
-                        FindingKind::RootlessNode => Kind::RootlessNode,
-                        FindingKind::OrphanBranch => Kind::OrphanBranch,
-                        FindingKind::OneWayRef => Kind::OneWayRef,
-                    },
-                    message: f.message,
-                    node_id: f.node_id,
-                })
-                .collect(),
             applied: AuditApplied {
                 cited_ranges_from: if given.is_some() { "given" } else { "artifact" }.into(),
                 coverage_min_ratio: self.coverage_min_ratio,
                 marginal_gain_min: self.marginal_gain_min,
                 node_count: report.node_count as u64,
             },
+            findings: report.findings.into_iter().map(Finding::from).collect(),
+            artifact_path: pair.0,
+            source_path: pair.1,
         })
+    }
+}
+
+fn clamp32(n: u64) -> u32 {
+    n.min(u32::MAX as u64) as u32
+}
+
+impl From<AuditFinding> for Finding {
+    fn from(f: AuditFinding) -> Self {
+        Finding {
+            kind: match f.kind {
+                FindingKind::RootlessNode => Kind::RootlessNode,
+                FindingKind::OrphanBranch => Kind::OrphanBranch,
+                FindingKind::OneWayRef => Kind::OneWayRef,
+            },
+            message: f.message,
+            node_id: f.node_id,
+        }
+    }
+}
+
+/// One audit's counts against 001's three rules.
+struct Rules {
+    rootless: u64,
+    orphans: u64,
+    one_way: u64,
+    ratio: f64,
+    gain: f64,
+    below_min: bool,
+    still_gaining: bool,
+}
+
+impl Rules {
+    fn judge(vault: &Vault, report: &AuditReport, coverage: &Coverage, new_lines: u64) -> Rules {
+        let total = coverage.total_lines;
+        let ratio = coverage.ratio();
+        let gain = if total == 0 {
+            0.0
+        } else {
+            new_lines as f64 / total as f64
+        };
+        let count = |k: FindingKind| report.findings.iter().filter(|f| f.kind == k).count() as u64;
+        Rules {
+            rootless: count(FindingKind::RootlessNode),
+            orphans: count(FindingKind::OrphanBranch),
+            one_way: count(FindingKind::OneWayRef),
+            ratio,
+            gain,
+            below_min: ratio < vault.coverage_min_ratio,
+            still_gaining: gain >= vault.marginal_gain_min && !coverage.uncovered.is_empty(),
+        }
+    }
+
+    fn has_findings(&self) -> bool {
+        self.rootless + self.orphans + self.one_way > 0
+    }
+
+    /// `needs_forced_full_scan`: any of the three rules holds.
+    fn forced(&self) -> bool {
+        self.below_min || self.has_findings() || self.still_gaining
+    }
+
+    /// Uncovered ranges first (001 §3), then where the artifact needs
+    /// mending, then audit again to see what the mending changed.
+    fn next_actions(
+        &self,
+        (artifact_path, source_path): &(String, String),
+        coverage: &Coverage,
+        report: &AuditReport,
+    ) -> Vec<NextAction> {
+        if !self.forced() {
+            return vec![super::action::stop(0.9)];
+        }
+        let mut next_actions = Vec::new();
+        if let Some(gap) = coverage
+            .uncovered
+            .first()
+            .filter(|_| self.below_min || self.still_gaining)
+        {
+            next_actions.push(NextAction::new(
+                Step::VaultScan,
+                0.9,
+                json!({ "path": source_path, "start_line": gap.start_line }),
+            ));
+        }
+        if let Some(f) = report.findings.first() {
+            next_actions.push(NextAction::new(
+                Step::VaultScan,
+                0.8,
+                json!({ "path": artifact_path, "start_line": f.line.max(1) }),
+            ));
+        }
+        next_actions.push(NextAction::new(
+            Step::ArtifactAudit,
+            0.6,
+            json!({ "artifact_path": artifact_path, "source_path": source_path }),
+        ));
+        next_actions
     }
 }

@@ -38,7 +38,7 @@ use crate::args::Input;
 use crate::domain::search::{BudgetInput, IntegrationStatus, Run};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
-use crate::index::{Probe, Search};
+use crate::index::{Hit, Probe, Search};
 use crate::job::Job;
 use crate::text::Lines;
 
@@ -161,6 +161,36 @@ struct Query<'a> {
     text: &'a str,
     phrase: String,
     units: Vec<Vec<String>>,
+    /// Stage 1's words as probed in the postings, unit after unit.
+    probes: Vec<Probe>,
+    /// Which of `probes` belong to each unit.
+    unit_probes: Vec<std::ops::Range<usize>>,
+}
+
+impl<'a> Query<'a> {
+    fn new(text: &'a str, phrase: String) -> Self {
+        let units = kura_text::tokenize::content_units(text);
+        // A Latin word of 4+ letters is also probed as a prefix.
+        let mut probes = Vec::new();
+        let mut unit_probes = Vec::new();
+        for u in &units {
+            let from = probes.len();
+            for t in u {
+                probes.push(Probe {
+                    term: t.clone(),
+                    prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
+                });
+            }
+            unit_probes.push(from..probes.len());
+        }
+        Query {
+            text,
+            phrase,
+            units,
+            probes,
+            unit_probes,
+        }
+    }
 }
 
 /// A note's title as its file name says it: the last segment without its
@@ -261,20 +291,6 @@ impl Vault {
         // can still be reached inside the scope.
         let fetch = if whole { cap + 1 } else { (cap + 1).max(2000) };
         let t = Instant::now();
-        // Stage 1's words are probed in the postings; a Latin word of 4+
-        // letters also as a prefix.
-        let mut probes = Vec::new();
-        let mut unit_probes: Vec<std::ops::Range<usize>> = Vec::new();
-        for u in &q.units {
-            let from = probes.len();
-            for t in u {
-                probes.push(Probe {
-                    term: t.clone(),
-                    prefix: t.chars().count() >= 4 && !t.chars().any(kura_text::tokenize::is_cjk),
-                });
-            }
-            unit_probes.push(from..probes.len());
-        }
         let keep = |file: &str, _: u64| scope.contains(file);
         let mut hits = self
             .index
@@ -282,7 +298,7 @@ impl Vault {
             .search(&Search {
                 fetch: fetch as usize,
                 keep: Some(&keep),
-                probes: &probes,
+                probes: &q.probes,
                 ..Search::new(q.text, cap as usize + 1)
             })?
             .hits;
@@ -292,50 +308,12 @@ impl Vault {
         }
         let t_search = t.elapsed();
         for h in hits {
-            let marks = &h.marks;
             if run.spent(Cutoff::TimeBudget) {
                 break;
             }
             pass.nodes += 1;
-            // A unit is found when at least half of its terms are (a CJK
-            // run's bigrams; a word is one term), in the section or in the
-            // note's title: in many vaults the file name is the title, and
-            // `[[wikilinks]]` name notes by it, while the body never repeats it.
-            let title = Folded::new(note_title(&h.file));
-            let units: Vec<bool> = unit_probes
-                .iter()
-                .zip(&q.units)
-                .map(|(r, terms)| {
-                    let in_body = marks[r.clone()].iter().filter(|&&m| m).count();
-                    let in_title = terms.iter().filter(|t| title.has_term(t)).count();
-                    in_body.max(in_title) * 2 >= r.len()
-                })
-                .collect();
-            let found = units.iter().filter(|&&b| b).count();
-            // Stage 0 needs the text, and only where every word is present.
-            let normalized = found == q.units.len()
-                && (phrase_in(title.as_str(), &q.phrase)
-                    || self
-                        .section_text(&mut pass, &h.file, h.start_line, h.end_line, warnings)
-                        .is_some_and(|section| {
-                            phrase_in(Folded::new(&section).as_str(), &q.phrase)
-                        }));
-            let coverage = if q.units.is_empty() {
-                f64::from(u8::from(normalized))
-            } else {
-                found as f64 / q.units.len() as f64
-            };
-            pass.cands.push(Cand {
-                file: h.file,
-                start: h.start_line,
-                end: h.end_line,
-                bm25: h.score,
-                normalized,
-                loose: !q.units.is_empty() && found * 2 >= q.units.len(),
-                units,
-                coverage,
-                rank: 0.0,
-            });
+            let cand = self.candidate(q, h, &mut pass, warnings);
+            pass.cands.push(cand);
         }
         tracing::debug!(
             target: "kura::timing",
@@ -346,6 +324,48 @@ impl Vault {
             t.elapsed().as_secs_f64() * 1e3
         );
         Ok(pass)
+    }
+
+    /// Stage 0 and Stage 1's signals for one section the index returned.
+    fn candidate(&self, q: &Query, h: Hit, pass: &mut Pass, warnings: &mut Vec<String>) -> Cand {
+        // A unit is found when at least half of its terms are (a CJK
+        // run's bigrams; a word is one term), in the section or in the
+        // note's title: in many vaults the file name is the title, and
+        // `[[wikilinks]]` name notes by it, while the body never repeats it.
+        let title = Folded::new(note_title(&h.file));
+        let units: Vec<bool> = q
+            .unit_probes
+            .iter()
+            .zip(&q.units)
+            .map(|(r, terms)| {
+                let in_body = h.marks[r.clone()].iter().filter(|&&m| m).count();
+                let in_title = terms.iter().filter(|t| title.has_term(t)).count();
+                in_body.max(in_title) * 2 >= r.len()
+            })
+            .collect();
+        let found = units.iter().filter(|&&b| b).count();
+        // Stage 0 needs the text, and only where every word is present.
+        let normalized = found == q.units.len()
+            && (phrase_in(title.as_str(), &q.phrase)
+                || self
+                    .section_text(pass, &h.file, h.start_line, h.end_line, warnings)
+                    .is_some_and(|section| phrase_in(Folded::new(&section).as_str(), &q.phrase)));
+        let coverage = if q.units.is_empty() {
+            f64::from(u8::from(normalized))
+        } else {
+            found as f64 / q.units.len() as f64
+        };
+        Cand {
+            file: h.file,
+            start: h.start_line,
+            end: h.end_line,
+            bm25: h.score,
+            normalized,
+            loose: !q.units.is_empty() && found * 2 >= q.units.len(),
+            units,
+            coverage,
+            rank: 0.0,
+        }
     }
 
     /// Lines `start..=end` of an indexed file, read once per call.
@@ -400,11 +420,7 @@ impl Vault {
         };
         let deadline = started + Duration::from_millis(time_ms);
         self.index.refresh(&self.root)?;
-        let q = Query {
-            text: query,
-            phrase,
-            units: kura_text::tokenize::content_units(query),
-        };
+        let q = Query::new(query, phrase);
         let mut warnings = Vec::new();
         let mut run = Run::new("vault_find", deadline, job);
         let mut pass = run.stage("stage 0/1", |run| {

@@ -237,6 +237,104 @@ pub fn env_names() -> Vec<String> {
         .collect()
 }
 
+/// The config file's settings (names lower-cased) and its `plugins` table.
+fn file_layer(file: Option<(&Path, &str)>) -> Result<(toml::Table, toml::Table), ConfigError> {
+    let mut table = toml::Table::new();
+    if let Some((path, text)) = file {
+        let parsed: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        // Accept the seeds' upper-case names in the file too.
+        for (k, v) in parsed {
+            table.insert(k.to_ascii_lowercase(), v);
+        }
+    }
+    let file_name = || file.map(|f| f.0.to_owned()).unwrap_or_default();
+    let plugins = match table.remove("plugins") {
+        Some(toml::Value::Table(t)) => {
+            normalize_plugins(t).map_err(|message| ConfigError::Parse {
+                path: file_name(),
+                message,
+            })?
+        }
+        Some(_) => {
+            return Err(ConfigError::Parse {
+                path: file_name(),
+                message: "`plugins` must be a table".into(),
+            });
+        }
+        None => toml::Table::new(),
+    };
+    Ok((table, plugins))
+}
+
+/// Settings from the environment: each one's upper-case name, and
+/// `KURA_PLUGIN_<SLOT>` for a slot's component.
+fn env_layer(
+    table: &mut toml::Table,
+    plugins: &mut toml::Table,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<(), ConfigError> {
+    for (key, kind) in SETTINGS {
+        let upper = key.to_ascii_uppercase();
+        if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
+            table.insert((*key).to_owned(), parse_value(&upper, *kind, &raw)?);
+        }
+    }
+    for slot in Slot::ALL {
+        let upper = format!("KURA_PLUGIN_{}", slot.key().to_ascii_uppercase());
+        if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
+            slot_table(plugins, slot).insert("path".into(), toml::Value::String(raw));
+        }
+    }
+    Ok(())
+}
+
+/// Settings from `--set name=value` flags: a setting's name, or
+/// `plugins.<slot>[.<field>]`.
+fn cli_layer(
+    table: &mut toml::Table,
+    plugins: &mut toml::Table,
+    cli: &Overrides,
+) -> Result<(), ConfigError> {
+    for (name, raw) in &cli.values {
+        if let Some(rest) = name.strip_prefix("plugins.") {
+            let (slot_name, field) = rest.split_once('.').unwrap_or((rest, "path"));
+            let bad = |message: String| ConfigError::Value {
+                name: name.clone(),
+                value: raw.clone(),
+                message,
+            };
+            let slot = Slot::parse(slot_name)
+                .ok_or_else(|| bad(format!("unknown plugin slot (slots: {})", Slot::names())))?;
+            let value = match field {
+                "path" => toml::Value::String(raw.clone()),
+                "memory_mib" | "timeout_ms" | "instances" => parse_value(name, Kind::Int, raw)?,
+                _ => {
+                    return Err(bad(
+                        "unknown plugin setting (path, memory_mib, timeout_ms, instances)".into(),
+                    ));
+                }
+            };
+            slot_table(plugins, slot).insert(field.to_owned(), value);
+            continue;
+        }
+        let Some((key, kind)) = SETTINGS.iter().find(|(k, _)| k == name) else {
+            return Err(ConfigError::Value {
+                name: name.clone(),
+                value: raw.clone(),
+                message: "unknown setting".into(),
+            });
+        };
+        table.insert(
+            (*key).to_owned(),
+            parse_value(&name.to_ascii_uppercase(), *kind, raw)?,
+        );
+    }
+    Ok(())
+}
+
 impl Config {
     /// Build the configuration. `file_text` is the TOML file's content (the
     /// caller reads it through `fs`), `env` looks up environment variables.
@@ -245,81 +343,10 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
         cli: &Overrides,
     ) -> Result<Config, ConfigError> {
-        let mut table = toml::Table::new();
-        if let Some((path, text)) = file {
-            let parsed: toml::Table = toml::from_str(text).map_err(|e| ConfigError::Parse {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
-            // Accept the seeds' upper-case names in the file too.
-            for (k, v) in parsed {
-                table.insert(k.to_ascii_lowercase(), v);
-            }
-        }
-        let file_name = || file.map(|f| f.0.to_owned()).unwrap_or_default();
-        let mut plugins = match table.remove("plugins") {
-            Some(toml::Value::Table(t)) => {
-                normalize_plugins(t).map_err(|message| ConfigError::Parse {
-                    path: file_name(),
-                    message,
-                })?
-            }
-            Some(_) => {
-                return Err(ConfigError::Parse {
-                    path: file_name(),
-                    message: "`plugins` must be a table".into(),
-                });
-            }
-            None => toml::Table::new(),
-        };
-        for (key, kind) in SETTINGS {
-            let upper = key.to_ascii_uppercase();
-            if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
-                table.insert((*key).to_owned(), parse_value(&upper, *kind, &raw)?);
-            }
-        }
-        for slot in Slot::ALL {
-            let upper = format!("KURA_PLUGIN_{}", slot.key().to_ascii_uppercase());
-            if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
-                slot_table(&mut plugins, slot).insert("path".into(), toml::Value::String(raw));
-            }
-        }
-        for (name, raw) in &cli.values {
-            if let Some(rest) = name.strip_prefix("plugins.") {
-                let (slot_name, field) = rest.split_once('.').unwrap_or((rest, "path"));
-                let bad = |message: String| ConfigError::Value {
-                    name: name.clone(),
-                    value: raw.clone(),
-                    message,
-                };
-                let slot = Slot::parse(slot_name).ok_or_else(|| {
-                    bad(format!("unknown plugin slot (slots: {})", Slot::names()))
-                })?;
-                let value = match field {
-                    "path" => toml::Value::String(raw.clone()),
-                    "memory_mib" | "timeout_ms" | "instances" => parse_value(name, Kind::Int, raw)?,
-                    _ => {
-                        return Err(bad(
-                            "unknown plugin setting (path, memory_mib, timeout_ms, instances)"
-                                .into(),
-                        ));
-                    }
-                };
-                slot_table(&mut plugins, slot).insert(field.to_owned(), value);
-                continue;
-            }
-            let Some((key, kind)) = SETTINGS.iter().find(|(k, _)| k == name) else {
-                return Err(ConfigError::Value {
-                    name: name.clone(),
-                    value: raw.clone(),
-                    message: "unknown setting".into(),
-                });
-            };
-            table.insert(
-                (*key).to_owned(),
-                parse_value(&name.to_ascii_uppercase(), *kind, raw)?,
-            );
-        }
+        // Layers in rising precedence: the file, the environment, the flags.
+        let (mut table, mut plugins) = file_layer(file)?;
+        env_layer(&mut table, &mut plugins, env)?;
+        cli_layer(&mut table, &mut plugins, cli)?;
         table.insert("plugins".into(), toml::Value::Table(plugins));
         let where_ = file
             .map(|f| f.0.to_owned())

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::first::Pool;
 use super::output::{
     ActionType, BudgetApplied, CacheUse, CutoffReason, FindApplied, FindOutput, IntegrationStatus,
-    NextAction, StageUse, Summary, Trace,
+    Key, NextAction, StageUse, Summary, Trace,
 };
 use super::{Late, Request, round};
 use crate::text::facet::Facet;
@@ -81,8 +81,18 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
             warnings: late.warnings,
         },
     };
-    let files: HashSet<(&str, &str)> = pool
-        .scanned
+    let summary = summary(&trace, &pool.scanned);
+    let actions = next_actions(&trace_id, req, &trace, &summary);
+    trace.output.summary = summary;
+    trace.output.next_actions = actions;
+    trace
+}
+
+/// The summary counted from the trace: files and sections scanned, how much
+/// the evidence leans on one file, conflicts and gaps.
+fn summary(trace: &Trace, scanned: &HashSet<Key>) -> Summary {
+    let evidence = trace.evidence;
+    let files: HashSet<(&str, &str)> = scanned
         .iter()
         .map(|(m, p, _)| (m.as_str(), p.as_str()))
         .collect();
@@ -97,9 +107,9 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
     } else {
         *per_file.values().max().unwrap_or(&0) as f64 / evidence as f64
     };
-    let summary = Summary {
+    Summary {
         scanned_files: files.len() as u64,
-        scanned_nodes: pool.scanned.len() as u64,
+        scanned_nodes: scanned.len() as u64,
         candidates: trace.candidates.len() as u64,
         file_bias_ratio: round(bias),
         conflict_count: conflicts,
@@ -111,11 +121,7 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
         } else {
             IntegrationStatus::Ready
         },
-    };
-    let actions = next_actions(&trace_id, req, &trace, &summary);
-    trace.output.summary = summary;
-    trace.output.next_actions = actions;
-    trace
+    }
 }
 
 /// What to do next, most useful first: read the best evidence, look at the
