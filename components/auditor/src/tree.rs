@@ -221,6 +221,21 @@ fn setext_level(rest: &str) -> Option<u8> {
 }
 
 impl Builder {
+    /// A line inside the fenced block `(fence char, fence length, node)`:
+    /// part of the code node; the block stays open unless the line closes it.
+    fn code_line(
+        &mut self,
+        (c, len, node): (char, usize, usize),
+        line: &str,
+    ) -> Option<(char, usize, usize)> {
+        let (_, rest) = indent(line);
+        let closes = fence(rest).is_some_and(|(fc, fl)| {
+            fc == c && fl >= len && rest.trim_start_matches(c).trim().is_empty()
+        });
+        self.append(node, line);
+        (!closes).then_some((c, len, node))
+    }
+
     /// Setext: a paragraph directly under a heading, underlined, becomes a
     /// heading; false when the open node is not such a paragraph.
     fn underline(&mut self, level: u8) -> bool {
@@ -273,14 +288,8 @@ pub fn parse(text: &str) -> Tree {
         let line = lines[n];
         let no = n as u32 + 1;
         n += 1;
-        if let Some((c, len, node)) = fenced {
-            let (_, rest) = indent(line);
-            if fence(rest).is_some_and(|(fc, fl)| {
-                fc == c && fl >= len && rest.trim_start_matches(c).trim().is_empty()
-            }) {
-                fenced = None;
-            }
-            b.append(node, line);
+        if let Some(open) = fenced {
+            fenced = b.code_line(open, line);
             continue;
         }
         let (col, rest) = indent(line);
