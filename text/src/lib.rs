@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod facet;
+pub mod phrase;
 pub mod tokenize;
 
 use unicode_normalization::char::is_combining_mark;

@@ -4,7 +4,7 @@
 
 pub mod markdown;
 pub mod reference;
-pub use kura_text::{Folded, compare, facet, normalize, tokenize};
+pub use kura_text::{Folded, compare, facet, normalize, phrase, tokenize};
 
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
 /// line without `\n` still counts; an empty text has no lines.

@@ -14,6 +14,7 @@ use crate::index::Hit;
 use crate::name;
 use crate::text::Folded;
 use crate::text::facet::{self, Facet};
+use crate::text::phrase::{self, Run};
 use crate::text::tokenize::{content_units, is_cjk};
 
 /// Characters of a section the signals look at (a huge table is not read to its end).
@@ -34,11 +35,14 @@ pub enum Feature {
     ExactName,
     /// The share of the query's words in the section (0..1).
     Coverage,
+    /// The share of the query's long CJK words the section holds as is,
+    /// not only as scattered bigrams (0..1).
+    Run,
 }
 
 /// What each feature adds to a section's BM25 (normalised by the best);
 /// `Coverage`'s weight is the `SPARSE_QUERY_COVERAGE_WEIGHT` setting.
-pub type Table = Weights<Feature, 6>;
+pub type Table = Weights<Feature, 7>;
 
 pub const SIGNALS: Table = Weights([
     w(Feature::Heading, 0.15),
@@ -47,6 +51,7 @@ pub const SIGNALS: Table = Weights([
     w(Feature::Reference, 1.0),
     w(Feature::ExactName, 0.3),
     w(Feature::Coverage, 0.35),
+    w(Feature::Run, 0.4),
 ]);
 
 /// Signals and first-stage score of one section (see the module comment).
@@ -59,6 +64,7 @@ struct Analysis {
 fn analyse(
     query: &str,
     units: &[Vec<String>],
+    runs: &[Run],
     asks_exceptions: bool,
     table: &Table,
     hit: &Hit,
@@ -122,6 +128,16 @@ fn analyse(
     if exceptions {
         signals.push(Signal::Exceptions);
     }
+    // A long word whole in the heading path or the body.
+    let whole = if runs.is_empty() {
+        0.0
+    } else {
+        let held = runs
+            .iter()
+            .filter(|r| head.as_str().contains(&r.text) || body.as_str().contains(&r.text))
+            .count();
+        held as f64 / runs.len() as f64
+    };
     let bonus = table.score(|f| match f {
         Feature::Heading => flag(in_heading),
         Feature::Focus => flag(focus),
@@ -129,6 +145,7 @@ fn analyse(
         Feature::Reference => flag(named_by.reference),
         Feature::ExactName => flag(named_by.exact),
         Feature::Coverage => coverage,
+        Feature::Run => whole,
     });
     Analysis {
         signals,
@@ -148,6 +165,7 @@ pub(super) fn score(
     known: Option<&HashSet<Key>>,
 ) -> Vec<Cand> {
     let units = content_units(query);
+    let runs = phrase::runs(query);
     let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
     let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
     found
@@ -161,7 +179,7 @@ pub(super) fn score(
                 0.0
             };
             let a = if i < SIGNAL_POOL {
-                analyse(query, &units, asks_exceptions, table, &f.hit)
+                analyse(query, &units, &runs, asks_exceptions, table, &f.hit)
             } else {
                 Analysis {
                     signals: vec![],
