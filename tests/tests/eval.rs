@@ -22,12 +22,15 @@ async fn gold_set_meets_the_bar_and_the_reranker_does_not_lower_mrr() {
     let no_rerank = total("no reranker");
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap();
     // Every query of the gold file is run, each in its half.
-    let gold = std::fs::read_to_string(workspace().join("fixtures/eval/gold.jsonl")).unwrap();
-    let lines: Vec<Value> = gold
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let mut lines: Vec<Value> = Vec::new();
+    for file in ["gold.jsonl", "blind.jsonl"] {
+        let text = std::fs::read_to_string(workspace().join("fixtures/eval").join(file)).unwrap();
+        lines.extend(
+            text.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+        );
+    }
     let count = |split: &str, manual: Option<&str>| {
         lines
             .iter()
@@ -55,6 +58,11 @@ async fn gold_set_meets_the_bar_and_the_reranker_does_not_lower_mrr() {
             test["per_manual"][manual]["queries"].as_u64(),
             Some(count("test", Some(manual)))
         );
+    }
+    let blind = &report["default (reranker + claim graph)"]["blind"];
+    assert_eq!(blind["total"]["queries"].as_u64(), Some(count("blind", None)));
+    for kind in ["cross", "synonym"] {
+        assert!(blind["per_kind"][kind]["queries"].as_u64() > Some(0), "{kind}");
     }
     for kind in [
         "name",
