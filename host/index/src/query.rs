@@ -377,41 +377,100 @@ impl SectionIndex {
         top: Vec<(f32, tantivy::DocAddress)>,
         req: &Search,
     ) -> Result<Vec<(Hit, tantivy::DocAddress)>> {
-        let f = &self.fields;
         let mut out = Vec::new();
         for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
-            let text = |field: Field| {
-                doc.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_owned()
-            };
-            let file = text(f.file);
-            let start_line = doc
-                .get_first(f.start_line)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(1);
-            if req.keep.is_some_and(|keep| !keep(&file, start_line)) {
+            let hit = self.hit_at(searcher, addr, score)?;
+            if req
+                .keep
+                .is_some_and(|keep| !keep(&hit.file, hit.start_line))
+            {
                 continue;
             }
-            out.push((
-                Hit {
-                    start_line,
-                    end_line: doc
-                        .get_first(f.end_line)
-                        .and_then(|v| v.as_u64())
-                        .unwrap_or(1),
-                    heading: text(f.heading),
-                    body: String::new(),
-                    file,
-                    score,
-                    marks: Vec::new(),
-                },
-                addr,
-            ));
+            out.push((hit, addr));
             if out.len() >= req.limit {
                 break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The stored fields of the unit at `addr` (no body).
+    fn hit_at(
+        &self,
+        searcher: &tantivy::Searcher,
+        addr: tantivy::DocAddress,
+        score: f32,
+    ) -> Result<Hit> {
+        let f = &self.fields;
+        let doc: TantivyDocument = searcher.doc(addr).map_err(internal)?;
+        let text = |field: Field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_owned()
+        };
+        let line = |field: Field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(1);
+        Ok(Hit {
+            file: text(f.file),
+            start_line: line(f.start_line),
+            end_line: line(f.end_line),
+            heading: text(f.heading),
+            body: String::new(),
+            score,
+            marks: Vec::new(),
+        })
+    }
+
+    /// For each term, whether any unit of `scope` (all of them when None)
+    /// holds it in its body or heading: a word of the question that the
+    /// whole manual never uses is one lexical search cannot match.
+    pub fn present(&self, terms: &[String], scope: Option<&str>) -> Result<Vec<bool>> {
+        self.core.flush_for_search();
+        let searcher = self.core.reader.searcher();
+        let f = &self.fields;
+        terms
+            .iter()
+            .map(|t| {
+                let any: Vec<(Occur, Box<dyn Query>)> = [f.body, f.heading]
+                    .into_iter()
+                    .map(|field| {
+                        let q: Box<dyn Query> = Box::new(TermQuery::new(
+                            Term::from_field_text(field, t),
+                            IndexRecordOption::Basic,
+                        ));
+                        (Occur::Should, q)
+                    })
+                    .collect();
+                let mut must: Vec<(Occur, Box<dyn Query>)> =
+                    vec![(Occur::Must, Box::new(BooleanQuery::new(any)))];
+                if let Some(s) = scope {
+                    must.push((
+                        Occur::Must,
+                        Box::new(TermQuery::new(
+                            Term::from_field_text(f.scope, s),
+                            IndexRecordOption::Basic,
+                        )),
+                    ));
+                }
+                let n = searcher
+                    .search(&BooleanQuery::new(must), &tantivy::collector::Count)
+                    .map_err(internal)?;
+                Ok(n > 0)
+            })
+            .collect()
+    }
+
+    /// Every unit in the index (file, lines and heading; no body, score 0),
+    /// in no particular order: what a second signal computed per unit
+    /// follows, so that it knows no other freshness than the index's.
+    pub fn sections(&self) -> Result<Vec<Hit>> {
+        self.core.flush_for_search();
+        let searcher = self.core.reader.searcher();
+        let mut out = Vec::new();
+        for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+            for doc in segment.doc_ids_alive() {
+                let addr = tantivy::DocAddress::new(ord as u32, doc);
+                out.push(self.hit_at(&searcher, addr, 0.0)?);
             }
         }
         Ok(out)

@@ -14,6 +14,7 @@ use kura_index as index;
 use kura_plugins as plugins;
 
 mod browse;
+pub mod dense;
 pub mod find;
 mod hits;
 pub mod name;
@@ -53,6 +54,13 @@ pub struct Manuals {
     plugins: Arc<Plugins>,
     find: FindSettings,
     traces: Mutex<trace::Store<find::Trace>>,
+    /// The dense signal, once its vectors are built (None inside: no model).
+    dense: std::sync::OnceLock<Option<dense::Dense>>,
+    /// The index generation the vectors follow.
+    dense_generation: std::sync::atomic::AtomicU64,
+    /// The vectors are being built for the first time.
+    dense_building: std::sync::atomic::AtomicBool,
+    state_dir: Option<std::path::PathBuf>,
 }
 
 /// How manual search is set up (from the configuration).
@@ -136,7 +144,12 @@ impl Domain for Manuals {
     }
 
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
-        Some(Box::new(move || Ok(self.refresh_stats()?.1)))
+        Some(Box::new(move || {
+            let stats = self.refresh_stats()?.1;
+            // The lexical index first: search works (lexically) meanwhile.
+            self.dense_now();
+            Ok(stats)
+        }))
     }
 
     fn index_now(&self, _: &IndexNow<'_>) -> Result<Option<String>> {
@@ -193,6 +206,10 @@ impl Manuals {
             plugins,
             find: cfg.find,
             traces: Mutex::new(trace::Store::new(cfg.trace_ttl, cfg.trace_max_keep)),
+            dense: std::sync::OnceLock::new(),
+            dense_generation: std::sync::atomic::AtomicU64::new(u64::MAX),
+            dense_building: std::sync::atomic::AtomicBool::new(false),
+            state_dir: cfg.state_dir,
         })
     }
 
@@ -216,6 +233,52 @@ impl Manuals {
     /// of an unchanged corpus, and for filesystems without change events).
     pub fn recheck(&self) -> Result<SyncStats> {
         self.index.recheck(&self.root)
+    }
+
+    /// The dense signal, building its vectors first if no one has (a
+    /// concurrent caller waits for the same build); None without a model.
+    pub fn dense_now(&self) -> Option<&dense::Dense> {
+        self.dense
+            .get_or_init(|| {
+                let d = dense::Dense::open(self.state_dir.as_deref())?;
+                self.dense_building
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                let _built = Built(&self.dense_building);
+                let generation = self.index.generation();
+                match self.index.index().and_then(|i| d.follow(i, &self.root)) {
+                    Ok(()) => self
+                        .dense_generation
+                        .store(generation, std::sync::atomic::Ordering::Relaxed),
+                    Err(e) => tracing::warn!("sentence vectors: {}", e.message),
+                }
+                Some(d)
+            })
+            .as_ref()
+    }
+
+    /// Whether the vectors are being built for the first time (searches
+    /// match words only meanwhile, and say so).
+    pub fn dense_building(&self) -> bool {
+        self.dense_building
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The dense signal if its vectors are built, brought up to the index's
+    /// `generation` (the texts that changed are embedded now).
+    fn dense(&self, generation: u64) -> Option<&dense::Dense> {
+        let d = self.dense.get()?.as_ref()?;
+        let seen = self
+            .dense_generation
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if seen != generation {
+            match self.index.index().and_then(|i| d.follow(i, &self.root)) {
+                Ok(()) => self
+                    .dense_generation
+                    .store(generation, std::sync::atomic::Ordering::Relaxed),
+                Err(e) => tracing::warn!("sentence vectors: {}", e.message),
+            }
+        }
+        Some(d)
     }
 
     /// A manual id, the parameter `name`: one folder directly under the root.
@@ -267,5 +330,14 @@ impl Manuals {
             *seen = keep;
         }
         !seen.insert(key)
+    }
+}
+
+/// Clears the "building" flag when the first build ends, however it ends.
+struct Built<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for Built<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 }

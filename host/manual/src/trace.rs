@@ -19,6 +19,9 @@ pub struct CacheKey {
     pub expand_scope: bool,
     pub max_candidates: u64,
     pub only_unscanned_from: Option<String>,
+    /// Whether the dense signal took part (its vectors become ready after
+    /// the index does).
+    pub dense: bool,
 }
 
 pub struct Store<T> {
@@ -121,6 +124,7 @@ mod tests {
             expand_scope: true,
             max_candidates: 200,
             only_unscanned_from: None,
+            dense: false,
         }
     }
 

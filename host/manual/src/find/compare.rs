@@ -52,8 +52,9 @@ impl Manuals {
             .reduce(f64::min)
             .unwrap_or(0.0);
         for side in &names {
-            let (found, _) = self.gather(side, scope, SIDE_FETCH, exclude, &HashSet::new())?;
-            let mut ranked = signals::score(side, &found, &self.find.signals, None);
+            let (found, _) =
+                self.gather(side, None, scope, SIDE_FETCH, exclude, &HashSet::new())?;
+            let mut ranked = signals::score(side, &found, &self.find.signals, None, 1.0);
             sort(&mut ranked);
             let Some(top) = ranked.into_iter().next() else {
                 continue;
@@ -67,6 +68,7 @@ impl Manuals {
                         std::slice::from_ref(f),
                         &self.find.signals,
                         None,
+                        1.0,
                     )
                     .pop()
                 });

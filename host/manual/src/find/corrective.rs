@@ -65,8 +65,9 @@ impl Manuals {
         let limit = (req.max_candidates as usize).min(CORRECTIVE_FETCH);
         // Sections already ranked are neither read nor analysed again.
         let known: HashSet<_> = pool.cands.iter().map(Cand::key).collect();
-        let (extra, _) = self.gather(&relaxed, scope, limit, exclude, &known)?;
-        let extra_scored = signals::score(&req.query, &extra, &self.find.signals, Some(&known));
+        let (extra, _) = self.gather(&relaxed, None, scope, limit, exclude, &known)?;
+        let extra_scored =
+            signals::score(&req.query, &extra, &self.find.signals, Some(&known), 1.0);
         // The reranked region ends at the RERANK_TOP-th first-stage score; a
         // new candidate below it cannot change the top.
         let mut bases: Vec<f64> = pool.cands.iter().map(|c| c.base).collect();

@@ -13,6 +13,11 @@ use crate::index::{Filter, Hit, Search, SectionIndex};
 
 /// Files whose names best match the query that are always analysed.
 const NAMED_FILES: usize = 3;
+/// Sections nearest the question in meaning that are always analysed.
+const DENSE_CANDIDATES: usize = 10;
+/// A section this close in meaning (cosine) answers well enough that a
+/// search limited to one manual is not widened (chosen on the dev half).
+const DENSE_SUFFICIENT: f32 = 0.25;
 /// Below this share of the query in the best section, a search limited to
 /// one manual is repeated over every manual.
 pub(super) const WEAK_COVERAGE: f64 = 0.5;
@@ -94,18 +99,26 @@ impl Manuals {
     /// Stages 1 and 2 for `req`.
     pub(super) fn first_stage(&self, req: &Request, exclude: &Exclude) -> Result<Pool> {
         let limit = req.max_candidates as usize;
+        let question = req.question.as_deref();
         let (mut found, mut more) = self.gather(
             &req.query,
+            question,
             req.manual_id.as_deref(),
             limit,
             exclude,
             &HashSet::new(),
         )?;
-        let mut cands = signals::score(&req.query, &found, &self.find.signals, None);
+        let present = self.present(&req.query, req.manual_id.as_deref(), question.is_some())?;
+        let mut cands = signals::score(&req.query, &found, &self.find.signals, None, present);
         let mut scope_expanded = false;
-        let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE;
+        // Weak: few of the question's words found, and (with the dense
+        // signal) no section close in meaning either.
+        let near = found.iter().map(|f| f.dense).fold(0.0f32, f32::max);
+        let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE
+            && near < DENSE_SUFFICIENT;
         if req.manual_id.is_some() && req.expand_scope && weak {
-            let (all, all_more) = self.gather(&req.query, None, limit, exclude, &HashSet::new())?;
+            let (all, all_more) =
+                self.gather(&req.query, question, None, limit, exclude, &HashSet::new())?;
             if all.len() > found.len()
                 || all
                     .iter()
@@ -113,7 +126,8 @@ impl Manuals {
             {
                 found = all;
                 more = all_more;
-                cands = signals::score(&req.query, &found, &self.find.signals, None);
+                let present = self.present(&req.query, None, question.is_some())?;
+                cands = signals::score(&req.query, &found, &self.find.signals, None, present);
                 scope_expanded = true;
             }
         }
@@ -127,12 +141,35 @@ impl Manuals {
         })
     }
 
+    /// The share of the query's words (units) that `scope` uses at all (at
+    /// least half of a unit's terms somewhere in it); 1 when the dense signal
+    /// is off, since only it reads the figure.
+    fn present(&self, query: &str, scope: Option<&str>, dense: bool) -> Result<f64> {
+        let units = crate::text::tokenize::content_units(query);
+        if !dense || units.is_empty() {
+            return Ok(1.0);
+        }
+        let terms: Vec<String> = units.iter().flatten().cloned().collect();
+        let here = self.index.index()?.present(&terms, scope)?;
+        let mut at = 0;
+        let found = units
+            .iter()
+            .filter(|u| {
+                let n = here[at..at + u.len()].iter().filter(|&&p| p).count();
+                at += u.len();
+                n * 2 >= u.len()
+            })
+            .count();
+        Ok(found as f64 / units.len() as f64)
+    }
+
     /// BM25 candidates of `query` in `scope` (one manual, or all), the
     /// first [`SIGNAL_POOL`] with their text (except the `known` ones, which
     /// an earlier stage has analysed); and whether more matched.
     pub(super) fn gather(
         &self,
         query: &str,
+        question: Option<&[f32; kura_embed::DIM]>,
         scope: Option<&str>,
         limit: usize,
         exclude: &Exclude,
@@ -171,6 +208,30 @@ impl Manuals {
             let at = hits.len().min(SIGNAL_POOL.saturating_sub(NAMED_FILES));
             hits.insert(at, hit);
         }
+        let dense = self.dense.get().and_then(Option::as_ref).zip(question);
+        // The sections nearest in meaning join the analysed pool after the
+        // lexical ones (the pool grows by as many); the signals place them.
+        let mut analysed = hits.len().min(SIGNAL_POOL);
+        if let Some((d, q)) = dense {
+            let prefix = scope.map(|s| format!("{s}/"));
+            let keep = |file: &str, line: u64| {
+                prefix.as_deref().is_none_or(|p| file.starts_with(p))
+                    && !excluded(exclude, file, line)
+            };
+            let floor = hits
+                .get(analysed.saturating_sub(1))
+                .map_or(0.0, |h| h.score);
+            for mut hit in d.nearest(q, keep, DENSE_CANDIDATES) {
+                let same = |h: &Hit| h.file == hit.file && h.start_line == hit.start_line;
+                if hits[..analysed].iter().any(same) {
+                    continue;
+                }
+                hits.retain(|h| !same(h));
+                hit.score = floor;
+                hits.insert(analysed, hit);
+                analysed += 1;
+            }
+        }
         let mut found: Vec<Found> = hits
             .into_iter()
             .map(|hit| {
@@ -179,10 +240,27 @@ impl Manuals {
                     manual_id: m.to_owned(),
                     path: p.to_owned(),
                     hit,
+                    dense: 0.0,
+                    analyse: false,
                 }
             })
             .collect();
-        let n = found.len().min(SIGNAL_POOL);
+        found
+            .iter_mut()
+            .take(analysed)
+            .for_each(|f| f.analyse = true);
+        if let Some((d, q)) = dense {
+            let n = analysed;
+            let keys: Vec<(&str, u64)> = found[..n]
+                .iter()
+                .map(|f| (f.hit.file.as_str(), f.hit.start_line))
+                .collect();
+            let sims = d.similarity(q, &keys);
+            for (f, s) in found.iter_mut().zip(sims) {
+                f.dense = s;
+            }
+        }
+        let n = analysed;
         let t = Instant::now();
         self.fill_bodies(found[..n].iter_mut().filter(|f| !known.contains(&f.key())));
         tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);

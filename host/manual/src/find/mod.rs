@@ -99,6 +99,8 @@ pub(super) struct Request {
     pub use_cache: bool,
     pub max_candidates: u64,
     pub time_ms: u64,
+    /// The question's vector, when the dense signal is ready.
+    pub question: Option<Box<[f32; kura_embed::DIM]>>,
 }
 
 #[derive(Input)]
@@ -151,12 +153,13 @@ impl Manuals {
             use_cache: input.use_cache.unwrap_or(self.find.cache_default),
             max_candidates: budget.max_candidates.unwrap_or(200) as u64,
             time_ms: budget.time_ms.unwrap_or(60_000) as u64,
+            question: None,
         })
     }
 
     pub fn find(&self, input: FindInput, job: Job) -> Result<FindOutput> {
         let started = Instant::now();
-        let req = self.parse_find(input)?;
+        let mut req = self.parse_find(input)?;
         let exclude: Exclude = match &req.only_unscanned {
             Some(id) => {
                 let t = self.traces().get(id).ok_or_else(|| {
@@ -171,6 +174,9 @@ impl Manuals {
             None => HashSet::new(),
         };
         let generation = self.refresh()?;
+        req.question = self
+            .dense(generation)
+            .map(|d| Box::new(d.question(&req.query)));
         let mut terms = query_terms(&req.query);
         terms.sort();
         let key = CacheKey {
@@ -179,6 +185,7 @@ impl Manuals {
             expand_scope: req.expand_scope,
             max_candidates: req.max_candidates,
             only_unscanned_from: req.only_unscanned.clone(),
+            dense: req.question.is_some(),
         };
         if req.use_cache {
             let hit = self.traces().cached(&key, generation);
@@ -271,6 +278,12 @@ impl Manuals {
             graph_failed: false,
             warnings: Vec::new(),
         };
+        if req.question.is_none() && self.dense_building() {
+            late.warnings.push(
+                "the sentence encoder is still embedding the manuals' sections: this search matched words only"
+                    .into(),
+            );
+        }
         sort(&mut pool.cands);
         self.fill_top(pool, rerank::RERANK_TOP.max(graph::EVIDENCE_MAX));
         let texts = first::texts(&pool.found);

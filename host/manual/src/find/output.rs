@@ -164,6 +164,14 @@ pub(super) struct Found {
     pub hit: Hit,
     pub manual_id: String,
     pub path: String,
+    /// The cosine of the question's vector with the section's (0 without
+    /// the dense signal).
+    pub dense: f32,
+    /// Among the sections the signals analyse (the first [`SIGNAL_POOL`]
+    /// lexical ones, and those the dense signal adds).
+    ///
+    /// [`SIGNAL_POOL`]: super::SIGNAL_POOL
+    pub analyse: bool,
 }
 
 impl Found {

@@ -7,8 +7,8 @@
 
 use std::collections::HashSet;
 
+use super::clip;
 use super::output::{Cand, Found, Key, Signal};
-use super::{SIGNAL_POOL, clip};
 use crate::domain::search::{Weights, flag, w};
 use crate::index::Hit;
 use crate::name;
@@ -38,11 +38,19 @@ pub enum Feature {
     /// The share of the query's long CJK words the section holds as is,
     /// not only as scattered bigrams (0..1).
     Run,
+    /// The section's closeness in meaning to the question: its cosine
+    /// relative to the best section's (0..1; 0 without the dense signal).
+    Dense,
+    /// The same, weighted by how much of the question the searched manuals
+    /// never use: `Dense` × (1 − the share of the question's words present
+    /// in them). A question in another language shares no words with the
+    /// manual, and meaning is all there is to go by.
+    DenseUnmatched,
 }
 
 /// What each feature adds to a section's BM25 (normalised by the best);
 /// `Coverage`'s weight is the `SPARSE_QUERY_COVERAGE_WEIGHT` setting.
-pub type Table = Weights<Feature, 7>;
+pub type Table = Weights<Feature, 9>;
 
 pub const SIGNALS: Table = Weights([
     w(Feature::Heading, 0.15),
@@ -52,6 +60,8 @@ pub const SIGNALS: Table = Weights([
     w(Feature::ExactName, 0.3),
     w(Feature::Coverage, 0.35),
     w(Feature::Run, 0.4),
+    w(Feature::Dense, 0.3),
+    w(Feature::DenseUnmatched, 3.0),
 ]);
 
 /// Signals and first-stage score of one section (see the module comment).
@@ -146,6 +156,8 @@ fn analyse(
         Feature::ExactName => flag(named_by.exact),
         Feature::Coverage => coverage,
         Feature::Run => whole,
+        // Placed by `score`, which sees every section.
+        Feature::Dense | Feature::DenseUnmatched => 0.0,
     });
     Analysis {
         signals,
@@ -155,7 +167,7 @@ fn analyse(
 }
 
 /// Score found sections against `query`: BM25 normalised by the best, plus
-/// the signal bonuses for the first [`SIGNAL_POOL`] (the rest keep their
+/// the signal bonuses for the sections marked `analyse` (the rest keep their
 /// BM25 rank). Sections in `known` (ranked by an earlier stage) count for
 /// the best BM25 score but are left out.
 pub(super) fn score(
@@ -163,37 +175,52 @@ pub(super) fn score(
     found: &[Found],
     table: &Table,
     known: Option<&HashSet<Key>>,
+    present: f64,
 ) -> Vec<Cand> {
     let units = content_units(query);
     let runs = phrase::runs(query);
     let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
     let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
+    let analysed: Vec<Option<Analysis>> = found
+        .iter()
+        .map(|f| {
+            (f.analyse && known.is_none_or(|k| !k.contains(&f.key())))
+                .then(|| analyse(query, &units, &runs, asks_exceptions, table, &f.hit))
+        })
+        .collect();
+    let best_dense = found.iter().map(|f| f.dense).fold(0.0f32, f32::max);
     found
         .iter()
-        .enumerate()
-        .filter(|(_, f)| known.is_none_or(|k| !k.contains(&f.key())))
-        .map(|(i, f)| {
+        .zip(analysed)
+        .filter(|(f, _)| known.is_none_or(|k| !k.contains(&f.key())))
+        .map(|(f, a)| {
             let base = if best > 0.0 {
                 f64::from(f.hit.score / best)
             } else {
                 0.0
             };
-            let a = if i < SIGNAL_POOL {
-                analyse(query, &units, &runs, asks_exceptions, table, &f.hit)
+            let a = a.unwrap_or(Analysis {
+                signals: vec![],
+                coverage: 0.0,
+                bonus: 0.0,
+            });
+            let near = if best_dense > 0.0 {
+                f64::from(f.dense.max(0.0) / best_dense)
             } else {
-                Analysis {
-                    signals: vec![],
-                    coverage: 0.0,
-                    bonus: 0.0,
-                }
+                0.0
             };
+            let dense = table.score(|feature| match feature {
+                Feature::Dense => near,
+                Feature::DenseUnmatched => near * (1.0 - present),
+                _ => 0.0,
+            });
             Cand {
                 manual_id: f.manual_id.clone(),
                 path: f.path.clone(),
                 start_line: f.hit.start_line,
                 heading: f.hit.heading.clone(),
-                score: base + a.bonus,
-                base: base + a.bonus,
+                score: base + a.bonus + dense,
+                base: base + a.bonus + dense,
                 signals: a.signals,
                 coverage: a.coverage,
                 snippet: None,
