@@ -33,6 +33,12 @@ const THREADS: usize = 2;
 /// [`DIM`] bytes.
 const CACHE: &str = "vectors/use-m3.bin";
 const RECORD: usize = 16 + DIM;
+/// A question is CJK when more than this share of its letters are; a
+/// manual when more than this share of its sections' letters are (the
+/// Japanese manuals here are 32 to 68 %, the rest of their letters being
+/// code, options and names).
+const QUESTION_CJK: f64 = 0.5;
+const MANUAL_CJK: f64 = 0.2;
 
 /// One indexed section and its vector.
 struct Section {
@@ -48,6 +54,30 @@ struct Section {
 struct Vectors {
     sections: Vec<Section>,
     at: HashMap<(String, u64), usize>,
+    /// Per manual, the share of its letters that are CJK (what it is
+    /// written in, roughly).
+    cjk: HashMap<String, f64>,
+}
+
+/// (CJK characters, other letters) of `text`.
+fn letters(text: &str) -> (usize, usize) {
+    text.chars().fold((0, 0), |(c, l), ch| {
+        if crate::text::tokenize::is_cjk(ch) {
+            (c + 1, l)
+        } else if ch.is_alphabetic() {
+            (c, l + 1)
+        } else {
+            (c, l)
+        }
+    })
+}
+
+fn cjk_share((c, l): (usize, usize)) -> f64 {
+    if c + l == 0 {
+        0.0
+    } else {
+        c as f64 / (c + l) as f64
+    }
 }
 
 pub struct Dense {
@@ -148,6 +178,14 @@ impl Dense {
         }
         drop(files);
         let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
+        let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+        for (hit, text) in hits.iter().zip(&texts) {
+            let manual = hit.file.split('/').next().unwrap_or("").to_owned();
+            let (c, l) = letters(text);
+            let e = counts.entry(manual).or_default();
+            *e = (e.0 + c, e.1 + l);
+        }
+        let cjk = counts.into_iter().map(|(m, n)| (m, cjk_share(n))).collect();
         let todo: Vec<usize> = {
             let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
             (0..texts.len())
@@ -183,7 +221,7 @@ impl Dense {
             .enumerate()
             .map(|(i, s)| ((s.file.clone(), s.start_line), i))
             .collect();
-        *self.vectors.write().unwrap_or_else(|e| e.into_inner()) = Vectors { sections, at };
+        *self.vectors.write().unwrap_or_else(|e| e.into_inner()) = Vectors { sections, at, cjk };
         if let (Some(state), false) = (&self.state, record.is_empty()) {
             let kept = CACHE
                 .rsplit_once('/')
@@ -254,6 +292,19 @@ impl Dense {
                     .map_or(0.0, |&i| cosine(question, &vectors.sections[i].vector))
             })
             .collect()
+    }
+
+    /// Whether `question` and `manual` are written in different scripts: a
+    /// mostly Latin question over a manual with a fair share of CJK text, or
+    /// a mostly CJK question over a Latin one. Words cannot match across
+    /// that gap, whatever option names and code the manual shares.
+    pub fn other_script(&self, question: &str, manual: &str) -> bool {
+        let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
+        let Some(&m) = vectors.cjk.get(manual) else {
+            return false;
+        };
+        let q = cjk_share(letters(question));
+        (q > QUESTION_CJK) != (m > MANUAL_CJK)
     }
 
     /// How many sections have a vector.

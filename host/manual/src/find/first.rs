@@ -142,8 +142,9 @@ impl Manuals {
     }
 
     /// The share of the query's words (units) that `scope` uses at all (at
-    /// least half of a unit's terms somewhere in it); 1 when the dense signal
-    /// is off, since only it reads the figure.
+    /// least half of a unit's terms somewhere in it), 0 when the query and the
+    /// manual are in different scripts; 1 when the dense signal is off, since
+    /// only it reads the figure.
     fn present(&self, query: &str, scope: Option<&str>, dense: bool) -> Result<f64> {
         let units = crate::text::tokenize::content_units(query);
         if !dense || units.is_empty() {
@@ -160,7 +161,13 @@ impl Manuals {
                 n * 2 >= u.len()
             })
             .count();
-        Ok(found as f64 / units.len() as f64)
+        let share = found as f64 / units.len() as f64;
+        // Words in another script than the manual's match only by accident.
+        let other = match (scope, self.dense.get().and_then(Option::as_ref)) {
+            (Some(manual), Some(d)) => d.other_script(query, manual),
+            _ => false,
+        };
+        Ok(if other { 0.0 } else { share })
     }
 
     /// BM25 candidates of `query` in `scope` (one manual, or all), the
