@@ -54,9 +54,9 @@ bench-plugins:
     cargo test --release -p kura-tests --test examples -- reranker_example
     target/release/kura-bench plugins --rounds 50
 
-# cargo-fuzz targets (path, args, markdown, scan, framing, http), a minute each. cargo-fuzz wants
+# cargo-fuzz targets (path, args, markdown, scan, framing, http, model), a minute each. cargo-fuzz wants
 # nightly's -Z flags; RUSTC_BOOTSTRAP lets the pinned stable toolchain take them. (CI builds the
 # targets on stable through the workspace's clippy.)
 fuzz seconds="60":
     cargo install cargo-fuzz --locked
-    for t in path args markdown scan framing http; do RUSTC_BOOTSTRAP=1 cargo fuzz run -O --target-dir target/fuzz $t -- -max_total_time={{seconds}} || exit 1; done
+    for t in path args markdown scan framing http model; do RUSTC_BOOTSTRAP=1 cargo fuzz run -O --target-dir target/fuzz $t -- -max_total_time={{seconds}} || exit 1; done

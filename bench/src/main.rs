@@ -17,6 +17,7 @@ mod corpus;
 mod fts;
 mod http;
 mod manual;
+mod model;
 mod plugins;
 mod soak;
 mod vault;
@@ -50,6 +51,16 @@ enum Command {
         target: PathBuf,
         #[arg(long, default_value_t = 50)]
         rounds: usize,
+    },
+    /// The sentence encoder: load, a query's embedding, sections per second.
+    Model {
+        /// A state folder holding the installed model (`kura models install`).
+        #[arg(long)]
+        state_dir: PathBuf,
+        #[arg(long, default_value = "fixtures/corpora")]
+        corpora: PathBuf,
+        #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
+        gold: PathBuf,
     },
     /// Write a scaled corpus.
     Gen {
@@ -258,6 +269,14 @@ fn generate_into(size: &Size, out: &std::path::Path) -> anyhow::Result<()> {
 async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Plugins { target, rounds } => plugins::run(&target, rounds)?,
+        Command::Model {
+            state_dir,
+            corpora,
+            gold,
+        } => {
+            let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
+            model::run(&state_dir, &corpora, &gold)?;
+        }
         Command::Gen { out, size } => {
             let g = corpus::generate(&size.source, &out, size.files, size.megabytes, size.seed)?;
             println!(

@@ -60,6 +60,32 @@ fn the_same_question_in_three_languages_is_closer_than_another_topic() {
 }
 
 #[test]
+fn hostile_and_huge_texts_embed_quickly_to_unit_vectors() {
+    let m = model();
+    let huge_latin = "a".repeat(1_000_000);
+    let huge_kanji = "漢".repeat(300_000);
+    for text in [
+        "",
+        "\u{0}\u{1}\u{7f}",
+        "\u{feff}\u{200b}",
+        "<s></s><unk>",
+        "\u{10ffff}\u{e000}",
+        huge_latin.as_str(),
+        huge_kanji.as_str(),
+    ] {
+        let started = std::time::Instant::now();
+        let v = m.embed(text, 128);
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!(
+            (norm - 1.0).abs() < 1e-3,
+            "{norm} for {:?}",
+            &text[..text.len().min(20)]
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+}
+
+#[test]
 fn models_list_says_what_is_installed() {
     let state = toolchain::model_state();
     let out = std::process::Command::new(kura_tests::kura_bin())

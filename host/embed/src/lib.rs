@@ -53,7 +53,14 @@ impl Model {
 
     /// `text`'s vector, from its first `max_tokens` tokens.
     pub fn embed(&self, text: &str, max_tokens: usize) -> [f32; DIM] {
-        let mut ids = self.tokenizer.encode(text);
+        // No piece is longer than the longest: what lies past this many
+        // characters is not among the first tokens (unless normalization
+        // drops characters), and a huge text costs no more than a short one.
+        let end = text
+            .char_indices()
+            .nth(max_tokens.saturating_mul(self.tokenizer.max_piece_chars()))
+            .map_or(text.len(), |(b, _)| b);
+        let mut ids = self.tokenizer.encode(&text[..end]);
         if ids.len() > max_tokens.max(2) {
             ids.truncate(max_tokens.max(2) - 1);
             ids.push(sentencepiece::EOS);

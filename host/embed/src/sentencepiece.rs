@@ -231,6 +231,11 @@ impl SentencePiece {
         self.scores.len()
     }
 
+    /// The longest piece, in characters.
+    pub fn max_piece_chars(&self) -> usize {
+        self.max_chars
+    }
+
     /// `text`'s piece ids between `<s>` and `</s>`.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let norm = self.normalize(text);
@@ -420,6 +425,38 @@ mod tests {
         assert_eq!(sp.encode("az"), [BOS, 3, 5, UNK, EOS]);
         // `<s>` in the text is text, not the control piece.
         assert!(!sp.encode("<s>")[1..].contains(&BOS));
+    }
+
+    #[test]
+    fn any_bytes_as_a_model_and_any_text_never_panic() {
+        // A valid model with mutated bytes, and text from the same stream.
+        let good = model(&[
+            ("▁a", -1.0, 1),
+            ("b", -2.0, 1),
+            ("ab", -1.5, 1),
+            ("<s>", 0.0, 3),
+        ]);
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..5000 {
+            let mut m = good.clone();
+            for _ in 0..(next() % 4) {
+                let at = (next() as usize) % m.len();
+                m[at] = next() as u8;
+            }
+            let cut = (next() as usize) % (m.len() + 1);
+            let text: Vec<u8> = (0..(next() % 24)).map(|_| next() as u8).collect();
+            if let Ok(sp) = SentencePiece::parse(&m[..cut]) {
+                let ids = sp.encode(&String::from_utf8_lossy(&text));
+                assert_eq!((ids[0], *ids.last().unwrap()), (BOS, EOS));
+                assert!(ids.iter().all(|&i| (i as usize) < sp.vocab_size().max(3)));
+            }
+        }
     }
 
     #[test]
