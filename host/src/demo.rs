@@ -69,6 +69,8 @@ impl DemoData {
 struct Tour {
     session: Session,
     n: usize,
+    /// The sentence encoder's model was found and given to the server.
+    model: bool,
 }
 
 impl Tour {
@@ -125,11 +127,38 @@ pub async fn run() -> anyhow::Result<()> {
     let mut tour = start(&data).await?;
     vault_tour(&mut tour).await?;
     manual_tour(&mut tour).await?;
+    meaning_tour(&mut tour).await?;
     evidence_tour(&mut tour).await?;
     vibe_tour(&mut tour).await?;
     tour.session.close().await?;
     println!("done. `kura serve --demo` serves the same data to any MCP client.");
     Ok(())
+}
+
+/// The sentence encoder's model, if `kura models install` put it in the
+/// default state folder: copied into the demo's, so that the server uses it.
+fn copy_model(state: &Path) -> bool {
+    let Some(from) = Config::default().state_dir() else {
+        return false;
+    };
+    let dir = from.join(crate::embed::store::DIR);
+    let files = ["MODEL", "sp.model", "weights.npz", "LICENSE"];
+    let read: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .filter_map(|f| {
+            crate::fs::read_operator_file(&dir.join(f))
+                .ok()
+                .map(|b| (format!("{}/{f}", crate::embed::store::DIR), b))
+        })
+        .collect();
+    if read.len() != files.len() {
+        return false;
+    }
+    let refs: Vec<(&str, &[u8])> = read
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    crate::fs::materialize(state, &refs).is_ok()
 }
 
 /// Start `kura serve` over stdio on the demo data; say what it offers.
@@ -138,6 +167,7 @@ async fn start(data: &DemoData) -> anyhow::Result<Tour> {
     let state = data.path().join("state");
     let empty_config = data.path().join("empty.toml");
     crate::fs::materialize(data.path(), &[("empty.toml", b"")])?;
+    let model = copy_model(&state);
     let args = vec![
         "--config".to_owned(),
         empty_config.display().to_string(),
@@ -168,7 +198,52 @@ async fn start(data: &DemoData) -> anyhow::Result<Tour> {
     let tools = session.client.list_all_tools().await?;
     let names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
     println!("tools/list → {}\n", names.join(", "));
-    Ok(Tour { session, n: 0 })
+    Ok(Tour {
+        session,
+        n: 0,
+        model,
+    })
+}
+
+/// With the sentence encoder: a question in English over the Japanese
+/// manual, which shares none of its words.
+async fn meaning_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    if !tour.model {
+        println!(
+            "(with the sentence encoder installed — `kura models install` — the tour also asks the Japanese manual a question in English)\n"
+        );
+        return Ok(());
+    }
+    let ask = json!({"query": "how do I put a JavaScript expression inside a template", "manual_id": "vue-docs-ja"});
+    // The vectors are built after the lexical index; until then the answer
+    // says it matched words only.
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(60) {
+        let r = tour.session.call("manual_find", ask.clone()).await?;
+        let waiting = r
+            .structured_content
+            .as_ref()
+            .is_some_and(|v| v["warnings"].to_string().contains("matched words only"));
+        if !waiting {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let found = tour
+        .step_view(
+            "Ask the Japanese manual in English (the sentence encoder ranks its sections by meaning)",
+            "manual_find",
+            json!({"query": ask["query"], "manual_id": "vue-docs-ja", "use_cache": false}),
+            |v| json!({"trace_id": v["trace_id"], "summary": v["summary"]}),
+        )
+        .await?;
+    tour.step(
+        "The best candidates",
+        "manual_hits",
+        json!({"trace_id": found["trace_id"], "kind": "candidates", "limit": 3}),
+    )
+    .await?;
+    Ok(())
 }
 
 /// The vault (001): reads, writes, a search, and what the policy refuses.

@@ -165,3 +165,35 @@ async fn a_japanese_question_finds_the_english_section() {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
 }
+
+/// `kura demo` with the model where `kura models install` puts it by
+/// default: the tour asks the Japanese manual a question in English and
+/// the section on template expressions comes first.
+#[test]
+fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
+    let cache = tempfile::tempdir().unwrap();
+    let into = cache.path().join("kura").join(store::DIR);
+    std::fs::create_dir_all(&into).unwrap();
+    for e in std::fs::read_dir(toolchain::model_state().join(store::DIR)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
+    }
+    let out = std::process::Command::new(kura_tests::kura_bin())
+        .arg("demo")
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("HOME", cache.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let step = text
+        .split("Ask the Japanese manual in English")
+        .nth(1)
+        .expect("the step is in the tour");
+    let best = step.split("The best candidates").nth(1).expect("its candidates");
+    let first_path = best
+        .lines()
+        .find(|l| l.contains("\"path\""))
+        .unwrap_or_default();
+    assert!(first_path.contains("guide/essentials/template-syntax.md"), "{best}");
+}
