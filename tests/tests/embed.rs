@@ -184,16 +184,26 @@ fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
         .env("HOME", cache.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let step = text
         .split("Ask the Japanese manual in English")
         .nth(1)
         .expect("the step is in the tour");
-    let best = step.split("The best candidates").nth(1).expect("its candidates");
+    let best = step
+        .split("The best candidates")
+        .nth(1)
+        .expect("its candidates");
     let first_path = best
         .lines()
         .find(|l| l.contains("\"path\""))
         .unwrap_or_default();
-    assert!(first_path.contains("guide/essentials/template-syntax.md"), "{best}");
+    assert!(
+        first_path.contains("guide/essentials/template-syntax.md"),
+        "{best}"
+    );
 }
