@@ -231,15 +231,18 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
         .collect()
 }
 
-/// A configuration of the A/B table: (name, reranker, claim graph, corrective).
-type Switch = (&'static str, bool, bool, bool);
+/// A configuration of the A/B table: (name, reranker, claim graph,
+/// corrective, dense signal).
+type Switch = (&'static str, bool, bool, bool, bool);
 
 const SWITCHES: &[Switch] = &[
-    ("default (reranker + claim graph)", true, true, true),
-    ("no reranker", false, true, true),
-    ("no claim graph", true, false, true),
-    ("neither", false, false, true),
-    ("no corrective stage", true, true, false),
+    ("default (reranker + claim graph)", true, true, true, true),
+    ("no reranker", false, true, true, true),
+    ("no claim graph", true, false, true, true),
+    ("neither", false, false, true, true),
+    ("no corrective stage", true, true, false, true),
+    // The same as the default without a model in the state folder.
+    ("lexical only (no dense signal)", true, true, true, false),
 ];
 
 pub fn run(args: EvalArgs) -> Result<(), String> {
@@ -292,13 +295,14 @@ fn configure(
     state: &std::path::Path,
     switch: &Switch,
 ) -> Result<(App, f64), String> {
-    let (_, rerank, graph, corrective) = *switch;
+    let (_, rerank, graph, corrective, dense) = *switch;
     let config = Config {
         manuals_root: Some(args.root.clone()),
         state_dir: Some(state.to_owned()),
         late_rerank_enabled: rerank,
         claim_graph_enabled: graph,
         corrective_enabled: corrective,
+        dense_search_enabled: dense,
         ..Config::default()
     };
     let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;

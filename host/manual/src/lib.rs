@@ -61,6 +61,7 @@ pub struct Manuals {
     /// The vectors are being built for the first time.
     dense_building: std::sync::atomic::AtomicBool,
     state_dir: Option<std::path::PathBuf>,
+    dense_enabled: bool,
 }
 
 /// How manual search is set up (from the configuration).
@@ -70,6 +71,8 @@ pub struct ManualsConfig {
     /// Where the index lives; `None` keeps it in memory.
     pub state_dir: Option<std::path::PathBuf>,
     pub find: FindSettings,
+    /// Use the sentence encoder when its model is installed.
+    pub dense: bool,
     pub trace_ttl: Duration,
     pub trace_max_keep: usize,
 }
@@ -111,6 +114,7 @@ impl ManualsConfig {
                     config.sparse_query_coverage_weight,
                 ),
             },
+            dense: config.dense_search_enabled,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec.max(1) as u64),
             trace_max_keep: config.trace_max_keep.max(1) as usize,
         }
@@ -210,6 +214,7 @@ impl Manuals {
             dense_generation: std::sync::atomic::AtomicU64::new(u64::MAX),
             dense_building: std::sync::atomic::AtomicBool::new(false),
             state_dir: cfg.state_dir,
+            dense_enabled: cfg.dense,
         })
     }
 
@@ -240,6 +245,9 @@ impl Manuals {
     pub fn dense_now(&self) -> Option<&dense::Dense> {
         self.dense
             .get_or_init(|| {
+                if !self.dense_enabled {
+                    return None;
+                }
                 let d = dense::Dense::open(self.state_dir.as_deref())?;
                 self.dense_building
                     .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -40,6 +40,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("late_rerank_enabled", Kind::Bool),
     ("claim_graph_enabled", Kind::Bool),
     ("corrective_enabled", Kind::Bool),
+    ("dense_search_enabled", Kind::Bool),
     ("sem_cache_enabled", Kind::Bool),
     ("sem_cache_max_summary_gap", Kind::Int),
     ("sem_cache_max_summary_conflict", Kind::Int),
@@ -75,6 +76,9 @@ pub struct Config {
     pub late_rerank_enabled: bool,
     pub claim_graph_enabled: bool,
     pub corrective_enabled: bool,
+    /// Meaning-aware search with the sentence encoder, when its model is
+    /// installed.
+    pub dense_search_enabled: bool,
     pub sem_cache_enabled: bool,
     pub sem_cache_max_summary_gap: i64,
     pub sem_cache_max_summary_conflict: i64,
@@ -139,6 +143,7 @@ impl Default for Config {
             late_rerank_enabled: true,
             claim_graph_enabled: true,
             corrective_enabled: true,
+            dense_search_enabled: true,
             sem_cache_enabled: true,
             sem_cache_max_summary_gap: -1,
             sem_cache_max_summary_conflict: -1,
