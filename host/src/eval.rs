@@ -276,6 +276,15 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         }
         report.insert(switch.0.to_owned(), run.json(index_ms));
     }
+    if !args.quick
+        && let Some(outcomes) = dense_alone(&args, &state, &gold)?
+    {
+        let run = Measured::of(&gold, &outcomes);
+        for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
+            ab.push((format!("{DENSE_ALONE} [{split}]"), f.total.clone()));
+        }
+        report.insert(DENSE_ALONE.to_owned(), run.json(0.0));
+    }
     if args.json {
         println!("{}", Value::Object(report));
     } else {
@@ -286,6 +295,43 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         print!("{table}");
     }
     Ok(())
+}
+
+const DENSE_ALONE: &str = "dense alone";
+
+/// The gold set ranked by the dense signal alone: a manual's files in the
+/// order of their sections' closeness to the question. None without a
+/// model in the state folder.
+fn dense_alone(
+    args: &EvalArgs,
+    state: &std::path::Path,
+    gold: &[Gold],
+) -> Result<Option<Vec<Outcome>>, String> {
+    let (app, _) = configure(args, state, &SWITCHES[0])?;
+    let manuals = app
+        .domains
+        .find::<crate::manual::Manuals>()
+        .ok_or("no manuals")?;
+    let Some(dense) = manuals.dense_now() else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for g in gold {
+        let t = Instant::now();
+        let prefix = format!("{}/", g.manual);
+        let question = dense.question(&g.query);
+        let near = dense.nearest(&question, |file, _| file.starts_with(&prefix), 200);
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut files: Vec<String> = Vec::new();
+        for hit in near {
+            let path = hit.file[prefix.len()..].to_owned();
+            if !files.contains(&path) {
+                files.push(path);
+            }
+        }
+        out.push(score(&g.id, &files, &g.expected, &g.sides, ms));
+    }
+    Ok(Some(out))
 }
 
 /// An app over the gold set's manuals with `switch`'s stages, its index
