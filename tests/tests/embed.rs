@@ -207,3 +207,64 @@ fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
         "{best}"
     );
 }
+
+/// Editing a manual again and again does not grow what kura keeps of the
+/// vectors without bound: texts no section has any more are dropped once
+/// they outnumber the live ones.
+#[tokio::test]
+async fn the_vector_cache_follows_the_manuals_not_their_history() {
+    let f = kura_tests::Fixture::new();
+    let into = f.dir.path().join("state").join(store::DIR);
+    std::fs::create_dir_all(&into).unwrap();
+    for e in std::fs::read_dir(toolchain::model_state().join(store::DIR)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
+    }
+    let manuals = f.dir.path().join("small");
+    std::fs::create_dir_all(manuals.join("m")).unwrap();
+    let note = manuals.join("m/a.md");
+    std::fs::write(&note, "# Backups\n\nKeep three copies.\n").unwrap();
+    let mut args = f.args(&[]);
+    args.extend(["--manuals-root".into(), manuals.display().to_string()]);
+    let k = kura_tests::Kura::start(args, rmcp::service::ClientLifecycleMode::Initialize).await;
+    let cache = f.dir.path().join("state/vectors/use-m3.bin");
+    let record = 16 + kura::embed::DIM as u64;
+    let ask = serde_json::json!({"query": "copies", "use_cache": false});
+    let started = std::time::Instant::now();
+    while std::fs::metadata(&cache).map_or(0, |m| m.len()) < record {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    for round in 0..6 {
+        std::fs::write(
+            &note,
+            format!("# Backups {round}\n\nKeep {round} copies.\n"),
+        )
+        .unwrap();
+        // The next search sees the change and embeds the new text.
+        let started = std::time::Instant::now();
+        loop {
+            let r = k.call("manual_find", ask.clone()).await.ok().clone();
+            let hits = k
+                .call(
+                    "manual_hits",
+                    serde_json::json!({"trace_id": r["trace_id"], "kind": "candidates"}),
+                )
+                .await
+                .ok()
+                .clone();
+            if hits.to_string().contains(&format!("Backups {round}")) {
+                break;
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(30),
+                "{hits}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+    // One live section: at most two records survive a compaction, and
+    // there were seven texts in all.
+    let len = std::fs::metadata(&cache).unwrap().len();
+    assert!(len <= 3 * record, "{len} bytes for one section");
+}

@@ -215,6 +215,19 @@ impl Dense {
                 })
             })
             .collect();
+        // Texts no section has any more are forgotten once they are as many
+        // as the live ones: memory and the cache file follow the manuals'
+        // size, not their history.
+        let live: std::collections::HashSet<&[u8; 16]> = digests.iter().collect();
+        let compact = memo.len() > 2 * live.len().max(1);
+        if compact {
+            memo.retain(|d, _| live.contains(d));
+            record.clear();
+            for (d, v) in memo.iter() {
+                record.extend_from_slice(d);
+                record.extend(v.iter().map(|&x| x as u8));
+            }
+        }
         drop(memo);
         let at = sections
             .iter()
@@ -222,11 +235,17 @@ impl Dense {
             .map(|(i, s)| ((s.file.clone(), s.start_line), i))
             .collect();
         *self.vectors.write().unwrap_or_else(|e| e.into_inner()) = Vectors { sections, at, cjk };
-        if let (Some(state), false) = (&self.state, record.is_empty()) {
+        if let (Some(state), false) = (&self.state, record.is_empty() && !compact) {
             let kept = CACHE
                 .rsplit_once('/')
                 .map_or(Ok(()), |(dir, _)| state.ensure_dir(dir).map(drop))
-                .and_then(|()| state.append(CACHE, &record));
+                .and_then(|()| {
+                    if compact {
+                        state.write(CACHE, &record)
+                    } else {
+                        state.append(CACHE, &record)
+                    }
+                });
             if let Err(e) = kept {
                 tracing::warn!("cannot keep the section vectors: {e}");
             }
