@@ -20,6 +20,16 @@ fn model() -> Model {
         .expect("the model is installed")
 }
 
+/// Put a copy of the installed model in the state folder `state`.
+fn give_model(state: &std::path::Path) {
+    let into = state.join(store::DIR);
+    std::fs::create_dir_all(&into).unwrap();
+    for e in std::fs::read_dir(toolchain::model_state().join(store::DIR)).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
+    }
+}
+
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -124,13 +134,7 @@ fn a_wheel_with_another_digest_is_refused_and_nothing_is_installed() {
 #[tokio::test]
 async fn a_japanese_question_finds_the_english_section() {
     let f = kura_tests::Fixture::new();
-    let model = toolchain::model_state().join(store::DIR);
-    let into = f.dir.path().join("state").join(store::DIR);
-    std::fs::create_dir_all(&into).unwrap();
-    for e in std::fs::read_dir(&model).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
-    }
+    give_model(&f.dir.path().join("state"));
     kura_tests::copy_tree(
         &kura_tests::workspace().join("fixtures/corpora/debian-reference-en"),
         &f.manuals().join("debian-reference-en"),
@@ -172,12 +176,7 @@ async fn a_japanese_question_finds_the_english_section() {
 #[test]
 fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
     let cache = tempfile::tempdir().unwrap();
-    let into = cache.path().join("kura").join(store::DIR);
-    std::fs::create_dir_all(&into).unwrap();
-    for e in std::fs::read_dir(toolchain::model_state().join(store::DIR)).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
-    }
+    give_model(&cache.path().join("kura"));
     let out = std::process::Command::new(kura_tests::kura_bin())
         .arg("demo")
         .env("XDG_CACHE_HOME", cache.path())
@@ -214,12 +213,7 @@ fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
 #[tokio::test]
 async fn the_vector_cache_follows_the_manuals_not_their_history() {
     let f = kura_tests::Fixture::new();
-    let into = f.dir.path().join("state").join(store::DIR);
-    std::fs::create_dir_all(&into).unwrap();
-    for e in std::fs::read_dir(toolchain::model_state().join(store::DIR)).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), into.join(e.file_name())).unwrap();
-    }
+    give_model(&f.dir.path().join("state"));
     let manuals = f.dir.path().join("small");
     std::fs::create_dir_all(manuals.join("m")).unwrap();
     let note = manuals.join("m/a.md");
