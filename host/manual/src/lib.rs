@@ -252,13 +252,7 @@ impl Manuals {
                 self.dense_building
                     .store(true, std::sync::atomic::Ordering::Relaxed);
                 let _built = Built(&self.dense_building);
-                let generation = self.index.generation();
-                match self.index.index().and_then(|i| d.follow(i, &self.root)) {
-                    Ok(()) => self
-                        .dense_generation
-                        .store(generation, std::sync::atomic::Ordering::Relaxed),
-                    Err(e) => tracing::warn!("sentence vectors: {}", e.message),
-                }
+                self.follow(&d, self.index.generation());
                 Some(d)
             })
             .as_ref()
@@ -279,14 +273,19 @@ impl Manuals {
             .dense_generation
             .load(std::sync::atomic::Ordering::Relaxed);
         if seen != generation {
-            match self.index.index().and_then(|i| d.follow(i, &self.root)) {
-                Ok(()) => self
-                    .dense_generation
-                    .store(generation, std::sync::atomic::Ordering::Relaxed),
-                Err(e) => tracing::warn!("sentence vectors: {}", e.message),
-            }
+            self.follow(d, generation);
         }
         Some(d)
+    }
+
+    /// Bring `d` up to the index as of `generation`, and remember it.
+    fn follow(&self, d: &dense::Dense, generation: u64) {
+        match self.index.index().and_then(|i| d.follow(i, &self.root)) {
+            Ok(()) => self
+                .dense_generation
+                .store(generation, std::sync::atomic::Ordering::Relaxed),
+            Err(e) => tracing::warn!("sentence vectors: {}", e.message),
+        }
     }
 
     /// A manual id, the parameter `name`: one folder directly under the root.
