@@ -233,16 +233,43 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
 
 /// A configuration of the A/B table: (name, reranker, claim graph,
 /// corrective, dense signal).
-type Switch = (&'static str, bool, bool, bool, bool);
+/// A configuration of the A/B table: its name, then which stages run.
+struct Switch {
+    name: &'static str,
+    rerank: bool,
+    graph: bool,
+    corrective: bool,
+    dense: bool,
+    synonyms: bool,
+}
+
+const fn switch(
+    name: &'static str,
+    [rerank, graph, corrective, dense, synonyms]: [bool; 5],
+) -> Switch {
+    Switch {
+        name,
+        rerank,
+        graph,
+        corrective,
+        dense,
+        synonyms,
+    }
+}
 
 const SWITCHES: &[Switch] = &[
-    ("default (reranker + claim graph)", true, true, true, true),
-    ("no reranker", false, true, true, true),
-    ("no claim graph", true, false, true, true),
-    ("neither", false, false, true, true),
-    ("no corrective stage", true, true, false, true),
-    // The same as the default without a model in the state folder.
-    ("lexical only (no dense signal)", true, true, true, false),
+    switch("default (reranker + claim graph)", [true; 5]),
+    switch("no reranker", [false, true, true, true, true]),
+    switch("no claim graph", [true, false, true, true, true]),
+    switch("neither", [false, false, true, true, true]),
+    switch("no corrective stage", [true, true, false, true, true]),
+    // The default without the model and the dictionary in the state folder.
+    switch(
+        "lexical only (no dense signal, no synonyms)",
+        [true, true, true, false, false],
+    ),
+    switch("lexical + synonyms", [true, true, true, false, true]),
+    switch("fused, no synonyms", [true, true, true, true, false]),
 ];
 
 pub fn run(args: EvalArgs) -> Result<(), String> {
@@ -272,9 +299,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             table.push_str(&run.tables(&args, index_ms));
         }
         for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
-            ab.push((format!("{} [{split}]", switch.0), f.total.clone()));
+            ab.push((format!("{} [{split}]", switch.name), f.total.clone()));
         }
-        report.insert(switch.0.to_owned(), run.json(index_ms));
+        report.insert(switch.name.to_owned(), run.json(index_ms));
     }
     if !args.quick
         && let Some(outcomes) = dense_alone(&args, &state, &gold)?
@@ -341,14 +368,14 @@ fn configure(
     state: &std::path::Path,
     switch: &Switch,
 ) -> Result<(App, f64), String> {
-    let (_, rerank, graph, corrective, dense) = *switch;
     let config = Config {
         manuals_root: Some(args.root.clone()),
         state_dir: Some(state.to_owned()),
-        late_rerank_enabled: rerank,
-        claim_graph_enabled: graph,
-        corrective_enabled: corrective,
-        dense_search_enabled: dense,
+        late_rerank_enabled: switch.rerank,
+        claim_graph_enabled: switch.graph,
+        corrective_enabled: switch.corrective,
+        dense_search_enabled: switch.dense,
+        synonyms_enabled: switch.synonyms,
         ..Config::default()
     };
     let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;

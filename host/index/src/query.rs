@@ -11,6 +11,7 @@ use tantivy::tokenizer::Language;
 use tantivy::{DocSet, TantivyDocument, Term};
 
 use crate::error::Result;
+use crate::schema::Fields;
 use crate::text::reference::references;
 use crate::{SectionIndex, analyzer, internal};
 
@@ -56,6 +57,9 @@ pub struct Search<'a> {
     pub probes: &'a [Probe],
     /// Count every unit that matches (before `keep`): [`Results::matched`].
     pub count: bool,
+    /// Words meaning what words of the text mean (a synonym dictionary's):
+    /// each counts, whole, below the text's own words ([`SYNONYM_BOOST`]).
+    pub synonyms: &'a [String],
 }
 
 impl<'a> Search<'a> {
@@ -68,6 +72,7 @@ impl<'a> Search<'a> {
             keep: None,
             probes: &[],
             count: false,
+            synonyms: &[],
         }
     }
 }
@@ -285,13 +290,6 @@ impl SectionIndex {
         const STEM_BOOST: f32 = 0.5;
         let f = &self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        let term_q = |field: Field, t: &str, boost: f32| -> (Occur, Box<dyn Query>) {
-            let q = TermQuery::new(
-                Term::from_field_text(field, t),
-                IndexRecordOption::WithFreqs,
-            );
-            (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
-        };
         let mut terms = crate::text::tokenize::weighted_query_terms(query);
         // Facet cue words standing alone steer the facet, not the topic.
         let cues = crate::text::phrase::cue_terms(query);
@@ -307,27 +305,9 @@ impl SectionIndex {
             }
             clauses.push(term_q(f.name, t, NAME_BOOST * w));
         }
-        // A long CJK word: a section holding all its bigrams (most often the
-        // word itself) gains as if the word were counted again.
         if !only.names_only {
-            for run in crate::text::phrase::runs(query) {
-                let n = run.terms.len() as f32;
-                let all: Vec<(Occur, Box<dyn Query>)> = run
-                    .terms
-                    .iter()
-                    .map(|t| {
-                        let (_, q) = term_q(f.body, t, 1.0);
-                        (Occur::Must, q)
-                    })
-                    .collect();
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(
-                        Box::new(BooleanQuery::new(all)),
-                        RUN_BOOST / n,
-                    )),
-                ));
-            }
+            clauses.extend(whole_words(f.body, query));
+            clauses.extend(synonym_clauses(f, req.synonyms));
         }
         for r in references(query) {
             let q = TermQuery::new(Term::from_field_text(f.refs, &r), IndexRecordOption::Basic);
@@ -350,23 +330,7 @@ impl SectionIndex {
         if clauses.is_empty() {
             return None;
         }
-        let q: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
-        // Scope and tags filter; they add nothing to the score.
-        let exact = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
-            let t = TermQuery::new(
-                Term::from_field_text(field, value),
-                IndexRecordOption::Basic,
-            );
-            (Occur::Must, Box::new(BoostQuery::new(Box::new(t), 0.0)))
-        };
-        let mut must = vec![(Occur::Must, q)];
-        must.extend(only.scope.map(|s| exact(f.scope, s)));
-        must.extend(only.tags.iter().map(|t| exact(f.tag, t)));
-        Some(if must.len() == 1 {
-            must.pop().expect("one clause").1
-        } else {
-            Box::new(BooleanQuery::new(must))
-        })
+        Some(filtered(Box::new(BooleanQuery::new(clauses)), f, &only))
     }
 
     /// The first `req.limit` hits of `top` that `req.keep` keeps, their
@@ -485,3 +449,75 @@ const CUE_WEIGHT: f32 = 0.5;
 /// of the word's own weight: the word counted again, so that the word whole
 /// beats its bigrams scattered over a long section (tuned on the dev half).
 const RUN_BOOST: f32 = 1.0;
+/// What a synonym of a query word weighs against the word itself.
+pub const SYNONYM_BOOST: f32 = 0.5;
+
+/// A term of `field` weighing `boost`, one clause among those that may match.
+fn term_q(field: Field, t: &str, boost: f32) -> (Occur, Box<dyn Query>) {
+    let q = TermQuery::new(
+        Term::from_field_text(field, t),
+        IndexRecordOption::WithFreqs,
+    );
+    (Occur::Should, Box::new(BoostQuery::new(Box::new(q), boost)))
+}
+
+/// A long CJK word of `query`: a section holding all its bigrams in `body`
+/// (most often the word itself) gains as if the word were counted again.
+fn whole_words(body: Field, query: &str) -> Vec<(Occur, Box<dyn Query>)> {
+    crate::text::phrase::runs(query)
+        .into_iter()
+        .map(|run| {
+            let n = run.terms.len() as f32;
+            let all: Vec<(Occur, Box<dyn Query>)> = run
+                .terms
+                .iter()
+                .map(|t| (Occur::Must, term_q(body, t, 1.0).1))
+                .collect();
+            let q = BoostQuery::new(Box::new(BooleanQuery::new(all)), RUN_BOOST / n);
+            (Occur::Should, Box::new(q) as Box<dyn Query>)
+        })
+        .collect()
+}
+
+/// Each synonym as one thing: a section holding all its terms in the body
+/// or the heading gains [`SYNONYM_BOOST`] of what the word would (a long
+/// word's terms share the weight, as in the query's own words).
+fn synonym_clauses(f: &Fields, synonyms: &[String]) -> Vec<(Occur, Box<dyn Query>)> {
+    let mut out = Vec::new();
+    for s in synonyms {
+        let terms = crate::text::tokenize::query_terms(s);
+        if terms.is_empty() {
+            continue;
+        }
+        let n = terms.len() as f32;
+        for (field, boost) in [(f.body, 1.0), (f.heading, 2.0)] {
+            let all: Vec<(Occur, Box<dyn Query>)> = terms
+                .iter()
+                .map(|t| (Occur::Must, term_q(field, t, 1.0).1))
+                .collect();
+            let q = BoostQuery::new(Box::new(BooleanQuery::new(all)), SYNONYM_BOOST * boost / n);
+            out.push((Occur::Should, Box::new(q) as Box<dyn Query>));
+        }
+    }
+    out
+}
+
+/// `q` within the scope and tags of `only`, which filter and add nothing to
+/// the score.
+fn filtered(q: Box<dyn Query>, f: &Fields, only: &Filter) -> Box<dyn Query> {
+    let exact = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
+        let t = TermQuery::new(
+            Term::from_field_text(field, value),
+            IndexRecordOption::Basic,
+        );
+        (Occur::Must, Box::new(BoostQuery::new(Box::new(t), 0.0)))
+    };
+    let mut must = vec![(Occur::Must, q)];
+    must.extend(only.scope.map(|s| exact(f.scope, s)));
+    must.extend(only.tags.iter().map(|t| exact(f.tag, t)));
+    if must.len() == 1 {
+        must.pop().expect("one clause").1
+    } else {
+        Box::new(BooleanQuery::new(must))
+    }
+}

@@ -10,7 +10,7 @@
 //! embedded, and kept in the state folder across restarts). There is no
 //! other notion of freshness than the index's.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Mutex, RwLock};
 use std::time::Instant;
@@ -111,6 +111,50 @@ fn section_text(hit: &Hit, file_text: &str) -> String {
     text
 }
 
+/// The text each of `hits` is embedded from (each file read once).
+fn section_texts(hits: &[Hit], root: &Root) -> Vec<String> {
+    let mut files: HashMap<&str, Option<String>> = HashMap::new();
+    hits.iter()
+        .map(|hit| {
+            let text = files.entry(&hit.file).or_insert_with(|| {
+                RelPath::parse(&hit.file, false)
+                    .ok()
+                    .and_then(|p| root.read_indexed(&p))
+            });
+            section_text(hit, text.as_deref().unwrap_or(""))
+        })
+        .collect()
+}
+
+/// Per manual, the share of CJK letters in the texts of its sections.
+fn manual_scripts(hits: &[Hit], texts: &[String]) -> HashMap<String, f64> {
+    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
+    for (hit, text) in hits.iter().zip(texts) {
+        let manual = hit.file.split('/').next().unwrap_or("").to_owned();
+        let (c, l) = letters(text);
+        let e = counts.entry(manual).or_default();
+        *e = (e.0 + c, e.1 + l);
+    }
+    counts.into_iter().map(|(m, n)| (m, cjk_share(n))).collect()
+}
+
+fn push_record(record: &mut Vec<u8>, digest: &[u8; 16], vector: &Quantized) {
+    record.extend_from_slice(digest);
+    record.extend(vector.iter().map(|&x| x as u8));
+}
+
+/// Texts no section has any more are forgotten once they outnumber the
+/// live ones, so that memory and the cache file follow the manuals' size,
+/// not their history. Whether it forgot any.
+fn forget_dead(memo: &mut HashMap<[u8; 16], Quantized>, live: &[[u8; 16]]) -> bool {
+    let live: HashSet<&[u8; 16]> = live.iter().collect();
+    let compact = memo.len() > 2 * live.len().max(1);
+    if compact {
+        memo.retain(|d, _| live.contains(d));
+    }
+    compact
+}
+
 impl Dense {
     /// The encoder from the state folder, if its model is installed; None
     /// (with one line in the log saying how to add it) when it is not.
@@ -166,26 +210,9 @@ impl Dense {
         let t = Instant::now();
         let mut hits = index.sections()?;
         hits.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
-        let mut files: HashMap<String, Option<String>> = HashMap::new();
-        let mut texts = Vec::with_capacity(hits.len());
-        for hit in &hits {
-            let text = files.entry(hit.file.clone()).or_insert_with(|| {
-                RelPath::parse(&hit.file, false)
-                    .ok()
-                    .and_then(|p| root.read_indexed(&p))
-            });
-            texts.push(section_text(hit, text.as_deref().unwrap_or("")));
-        }
-        drop(files);
+        let texts = section_texts(&hits, root);
         let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
-        let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
-        for (hit, text) in hits.iter().zip(&texts) {
-            let manual = hit.file.split('/').next().unwrap_or("").to_owned();
-            let (c, l) = letters(text);
-            let e = counts.entry(manual).or_default();
-            *e = (e.0 + c, e.1 + l);
-        }
-        let cjk = counts.into_iter().map(|(m, n)| (m, cjk_share(n))).collect();
+        let cjk = manual_scripts(&hits, &texts);
         let todo: Vec<usize> = {
             let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
             (0..texts.len())
@@ -198,8 +225,7 @@ impl Dense {
         let mut record = Vec::with_capacity(todo.len() * RECORD);
         for (&i, v) in todo.iter().zip(&vectors) {
             let q = quantize(v);
-            record.extend_from_slice(&digests[i]);
-            record.extend(q.iter().map(|&x| x as u8));
+            push_record(&mut record, &digests[i], &q);
             memo.insert(digests[i], q);
         }
         let sections: Vec<Section> = hits
@@ -215,18 +241,11 @@ impl Dense {
                 })
             })
             .collect();
-        // Texts no section has any more are forgotten once they are as many
-        // as the live ones: memory and the cache file follow the manuals'
-        // size, not their history.
-        let live: std::collections::HashSet<&[u8; 16]> = digests.iter().collect();
-        let compact = memo.len() > 2 * live.len().max(1);
+        let compact = forget_dead(&mut memo, &digests);
         if compact {
-            memo.retain(|d, _| live.contains(d));
             record.clear();
-            for (d, v) in memo.iter() {
-                record.extend_from_slice(d);
-                record.extend(v.iter().map(|&x| x as u8));
-            }
+            memo.iter()
+                .for_each(|(d, v)| push_record(&mut record, d, v));
         }
         drop(memo);
         let at = sections
@@ -235,20 +254,8 @@ impl Dense {
             .map(|(i, s)| ((s.file.clone(), s.start_line), i))
             .collect();
         *self.vectors.write().unwrap_or_else(|e| e.into_inner()) = Vectors { sections, at, cjk };
-        if let (Some(state), false) = (&self.state, record.is_empty() && !compact) {
-            let kept = CACHE
-                .rsplit_once('/')
-                .map_or(Ok(()), |(dir, _)| state.ensure_dir(dir).map(drop))
-                .and_then(|()| {
-                    if compact {
-                        state.write(CACHE, &record)
-                    } else {
-                        state.append(CACHE, &record)
-                    }
-                });
-            if let Err(e) = kept {
-                tracing::warn!("cannot keep the section vectors: {e}");
-            }
+        if !record.is_empty() || compact {
+            self.keep(&record, compact);
         }
         tracing::info!(
             "sentence vectors: {} sections, {} embedded now, in {:.1} s",
@@ -257,6 +264,25 @@ impl Dense {
             t.elapsed().as_secs_f64()
         );
         Ok(())
+    }
+
+    /// Add `record` to the vectors kept in the state folder, or replace
+    /// them with it when `whole`.
+    fn keep(&self, record: &[u8], whole: bool) {
+        let Some(state) = &self.state else { return };
+        let kept = CACHE
+            .rsplit_once('/')
+            .map_or(Ok(()), |(dir, _)| state.ensure_dir(dir).map(drop))
+            .and_then(|()| {
+                if whole {
+                    state.write(CACHE, record)
+                } else {
+                    state.append(CACHE, record)
+                }
+            });
+        if let Err(e) = kept {
+            tracing::warn!("cannot keep the section vectors: {e}");
+        }
     }
 
     /// The question's vector.

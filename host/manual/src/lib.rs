@@ -19,6 +19,7 @@ pub mod find;
 mod hits;
 pub mod name;
 mod read;
+pub mod synonyms;
 mod trace;
 pub mod units;
 
@@ -62,6 +63,10 @@ pub struct Manuals {
     dense_building: std::sync::atomic::AtomicBool,
     state_dir: Option<std::path::PathBuf>,
     dense_enabled: bool,
+    /// The installed synonym dictionary, read on first use (None inside:
+    /// none installed).
+    synonyms: std::sync::OnceLock<Option<kura_text::synonyms::Synonyms>>,
+    synonyms_enabled: bool,
 }
 
 /// How manual search is set up (from the configuration).
@@ -73,6 +78,8 @@ pub struct ManualsConfig {
     pub find: FindSettings,
     /// Use the sentence encoder when its model is installed.
     pub dense: bool,
+    /// Expand queries with synonyms.
+    pub synonyms: bool,
     pub trace_ttl: Duration,
     pub trace_max_keep: usize,
 }
@@ -115,6 +122,7 @@ impl ManualsConfig {
                 ),
             },
             dense: config.dense_search_enabled,
+            synonyms: config.synonyms_enabled,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec.max(1) as u64),
             trace_max_keep: config.trace_max_keep.max(1) as usize,
         }
@@ -215,7 +223,21 @@ impl Manuals {
             dense_building: std::sync::atomic::AtomicBool::new(false),
             state_dir: cfg.state_dir,
             dense_enabled: cfg.dense,
+            synonyms: std::sync::OnceLock::new(),
+            synonyms_enabled: cfg.synonyms,
         })
+    }
+
+    /// The synonyms of `query`'s words for a search of `scope` (none when
+    /// expansion is off).
+    pub fn synonyms_of(&self, query: &str, scope: Option<&str>) -> Vec<String> {
+        if !self.synonyms_enabled {
+            return Vec::new();
+        }
+        let installed = self
+            .synonyms
+            .get_or_init(|| synonyms::installed(self.state_dir.as_deref()));
+        synonyms::of_query(installed.as_ref(), &self.root, scope, query)
     }
 
     fn traces(&self) -> MutexGuard<'_, trace::Store<find::Trace>> {

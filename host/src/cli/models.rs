@@ -28,7 +28,13 @@ pub(super) fn run(command: ModelsCommand) -> Result<(), String> {
             settings,
             from,
             python,
-        } => install(&state_dir(&settings)?, from.as_deref(), &python),
+            synonyms_from,
+            npm,
+        } => {
+            let state = state_dir(&settings)?;
+            install(&state, from.as_deref(), &python)?;
+            super::synonyms::install(&state, synonyms_from.as_deref(), &npm)
+        }
     }
 }
 
@@ -50,6 +56,7 @@ fn list(state: &StateDir) -> Result<(), String> {
         ),
         Err(e) => return Err(e.to_string()),
     }
+    super::synonyms::list(state);
     Ok(())
 }
 

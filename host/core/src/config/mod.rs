@@ -41,6 +41,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("claim_graph_enabled", Kind::Bool),
     ("corrective_enabled", Kind::Bool),
     ("dense_search_enabled", Kind::Bool),
+    ("synonyms_enabled", Kind::Bool),
     ("sem_cache_enabled", Kind::Bool),
     ("sem_cache_max_summary_gap", Kind::Int),
     ("sem_cache_max_summary_conflict", Kind::Int),
@@ -79,6 +80,9 @@ pub struct Config {
     /// Meaning-aware search with the sentence encoder, when its model is
     /// installed.
     pub dense_search_enabled: bool,
+    /// Query expansion from the installed synonym dictionary and the
+    /// manuals' own `synonyms.txt`.
+    pub synonyms_enabled: bool,
     pub sem_cache_enabled: bool,
     pub sem_cache_max_summary_gap: i64,
     pub sem_cache_max_summary_conflict: i64,
@@ -144,6 +148,7 @@ impl Default for Config {
             claim_graph_enabled: true,
             corrective_enabled: true,
             dense_search_enabled: true,
+            synonyms_enabled: true,
             sem_cache_enabled: true,
             sem_cache_max_summary_gap: -1,
             sem_cache_max_summary_conflict: -1,

@@ -60,6 +60,34 @@ fn excluded(exclude: &Exclude, file: &str, line: u64) -> bool {
     }
 }
 
+/// Which sections a search in `scope` may return.
+fn keep_in<'a>(scope: Option<&'a str>, exclude: &'a Exclude) -> impl Fn(&str, u64) -> bool + 'a {
+    let prefix = scope.map(|s| format!("{s}/"));
+    move |file: &str, line: u64| {
+        prefix.as_deref().is_none_or(|p| file.starts_with(p)) && !excluded(exclude, file, line)
+    }
+}
+
+/// The sections nearest in meaning join the first `analysed` hits, after
+/// them and at their last score (the signals place them); the analysed part
+/// grows by as many. Returns its new length.
+fn join_nearest(hits: &mut Vec<Hit>, mut analysed: usize, nearest: Vec<Hit>) -> usize {
+    let floor = hits
+        .get(analysed.saturating_sub(1))
+        .map_or(0.0, |h| h.score);
+    for mut hit in nearest {
+        let same = |h: &Hit| h.file == hit.file && h.start_line == hit.start_line;
+        if hits[..analysed].iter().any(same) {
+            continue;
+        }
+        hits.retain(|h| !same(h));
+        hit.score = floor;
+        hits.insert(analysed, hit);
+        analysed += 1;
+    }
+    analysed
+}
+
 /// What the first stage found: the sections (with text for the analysed
 /// ones), their candidates, and how the search went.
 pub(super) struct Pool {
@@ -172,7 +200,8 @@ impl Manuals {
 
     /// BM25 candidates of `query` in `scope` (one manual, or all), the
     /// first [`SIGNAL_POOL`] with their text (except the `known` ones, which
-    /// an earlier stage has analysed); and whether more matched.
+    /// an earlier stage has analysed), joined by the sections nearest the
+    /// `question` in meaning; and whether more matched.
     pub(super) fn gather(
         &self,
         query: &str,
@@ -182,17 +211,59 @@ impl Manuals {
         exclude: &Exclude,
         known: &HashSet<Key>,
     ) -> Result<(Vec<Found>, bool)> {
+        let (mut hits, more) = self.lexical(query, scope, limit, exclude)?;
+        let dense = self.dense.get().and_then(Option::as_ref).zip(question);
+        let mut analysed = hits.len().min(SIGNAL_POOL);
+        if let Some((d, q)) = dense {
+            analysed = join_nearest(
+                &mut hits,
+                analysed,
+                d.nearest(q, keep_in(scope, exclude), DENSE_CANDIDATES),
+            );
+        }
+        let mut found: Vec<Found> = hits.into_iter().map(Found::of).collect();
+        let analysed = &mut found[..analysed];
+        analysed.iter_mut().for_each(|f| f.analyse = true);
+        if let Some((d, q)) = dense {
+            let keys: Vec<(&str, u64)> = analysed
+                .iter()
+                .map(|f| (f.hit.file.as_str(), f.hit.start_line))
+                .collect();
+            let sims = d.similarity(q, &keys);
+            for (f, s) in analysed.iter_mut().zip(sims) {
+                f.dense = s;
+            }
+        }
+        let n = analysed.len();
+        let t = Instant::now();
+        self.fill_bodies(analysed.iter_mut().filter(|f| !known.contains(&f.key())));
+        tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
+        Ok((found, more))
+    }
+
+    /// The index's best `limit` sections for `query` in `scope`, with the
+    /// files the query names among the first [`SIGNAL_POOL`]; and whether
+    /// more matched.
+    fn lexical(
+        &self,
+        query: &str,
+        scope: Option<&str>,
+        limit: usize,
+        exclude: &Exclude,
+    ) -> Result<(Vec<Hit>, bool)> {
         let index = self.index.index()?;
         let keep = |file: &str, line: u64| !excluded(exclude, file, line);
         let only = Filter {
             scope,
             ..Filter::default()
         };
+        let synonyms = self.synonyms_of(query, scope);
         let hits = index
             .search(&Search {
                 fetch: limit + 1 + exclude.len(),
                 only,
                 keep: Some(&keep),
+                synonyms: &synonyms,
                 ..Search::new(query, limit + 1)
             })?
             .hits;
@@ -215,65 +286,8 @@ impl Manuals {
             let at = hits.len().min(SIGNAL_POOL.saturating_sub(NAMED_FILES));
             hits.insert(at, hit);
         }
-        let dense = self.dense.get().and_then(Option::as_ref).zip(question);
-        // The sections nearest in meaning join the analysed pool after the
-        // lexical ones (the pool grows by as many); the signals place them.
-        let mut analysed = hits.len().min(SIGNAL_POOL);
-        if let Some((d, q)) = dense {
-            let prefix = scope.map(|s| format!("{s}/"));
-            let keep = |file: &str, line: u64| {
-                prefix.as_deref().is_none_or(|p| file.starts_with(p))
-                    && !excluded(exclude, file, line)
-            };
-            let floor = hits
-                .get(analysed.saturating_sub(1))
-                .map_or(0.0, |h| h.score);
-            for mut hit in d.nearest(q, keep, DENSE_CANDIDATES) {
-                let same = |h: &Hit| h.file == hit.file && h.start_line == hit.start_line;
-                if hits[..analysed].iter().any(same) {
-                    continue;
-                }
-                hits.retain(|h| !same(h));
-                hit.score = floor;
-                hits.insert(analysed, hit);
-                analysed += 1;
-            }
-        }
-        let mut found: Vec<Found> = hits
-            .into_iter()
-            .map(|hit| {
-                let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
-                Found {
-                    manual_id: m.to_owned(),
-                    path: p.to_owned(),
-                    hit,
-                    dense: 0.0,
-                    analyse: false,
-                }
-            })
-            .collect();
-        found
-            .iter_mut()
-            .take(analysed)
-            .for_each(|f| f.analyse = true);
-        if let Some((d, q)) = dense {
-            let n = analysed;
-            let keys: Vec<(&str, u64)> = found[..n]
-                .iter()
-                .map(|f| (f.hit.file.as_str(), f.hit.start_line))
-                .collect();
-            let sims = d.similarity(q, &keys);
-            for (f, s) in found.iter_mut().zip(sims) {
-                f.dense = s;
-            }
-        }
-        let n = analysed;
-        let t = Instant::now();
-        self.fill_bodies(found[..n].iter_mut().filter(|f| !known.contains(&f.key())));
-        tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
-        Ok((found, more))
+        Ok((hits, more))
     }
-
     /// Read the text of sections from their files (the index does not store
     /// it): the lines of a markdown section, the flattened text of a `.json`.
     fn fill_bodies<'a>(&self, found: impl Iterator<Item = &'a mut Found>) {

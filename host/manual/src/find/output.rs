@@ -175,6 +175,18 @@ pub(super) struct Found {
 }
 
 impl Found {
+    /// A hit of the index, not analysed yet.
+    pub(super) fn of(hit: Hit) -> Found {
+        let (m, p) = hit.file.split_once('/').unwrap_or(("", &hit.file));
+        Found {
+            manual_id: m.to_owned(),
+            path: p.to_owned(),
+            hit,
+            dense: 0.0,
+            analyse: false,
+        }
+    }
+
     pub(super) fn key(&self) -> Key {
         (
             self.manual_id.clone(),

@@ -71,6 +71,32 @@ struct Analysis {
     bonus: f64,
 }
 
+/// Whether a query word missing as such is present as a variant sharing
+/// its stem (`watchers` for `watcher`, `computadas` for `computada`).
+fn stem_variant(terms: &[String], matched: &[&String], head: &Folded, body: &Folded) -> bool {
+    terms.iter().any(|t| {
+        let chars = t.chars().count();
+        if chars < 5 || matched.contains(&t) || t.chars().any(is_cjk) {
+            return false;
+        }
+        let stem: String = t.chars().take((chars - 2).max(4)).collect();
+        head.has_word_prefix(&stem) || body.has_word_prefix(&stem)
+    })
+}
+
+/// The share of the query's long words held whole in the heading path or
+/// the body.
+fn held_whole(runs: &[Run], head: &Folded, body: &Folded) -> f64 {
+    if runs.is_empty() {
+        return 0.0;
+    }
+    let held = runs
+        .iter()
+        .filter(|r| head.as_str().contains(&r.text) || body.as_str().contains(&r.text))
+        .count();
+    held as f64 / runs.len() as f64
+}
+
 fn analyse(
     query: &str,
     units: &[Vec<String>],
@@ -122,14 +148,7 @@ fn analyse(
     }
     // A query word missing as such but present as a variant sharing its stem
     // (`watchers` for `watcher`, `computadas` for `computada`).
-    let loose = terms.iter().any(|t| {
-        let chars = t.chars().count();
-        if chars < 5 || matched.contains(&t) || t.chars().any(is_cjk) {
-            return false;
-        }
-        let stem: String = t.chars().take((chars - 2).max(4)).collect();
-        head.has_word_prefix(&stem) || body.has_word_prefix(&stem)
-    });
+    let loose = stem_variant(&terms, &matched, &head, &body);
     if loose {
         signals.push(Signal::Loose);
     }
@@ -139,15 +158,7 @@ fn analyse(
         signals.push(Signal::Exceptions);
     }
     // A long word whole in the heading path or the body.
-    let whole = if runs.is_empty() {
-        0.0
-    } else {
-        let held = runs
-            .iter()
-            .filter(|r| head.as_str().contains(&r.text) || body.as_str().contains(&r.text))
-            .count();
-        held as f64 / runs.len() as f64
-    };
+    let whole = held_whole(runs, &head, &body);
     let bonus = table.score(|f| match f {
         Feature::Heading => flag(in_heading),
         Feature::Focus => flag(focus),
