@@ -31,6 +31,7 @@ pub struct EvalArgs {
         default_values = [
             "fixtures/eval/gold.jsonl",
             "fixtures/eval/cross-dev.jsonl",
+            "fixtures/eval/en-ja-dev.jsonl",
             "fixtures/eval/blind.jsonl"
         ]
     )]
