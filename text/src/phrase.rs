@@ -31,7 +31,7 @@ fn is_kana(c: char) -> bool {
 
 /// Kanji and katakana (a word's letters), not hiragana (particles and
 /// inflections end a word).
-fn is_word_cjk(c: char) -> bool {
+pub(crate) fn is_word_cjk(c: char) -> bool {
     is_cjk(c) && !is_kana(c)
 }
 

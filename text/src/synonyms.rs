@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use crate::normalize;
+use crate::phrase::is_word_cjk;
 use crate::tokenize::is_cjk;
 
 /// A trigger is looked for in a CJK query as a substring of at most this
@@ -38,14 +39,10 @@ pub struct Expansion {
     pub synonyms: Vec<String>,
 }
 
-fn is_kana(c: char) -> bool {
-    ('\u{3040}'..='\u{309F}').contains(&c)
-}
-
 /// A CJK trigger must have a kanji or katakana letter and two characters:
 /// a lone character or a run of hiragana matches inside too many words.
 fn cjk_trigger_ok(word: &str) -> bool {
-    word.chars().count() >= 2 && word.chars().any(|c| is_cjk(c) && !is_kana(c))
+    word.chars().count() >= 2 && word.chars().any(is_word_cjk)
 }
 
 impl Synonyms {
@@ -99,10 +96,6 @@ impl Synonyms {
 
     pub fn groups(&self) -> usize {
         self.groups.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.groups.is_empty()
     }
 
     /// The triggers in `norm`, in order.
