@@ -230,7 +230,7 @@ async fn the_vector_cache_follows_the_manuals_not_their_history() {
     let mut args = f.args(&[]);
     args.extend(["--manuals-root".into(), manuals.display().to_string()]);
     let k = kura_tests::Kura::start(args, rmcp::service::ClientLifecycleMode::Initialize).await;
-    let cache = f.dir.path().join("state/vectors/use-m3.bin");
+    let cache = f.dir.path().join("state/vectors/manuals.use-m3.bin");
     let record = 16 + kura::embed::DIM as u64;
     let ask = serde_json::json!({"query": "copies", "use_cache": false});
     let started = std::time::Instant::now();
@@ -262,4 +262,62 @@ async fn the_vector_cache_follows_the_manuals_not_their_history() {
     // there were seven texts in all.
     let len = std::fs::metadata(&cache).unwrap().len();
     assert!(len <= 3 * record, "{len} bytes for one section");
+}
+
+/// vault_find's Stage 2: a Spanish question whose answer is an English note
+/// that shares none of its words; once the vectors are built, the first
+/// thing to read is that note, found by meaning alone.
+#[tokio::test]
+async fn vault_find_reads_the_english_note_a_spanish_question_means() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    let reference = kura_tests::workspace().join("fixtures/corpora/debian-reference-en");
+    for note in [
+        "ch09/9.11-virtualized-system.md",
+        "ch10/10.2-backup-and-recovery.md",
+    ] {
+        let text = std::fs::read_to_string(reference.join(note)).unwrap();
+        f.write(&format!("reference/{note}"), &text);
+    }
+    let k = f.start().await;
+    let ask = serde_json::json!({"query": "ejecutar otro sistema operativo dentro de una máquina virtual"});
+    let r = k
+        .until("vault_find", ask, |r| {
+            r["next_actions"][0]["params"]["path"] == "reference/ch09/9.11-virtualized-system.md"
+        })
+        .await;
+    assert_eq!(
+        r["next_actions"][0]["params"]["path"], "reference/ch09/9.11-virtualized-system.md",
+        "{r}"
+    );
+    assert_eq!(r["summary"]["max_stage_applied"], 2, "{r}");
+    assert!(
+        r["summary"]["signal_coverage"]["meaning"].as_f64().unwrap() > 0.0,
+        "{r}"
+    );
+}
+
+/// vibe search with the dense signal: a Japanese question finds the Spanish
+/// task it describes, with no word in common.
+#[tokio::test]
+async fn vibe_search_finds_the_spanish_task_a_japanese_question_describes() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    let k = f.start_vibe(&[]).await;
+    let ask = serde_json::json!({"query": "ワークスペースの構成を文書にまとめる", "limit": 3});
+    let task = "vibeMCP/tasks/001-documentar-estructura.md";
+    let r = k
+        .until("search", ask, |r| {
+            r["results"]
+                .as_array()
+                .is_some_and(|rs| rs.iter().any(|x| x["path"] == task))
+        })
+        .await;
+    let paths: Vec<&str> = r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["path"].as_str())
+        .collect();
+    assert!(paths.contains(&task), "{r}");
 }

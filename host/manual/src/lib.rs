@@ -14,7 +14,6 @@ use kura_index as index;
 use kura_plugins as plugins;
 
 mod browse;
-pub mod dense;
 pub mod find;
 mod hits;
 pub mod name;
@@ -30,6 +29,7 @@ use std::time::Duration;
 
 use crate::config::Config;
 use crate::domain::StartError;
+use crate::domain::search::dense::{Dense, Meaning};
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
@@ -55,14 +55,9 @@ pub struct Manuals {
     plugins: Arc<Plugins>,
     find: FindSettings,
     traces: Mutex<trace::Store<find::Trace>>,
-    /// The dense signal, once its vectors are built (None inside: no model).
-    dense: std::sync::OnceLock<Option<dense::Dense>>,
-    /// The index generation the vectors follow.
-    dense_generation: std::sync::atomic::AtomicU64,
-    /// The vectors are being built for the first time.
-    dense_building: std::sync::atomic::AtomicBool,
+    /// The dense signal (issue 27's sentence vectors).
+    pub(crate) meaning: Meaning,
     state_dir: Option<std::path::PathBuf>,
-    dense_enabled: bool,
     /// The installed synonym dictionary, read on first use (None inside:
     /// none installed).
     synonyms: std::sync::OnceLock<Option<kura_text::synonyms::Synonyms>>,
@@ -218,11 +213,8 @@ impl Manuals {
             plugins,
             find: cfg.find,
             traces: Mutex::new(trace::Store::new(cfg.trace_ttl, cfg.trace_max_keep)),
-            dense: std::sync::OnceLock::new(),
-            dense_generation: std::sync::atomic::AtomicU64::new(u64::MAX),
-            dense_building: std::sync::atomic::AtomicBool::new(false),
+            meaning: Meaning::new("manuals", name::title, cfg.state_dir.as_deref(), cfg.dense),
             state_dir: cfg.state_dir,
-            dense_enabled: cfg.dense,
             synonyms: std::sync::OnceLock::new(),
             synonyms_enabled: cfg.synonyms,
         })
@@ -264,50 +256,20 @@ impl Manuals {
 
     /// The dense signal, building its vectors first if no one has (a
     /// concurrent caller waits for the same build); None without a model.
-    pub fn dense_now(&self) -> Option<&dense::Dense> {
-        self.dense
-            .get_or_init(|| {
-                if !self.dense_enabled {
-                    return None;
-                }
-                let d = dense::Dense::open(self.state_dir.as_deref())?;
-                self.dense_building
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
-                let _built = Built(&self.dense_building);
-                self.follow(&d, self.index.generation());
-                Some(d)
-            })
-            .as_ref()
+    pub fn dense_now(&self) -> Option<&Dense> {
+        self.meaning.build(&self.index, &self.root)
     }
 
     /// Whether the vectors are being built for the first time (searches
     /// match words only meanwhile, and say so).
     pub fn dense_building(&self) -> bool {
-        self.dense_building
-            .load(std::sync::atomic::Ordering::Relaxed)
+        self.meaning.building()
     }
 
     /// The dense signal if its vectors are built, brought up to the index's
     /// `generation` (the texts that changed are embedded now).
-    fn dense(&self, generation: u64) -> Option<&dense::Dense> {
-        let d = self.dense.get()?.as_ref()?;
-        let seen = self
-            .dense_generation
-            .load(std::sync::atomic::Ordering::Relaxed);
-        if seen != generation {
-            self.follow(d, generation);
-        }
-        Some(d)
-    }
-
-    /// Bring `d` up to the index as of `generation`, and remember it.
-    fn follow(&self, d: &dense::Dense, generation: u64) {
-        match self.index.index().and_then(|i| d.follow(i, &self.root)) {
-            Ok(()) => self
-                .dense_generation
-                .store(generation, std::sync::atomic::Ordering::Relaxed),
-            Err(e) => tracing::warn!("sentence vectors: {}", e.message),
-        }
+    fn dense(&self, generation: u64) -> Option<&Dense> {
+        self.meaning.current(&self.index, &self.root, generation)
     }
 
     /// A manual id, the parameter `name`: one folder directly under the root.
@@ -359,14 +321,5 @@ impl Manuals {
             *seen = keep;
         }
         !seen.insert(key)
-    }
-}
-
-/// Clears the "building" flag when the first build ends, however it ends.
-struct Built<'a>(&'a std::sync::atomic::AtomicBool);
-
-impl Drop for Built<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 }

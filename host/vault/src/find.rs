@@ -35,6 +35,7 @@ use serde::Serialize;
 use super::Vault;
 use super::action::NextAction;
 use crate::args::Input;
+use crate::domain::search::dense::{DIM, Dense};
 use crate::domain::search::{BudgetInput, IntegrationStatus, Run};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
@@ -52,6 +53,11 @@ const TOP: usize = 5;
 /// Bias: at least this many integrated candidates, this share in one file.
 const BIAS_MIN: usize = 3;
 const BIAS_HIGH: f64 = 0.8;
+/// Stage 2: how many sections nearest the query in meaning are looked at,
+/// and the cosine from which one counts as near (tuned on the vault gold
+/// set's dev half).
+const NEAR: usize = 10;
+const NEAR_MIN: f32 = 0.3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -71,6 +77,9 @@ pub struct SignalCoverage {
     pub normalized: f64,
     /// Share of the integrated candidates with the Stage 1 signal.
     pub loose: f64,
+    /// Share of the integrated candidates among the sections nearest the
+    /// query in meaning (Stage 2's signal; 0 without the sentence encoder).
+    pub meaning: f64,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -83,7 +92,8 @@ pub struct FindSummary {
     pub candidates: u64,
     /// How many entries `warnings` has.
     pub warnings: u64,
-    /// 0: the normalised match sufficed; 1: the loose match ran.
+    /// 0: the normalised match sufficed; 1: the loose match ran; 2: only
+    /// the sections nearest in meaning were found.
     pub max_stage_applied: u64,
     pub scope_expanded: bool,
     /// Candidates kept by Stage 1.5.
@@ -142,6 +152,12 @@ struct Cand {
     units: Vec<bool>,
     /// Share of the query's units found.
     coverage: f64,
+    /// The cosine of the section's sentence vector with the query's (0
+    /// without the encoder).
+    meaning: f64,
+    /// Among the [`NEAR`] sections nearest the query, at least [`NEAR_MIN`]
+    /// (Stage 2's signal).
+    near: bool,
     /// Stage 1.5's ranking score.
     rank: f64,
 }
@@ -156,9 +172,12 @@ struct Pass {
     texts: HashMap<String, Option<String>>,
 }
 
-/// The query as Stage 0 compares it, and its units for Stage 1.
+/// The query as Stage 0 compares it, its units for Stage 1 and its vector
+/// for Stage 2.
 struct Query<'a> {
     text: &'a str,
+    /// The sentence vectors and the query's own, when the encoder is there.
+    dense: Option<(&'a Dense, Box<[f32; DIM]>)>,
     phrase: String,
     units: Vec<Vec<String>>,
     /// Stage 1's words as probed in the postings, unit after unit.
@@ -168,7 +187,7 @@ struct Query<'a> {
 }
 
 impl<'a> Query<'a> {
-    fn new(text: &'a str, phrase: String) -> Self {
+    fn new(text: &'a str, phrase: String, dense: Option<&'a Dense>) -> Self {
         let units = kura_text::tokenize::content_units(text);
         // A Latin word of 4+ letters is also probed as a prefix.
         let mut probes = Vec::new();
@@ -185,6 +204,7 @@ impl<'a> Query<'a> {
         }
         Query {
             text,
+            dense: dense.map(|d| (d, Box::new(d.question(text)))),
             phrase,
             units,
             probes,
@@ -195,7 +215,7 @@ impl<'a> Query<'a> {
 
 /// A note's title as its file name says it: the last segment without its
 /// extension (`projects/Backup plan.md` → `Backup plan`).
-fn note_title(file: &str) -> &str {
+pub(crate) fn note_title(file: &str) -> &str {
     let name = file.rsplit('/').next().unwrap_or(file);
     name.rsplit_once('.').map_or(name, |(stem, _)| stem)
 }
@@ -315,6 +335,9 @@ impl Vault {
             let cand = self.candidate(q, h, &mut pass, warnings);
             pass.cands.push(cand);
         }
+        if !run.spent(Cutoff::TimeBudget) {
+            self.nearest(q, scope, &mut pass, warnings);
+        }
         tracing::debug!(
             target: "kura::timing",
             "vault_find pass: search+probes {:.2}ms, {} files read, {} sections in all {:.2}ms",
@@ -326,7 +349,45 @@ impl Vault {
         Ok(pass)
     }
 
-    /// Stage 0 and Stage 1's signals for one section the index returned.
+    /// Stage 2's signal: each candidate's cosine with the query, and the
+    /// sections nearest it in meaning within the scope, added as candidates
+    /// when the words did not find them.
+    fn nearest(&self, q: &Query, scope: &Scope, pass: &mut Pass, warnings: &mut Vec<String>) {
+        let Some((d, question)) = &q.dense else {
+            return;
+        };
+        let keys: Vec<(&str, u64)> = pass
+            .cands
+            .iter()
+            .map(|c| (c.file.as_str(), c.start))
+            .collect();
+        let sims = d.similarity(question, &keys);
+        for (c, s) in pass.cands.iter_mut().zip(sims) {
+            c.meaning = f64::from(s);
+        }
+        for h in d.nearest(question, |file, _| scope.contains(file), NEAR) {
+            if h.score < NEAR_MIN {
+                break;
+            }
+            let at = pass
+                .cands
+                .iter()
+                .position(|c| c.file == h.file && c.start == h.start_line);
+            let i = at.unwrap_or_else(|| {
+                pass.nodes += 1;
+                let cosine = f64::from(h.score);
+                let mut c = self.candidate(q, h, pass, warnings);
+                (c.bm25, c.meaning) = (0.0, cosine);
+                pass.cands.push(c);
+                pass.cands.len() - 1
+            });
+            pass.cands[i].near = true;
+        }
+    }
+
+    /// Stage 0 and Stage 1's signals for one section the index returned
+    /// (or Stage 2 found: it has no marks, its words are looked up in its
+    /// title only).
     fn candidate(&self, q: &Query, h: Hit, pass: &mut Pass, warnings: &mut Vec<String>) -> Cand {
         // A unit is found when at least half of its terms are (a CJK
         // run's bigrams; a word is one term), in the section or in the
@@ -338,7 +399,10 @@ impl Vault {
             .iter()
             .zip(&q.units)
             .map(|(r, terms)| {
-                let in_body = h.marks[r.clone()].iter().filter(|&&m| m).count();
+                let in_body = h
+                    .marks
+                    .get(r.clone())
+                    .map_or(0, |m| m.iter().filter(|&&m| m).count());
                 let in_title = terms.iter().filter(|t| title.has_term(t)).count();
                 in_body.max(in_title) * 2 >= r.len()
             })
@@ -364,6 +428,8 @@ impl Vault {
             loose: !q.units.is_empty() && found * 2 >= q.units.len(),
             units,
             coverage,
+            meaning: 0.0,
+            near: false,
             rank: 0.0,
         }
     }
@@ -420,14 +486,22 @@ impl Vault {
         };
         let deadline = started + Duration::from_millis(time_ms);
         self.index.refresh(&self.root)?;
-        let q = Query::new(query, phrase);
+        let generation = self.index.generation();
+        let dense = self.meaning.current(&self.index, &self.root, generation);
+        let q = Query::new(query, phrase, dense);
         let mut warnings = Vec::new();
+        if dense.is_none() && self.meaning.building() {
+            warnings.push(
+                "the sentence encoder is still embedding the notes: this search matched words only"
+                    .into(),
+            );
+        }
         let mut run = Run::new("vault_find", deadline, job);
         let mut pass = run.stage("stage 0/1", |run| {
             self.pass(&q, &scope, cap, cap_reason, run, &mut warnings)
         })?;
         let mut scope_expanded = false;
-        let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose);
+        let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose || c.near);
         if !scope.is_whole_vault() && !kept(&pass) && run.cutoff() != Some(Cutoff::TimeBudget) {
             pass = run.stage("whole vault", |run| {
                 // The wide pass's figures stand for the search; its files

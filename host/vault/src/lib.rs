@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::domain::StartError;
+use crate::domain::search::dense::Meaning;
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::fs::Root;
 use crate::plugins::Plugins;
@@ -48,6 +49,8 @@ pub struct Vault {
     pub coverage_min_ratio: f64,
     /// `MARGINAL_GAIN_MIN`: below this, another pass adds too little.
     pub marginal_gain_min: f64,
+    /// vault_find's dense signal (the notes' sentence vectors).
+    pub meaning: Meaning,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -70,8 +73,15 @@ fn root_of(c: &Config) -> Option<&Path> {
 
 fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
     let root = o.root();
+    let meaning = Meaning::new(
+        "vault",
+        |file| find::note_title(file).to_owned(),
+        o.state_path(),
+        o.config.dense_search_enabled,
+    );
     Ok(Arc::new(Vault {
         index: notes::open(&root, o.state_path()),
+        meaning,
         root,
         plugins: o.plugins.clone(),
         max_chars: o.config.scan_max_chars as usize,
@@ -86,7 +96,12 @@ impl Domain for Vault {
     }
 
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
-        Some(Box::new(move || self.index.start_up(&self.root)))
+        Some(Box::new(move || {
+            let stats = self.index.start_up(&self.root)?;
+            // The lexical index first: vault_find works (lexically) meanwhile.
+            self.meaning.build(&self.index, &self.root);
+            Ok(stats)
+        }))
     }
 
     fn index_now(&self, now: &IndexNow<'_>) -> crate::error::Result<Option<String>> {

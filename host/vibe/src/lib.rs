@@ -29,6 +29,7 @@ use std::sync::Arc;
 use crate::args::Input;
 use crate::config::Config;
 use crate::domain::StartError;
+use crate::domain::search::dense::Meaning;
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::{RelPath, Root};
@@ -64,6 +65,14 @@ pub const FOLDERS: [&str; 8] = [
 pub const STATUSES: [&str; 4] = ["pending", "in-progress", "done", "blocked"];
 
 /// A document's `metadata.type`, from its folder.
+/// A document's title as its file name says it, for its sentence vectors
+/// (`p/tasks/003-disenar-schema-sqlite.md` → `003 disenar schema sqlite`).
+fn doc_title(file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    stem.replace(['-', '_'], " ")
+}
+
 pub fn doc_type(folder: &str) -> &'static str {
     match folder {
         "tasks" => "task",
@@ -81,6 +90,8 @@ pub fn doc_type(folder: &str) -> &'static str {
 pub struct Vibe {
     pub root: Root,
     pub index: LiveIndex,
+    /// search's dense signal (the chunks' sentence vectors).
+    pub meaning: Meaning,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -106,7 +117,8 @@ fn root_of(c: &Config) -> Option<&Path> {
 
 fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
     let root = o.root();
-    Ok(Arc::new(Vibe::new(root, o.state_path())))
+    let dense = o.config.dense_search_enabled;
+    Ok(Arc::new(Vibe::new(root, o.state_path(), dense)))
 }
 
 impl Domain for Vibe {
@@ -119,7 +131,12 @@ impl Domain for Vibe {
     }
 
     fn start_up(self: Arc<Self>) -> Option<StartUp> {
-        Some(Box::new(move || self.index.start_up(&self.root)))
+        Some(Box::new(move || {
+            let stats = self.index.start_up(&self.root)?;
+            // The lexical index first: search works (lexically) meanwhile.
+            self.meaning.build(&self.index, &self.root);
+            Ok(stats)
+        }))
     }
 
     fn index_now(&self, now: &IndexNow<'_>) -> Result<Option<String>> {
@@ -240,9 +257,17 @@ pub struct ReindexInput {
 }
 
 impl Vibe {
-    pub fn new(root: Root, state_dir: Option<&std::path::Path>) -> Vibe {
+    /// The workspaces at `root`, their index kept in `state_dir` (in
+    /// memory without one), with the dense signal when `dense` and the
+    /// encoder is installed there.
+    pub fn new(root: Root, state_dir: Option<&std::path::Path>, dense: bool) -> Vibe {
         let index = LiveIndex::new("vibe", &root, state_dir, indexable, extract);
-        Vibe { root, index }
+        let meaning = Meaning::new("vibe", doc_title, state_dir, dense);
+        Vibe {
+            root,
+            index,
+            meaning,
+        }
     }
 
     /// A project named by `param`: one folder directly under the root.

@@ -16,6 +16,7 @@
 //! new signal is a feature in the tables or one more late scorer.
 
 mod blend;
+pub mod dense;
 mod run;
 mod weights;
 

@@ -191,7 +191,7 @@ impl Manuals {
             .count();
         let share = found as f64 / units.len() as f64;
         // Words in another script than the manual's match only by accident.
-        let other = match (scope, self.dense.get().and_then(Option::as_ref)) {
+        let other = match (scope, self.meaning.built()) {
             (Some(manual), Some(d)) => d.other_script(query, manual),
             _ => false,
         };
@@ -212,7 +212,7 @@ impl Manuals {
         known: &HashSet<Key>,
     ) -> Result<(Vec<Found>, bool)> {
         let (mut hits, more) = self.lexical(query, scope, limit, exclude)?;
-        let dense = self.dense.get().and_then(Option::as_ref).zip(question);
+        let dense = self.meaning.built().zip(question);
         let mut analysed = hits.len().min(SIGNAL_POOL);
         if let Some((d, q)) = dense {
             analysed = join_nearest(

@@ -1,26 +1,31 @@
-//! manual_find's dense signal: a vector per indexed section from kura's
-//! sentence encoder (when its model is installed in the state folder), and
-//! the cosine of a question's vector with them. A section's vector is made
-//! from its title path and the start of its text, so a question in another
-//! language, or in other words, still lands near it.
+//! The dense signal the search tools share: a vector per indexed section
+//! from kura's sentence encoder (when its model is installed in the state
+//! folder), and the cosine of a question's vector with them. A section's
+//! vector is made from its document's title, its heading and the start of
+//! its text, so a question in another language, or in other words, still
+//! lands near it.
 //!
 //! The sections are the index's own ([`SectionIndex::sections`]): after the
 //! index changes, [`Dense::follow`] takes its sections again and embeds only
 //! texts it has not seen (vectors are remembered by the digest of the text
-//! embedded, and kept in the state folder across restarts). There is no
-//! other notion of freshness than the index's.
+//! embedded, and kept in the state folder across restarts, one file per
+//! domain). There is no other notion of freshness than the index's.
+//! [`Meaning`] is what a domain holds: the vectors built once in the
+//! background and brought up to the index's generation when searched.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
-use std::sync::{Mutex, RwLock};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::time::Instant;
 
+pub use kura_embed::DIM;
 use kura_embed::wheel::USE_M3;
-use kura_embed::{DIM, Model, Quantized, cosine, quantize, store};
+use kura_embed::{Model, Quantized, cosine, quantize, store};
 
 use crate::error::Result;
 use crate::fs::{RelPath, Root, StateDir};
-use crate::index::{Hit, SectionIndex};
+use crate::index::{Hit, LiveIndex, SectionIndex};
 use crate::text::Lines;
 
 /// What of a section is embedded: its title path and this many characters
@@ -29,9 +34,12 @@ const TEXT_CHARS: usize = 400;
 const MAX_TOKENS: usize = 128;
 /// Threads that embed (the machine kura is measured on has two cores).
 const THREADS: usize = 2;
-/// The vectors kept across restarts: records of a 16-byte digest and
-/// [`DIM`] bytes.
-const CACHE: &str = "vectors/use-m3.bin";
+/// The vectors kept across restarts, per domain
+/// (`vectors/{domain}.use-m3.bin`): records of a 16-byte digest and [`DIM`]
+/// bytes. The encoder's name is part of the file's, so another encoder
+/// starts afresh.
+const CACHE_DIR: &str = "vectors";
+const ENCODER: &str = "use-m3";
 const RECORD: usize = 16 + DIM;
 /// A question is CJK when more than this share of its letters are; a
 /// manual when more than this share of its sections' letters are (the
@@ -81,8 +89,12 @@ fn cjk_share((c, l): (usize, usize)) -> f64 {
 }
 
 pub struct Dense {
-    model: Model,
+    model: Arc<Model>,
     state: Option<StateDir>,
+    /// Where in the state folder the vectors are kept.
+    cache: String,
+    /// A section's document title, from its file's path.
+    title: fn(&str) -> String,
     vectors: RwLock<Vectors>,
     /// Every text embedded (this run or an earlier one), by digest.
     memo: Mutex<HashMap<[u8; 16], Quantized>>,
@@ -97,8 +109,8 @@ fn digest(text: &str) -> [u8; 16] {
 }
 
 /// The text a section is embedded from.
-fn section_text(hit: &Hit, file_text: &str) -> String {
-    let title = crate::name::title(&hit.file);
+fn section_text(hit: &Hit, file_text: &str, title: fn(&str) -> String) -> String {
+    let title = title(&hit.file);
     let lines = Lines::new(file_text);
     let (a, b) = (hit.start_line as usize, hit.end_line as usize);
     let body = if a >= 1 && a <= b && b <= lines.count() {
@@ -112,7 +124,7 @@ fn section_text(hit: &Hit, file_text: &str) -> String {
 }
 
 /// The text each of `hits` is embedded from (each file read once).
-fn section_texts(hits: &[Hit], root: &Root) -> Vec<String> {
+fn section_texts(hits: &[Hit], root: &Root, title: fn(&str) -> String) -> Vec<String> {
     let mut files: HashMap<&str, Option<String>> = HashMap::new();
     hits.iter()
         .map(|hit| {
@@ -121,7 +133,7 @@ fn section_texts(hits: &[Hit], root: &Root) -> Vec<String> {
                     .ok()
                     .and_then(|p| root.read_indexed(&p))
             });
-            section_text(hit, text.as_deref().unwrap_or(""))
+            section_text(hit, text.as_deref().unwrap_or(""), title)
         })
         .collect()
 }
@@ -155,31 +167,55 @@ fn forget_dead(memo: &mut HashMap<[u8; 16], Quantized>, live: &[[u8; 16]]) -> bo
     compact
 }
 
+/// The encoder installed in the state folder at `state_path`, loaded once
+/// per process however many domains use it; None (with one line in the log
+/// saying how to add it) when it is not installed.
+fn shared_model(state_path: &Path) -> Option<Arc<Model>> {
+    static LOADED: Mutex<Vec<(PathBuf, Weak<Model>)>> = Mutex::new(Vec::new());
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    loaded.retain(|(_, m)| m.strong_count() > 0);
+    if let Some(m) = loaded
+        .iter()
+        .find(|(p, _)| p == state_path)
+        .and_then(|(_, m)| m.upgrade())
+    {
+        return Some(m);
+    }
+    let state = StateDir::open(state_path).ok()?;
+    match store::load(&USE_M3, |name| state.read(name)) {
+        Ok(Some(m)) => {
+            let m = Arc::new(m);
+            loaded.push((state_path.to_owned(), Arc::downgrade(&m)));
+            Some(m)
+        }
+        Ok(None) => {
+            tracing::info!(
+                "no sentence encoder installed: search is lexical only (`kura models install` adds it)"
+            );
+            None
+        }
+        Err(e) => {
+            tracing::warn!("the sentence encoder is not used: {e}");
+            None
+        }
+    }
+}
+
 impl Dense {
-    /// The encoder from the state folder, if its model is installed; None
-    /// (with one line in the log saying how to add it) when it is not.
-    pub fn open(state_path: Option<&Path>) -> Option<Dense> {
+    /// The encoder from the state folder, if its model is installed, for
+    /// the sections of the domain `domain`, whose documents' titles `title`
+    /// gives.
+    pub fn open(
+        state_path: Option<&Path>,
+        domain: &str,
+        title: fn(&str) -> String,
+    ) -> Option<Dense> {
+        let model = shared_model(state_path?)?;
         let state = state_path.and_then(|p| StateDir::open(p).ok());
-        let loaded = match &state {
-            Some(s) => store::load(&USE_M3, |name| s.read(name)),
-            None => Ok(None),
-        };
-        let model = match loaded {
-            Ok(Some(m)) => m,
-            Ok(None) => {
-                tracing::info!(
-                    "no sentence encoder installed: search is lexical only (`kura models install` adds it)"
-                );
-                return None;
-            }
-            Err(e) => {
-                tracing::warn!("the sentence encoder is not used: {e}");
-                return None;
-            }
-        };
+        let cache = format!("{CACHE_DIR}/{domain}.{ENCODER}.bin");
         let memo = state
             .as_ref()
-            .and_then(|s| s.read(CACHE).ok().flatten())
+            .and_then(|s| s.read(&cache).ok().flatten())
             .map(|bytes| {
                 bytes
                     .chunks_exact(RECORD)
@@ -198,6 +234,8 @@ impl Dense {
         Some(Dense {
             model,
             state,
+            cache,
+            title,
             vectors: RwLock::new(Vectors::default()),
             memo: Mutex::new(memo),
             following: Mutex::new(()),
@@ -210,7 +248,7 @@ impl Dense {
         let t = Instant::now();
         let mut hits = index.sections()?;
         hits.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
-        let texts = section_texts(&hits, root);
+        let texts = section_texts(&hits, root, self.title);
         let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
         let cjk = manual_scripts(&hits, &texts);
         let todo: Vec<usize> = {
@@ -270,16 +308,13 @@ impl Dense {
     /// them with it when `whole`.
     fn keep(&self, record: &[u8], whole: bool) {
         let Some(state) = &self.state else { return };
-        let kept = CACHE
-            .rsplit_once('/')
-            .map_or(Ok(()), |(dir, _)| state.ensure_dir(dir).map(drop))
-            .and_then(|()| {
-                if whole {
-                    state.write(CACHE, record)
-                } else {
-                    state.append(CACHE, record)
-                }
-            });
+        let kept = state.ensure_dir(CACHE_DIR).and_then(|_| {
+            if whole {
+                state.write(&self.cache, record)
+            } else {
+                state.append(&self.cache, record)
+            }
+        });
         if let Err(e) = kept {
             tracing::warn!("cannot keep the section vectors: {e}");
         }
@@ -363,5 +398,97 @@ impl Dense {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// A domain's dense signal: built once, in the background after the lexical
+/// index (searches match words only meanwhile, and say so), then brought up
+/// to the index's generation whenever a search asks for it.
+pub struct Meaning {
+    domain: &'static str,
+    title: fn(&str) -> String,
+    state_dir: Option<PathBuf>,
+    enabled: bool,
+    /// The vectors, once built (None inside: no model, or turned off).
+    dense: OnceLock<Option<Dense>>,
+    /// The index generation the vectors follow.
+    generation: AtomicU64,
+    /// The vectors are being built for the first time.
+    building: AtomicBool,
+}
+
+/// Clears a flag when dropped (also when the build panics).
+struct Clear<'a>(&'a AtomicBool);
+
+impl Drop for Clear<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+impl Meaning {
+    /// The dense signal of `domain`'s sections (whose documents' titles
+    /// `title` gives), with the encoder installed in `state_dir`; never
+    /// any when `enabled` is false.
+    pub fn new(
+        domain: &'static str,
+        title: fn(&str) -> String,
+        state_dir: Option<&Path>,
+        enabled: bool,
+    ) -> Meaning {
+        Meaning {
+            domain,
+            title,
+            state_dir: state_dir.map(Path::to_owned),
+            enabled,
+            dense: OnceLock::new(),
+            generation: AtomicU64::new(u64::MAX),
+            building: AtomicBool::new(false),
+        }
+    }
+
+    /// The vectors, building them first if no one has (a concurrent caller
+    /// waits for the same build); None without a model.
+    pub fn build(&self, index: &LiveIndex, root: &Root) -> Option<&Dense> {
+        self.dense
+            .get_or_init(|| {
+                if !self.enabled {
+                    return None;
+                }
+                let d = Dense::open(self.state_dir.as_deref(), self.domain, self.title)?;
+                self.building.store(true, Ordering::Relaxed);
+                let _built = Clear(&self.building);
+                self.follow(&d, index, root, index.generation());
+                Some(d)
+            })
+            .as_ref()
+    }
+
+    /// The vectors as they are, if built (not brought up to date).
+    pub fn built(&self) -> Option<&Dense> {
+        self.dense.get()?.as_ref()
+    }
+
+    /// Whether the vectors are being built for the first time.
+    pub fn building(&self) -> bool {
+        self.building.load(Ordering::Relaxed)
+    }
+
+    /// The vectors if they are built, brought up to the index's
+    /// `generation` (the texts that changed are embedded now).
+    pub fn current(&self, index: &LiveIndex, root: &Root, generation: u64) -> Option<&Dense> {
+        let d = self.dense.get()?.as_ref()?;
+        if self.generation.load(Ordering::Relaxed) != generation {
+            self.follow(d, index, root, generation);
+        }
+        Some(d)
+    }
+
+    /// Bring `d` up to the index as of `generation`, and remember it.
+    fn follow(&self, d: &Dense, index: &LiveIndex, root: &Root, generation: u64) {
+        match index.index().and_then(|i| d.follow(i, root)) {
+            Ok(()) => self.generation.store(generation, Ordering::Relaxed),
+            Err(e) => tracing::warn!("{} sentence vectors: {}", self.domain, e.message),
+        }
     }
 }

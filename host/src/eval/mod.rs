@@ -1,4 +1,5 @@
-//! `kura eval`: retrieval quality of manual_find on a gold set.
+//! `kura eval`: retrieval quality of manual_find on a gold set, and of
+//! vault_find and vibe search on theirs ([`notes`]).
 //!
 //! Each gold line names a manual, a query written as a user would ask it,
 //! its facet and the files that answer it. The query runs through the real
@@ -9,6 +10,8 @@
 //! latency (in process: the pipeline without the stdio transport). The same
 //! set runs with the reranker, the claim graph and the corrective stage switched off in turn, so
 //! each stage's effect is visible.
+
+mod notes;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -36,6 +39,15 @@ pub struct EvalArgs {
         ]
     )]
     pub gold: Vec<PathBuf>,
+    /// vault_find's gold set (over a vault put together from the corpora).
+    #[arg(long, default_value = "fixtures/eval/vault.jsonl")]
+    pub vault_gold: PathBuf,
+    /// vibe search's gold set.
+    #[arg(long, default_value = "fixtures/eval/vibe.jsonl")]
+    pub vibe_gold: PathBuf,
+    /// The workspaces vibe search's gold set is about.
+    #[arg(long, default_value = "fixtures/demo/vibe")]
+    pub vibe_root: PathBuf,
     /// Print the figures as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -162,7 +174,8 @@ pub fn score(
         hit5: f64::from(u8::from(in5 > 0)),
         recall5: in5 as f64 / expected.len().max(1) as f64,
         rr5: rank.filter(|r| *r <= 5).map_or(0.0, |r| 1.0 / r as f64),
-        ndcg10: if idcg > 0.0 { dcg / idcg } else { 0.0 },
+        // `+ 0.0`: an empty sum is -0.0, printed as "-0.000".
+        ndcg10: if idcg > 0.0 { dcg / idcg + 0.0 } else { 0.0 },
         both5: (!sides.is_empty()).then(|| {
             let top: Vec<&String> = files.iter().take(5).collect();
             let all = sides
@@ -313,14 +326,17 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         }
         report.insert(DENSE_ALONE.to_owned(), run.json(0.0));
     }
-    if args.json {
-        println!("{}", Value::Object(report));
-    } else {
+    if !args.json {
         table.push_str(&header("configuration [split]"));
         for (name, f) in &ab {
             table.push_str(&row(name, f));
         }
         print!("{table}");
+    }
+    let notes = notes::run(&args, &state)?;
+    if args.json {
+        report.insert("vault and vibe".to_owned(), notes);
+        println!("{}", Value::Object(report));
     }
     Ok(())
 }

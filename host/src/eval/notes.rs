@@ -1,0 +1,254 @@
+//! `kura eval`'s other search tools: vault_find and vibe `search`, each on
+//! a gold set of its own, with the dense signal off (lexical) and on
+//! (fused).
+//!
+//! The vault is put together from the corpora so that its notes are in
+//! three languages on different topics: `en/` holds the English Debian
+//! Reference's chapters 1–6, `es/` the Spanish one's chapters 7–12, `ja/`
+//! the Japanese Vue documentation. vault_find returns no hit list: what
+//! counts is the note its first `vault_read` action names (so its hit@5 and
+//! MRR@5 are the share of questions whose first read is an expected note).
+//! vibe `search` runs over the demo workspaces and is measured on the files
+//! of its results, like manual_find.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Instant;
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{EvalArgs, Figures, Outcome, call, figures, header, row, score};
+use crate::app::App;
+use crate::config::Config;
+use crate::fs::{RelPath, Root};
+
+/// One question of a vault or vibe gold set.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NoteGold {
+    pub id: String,
+    pub lang: String,
+    pub query: String,
+    /// `cross` (asked in another language than the answer's), `synonym`
+    /// (in other words), `same` (a lexical control).
+    pub kind: String,
+    /// `dev` (tuned on) or `test` (reported only).
+    pub split: String,
+    /// Vault- or workspace-relative paths of the files that answer it.
+    pub expected: Vec<String>,
+}
+
+/// Where the vault's notes come from: (folder in the vault, manual in the
+/// corpora, the manual's chapters taken; empty: all).
+const VAULT: &[(&str, &str, &[&str])] = &[
+    (
+        "en",
+        "debian-reference-en",
+        &["ch01", "ch02", "ch03", "ch04", "ch05", "ch06"],
+    ),
+    (
+        "es",
+        "debian-reference-es",
+        &["ch07", "ch08", "ch09", "ch10", "ch11", "ch12"],
+    ),
+    ("ja", "vue-docs-ja", &[]),
+];
+
+/// Copy the vault's notes from the corpora at `corpora` into `dest`.
+fn build_vault(corpora: &Path, dest: &Path) -> Result<usize, String> {
+    let root = Root::open(corpora).map_err(|e| format!("{}: {e}", corpora.display()))?;
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for (folder, manual, chapters) in VAULT {
+        let from = RelPath::parse(manual, false).map_err(|e| e.message)?;
+        for (path, _) in root.walk_files(&from).map_err(|e| e.message)? {
+            let rel = path.to_string();
+            let inside = &rel[manual.len() + 1..];
+            let chapter = inside.split('/').next().unwrap_or("");
+            let note = inside.ends_with(".md");
+            if note && (chapters.is_empty() || chapters.contains(&chapter)) {
+                let bytes = root.read(&path).map_err(|e| e.message)?;
+                files.push((format!("{folder}/{inside}"), bytes));
+            }
+        }
+    }
+    let refs: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, b)| (p.as_str(), b.as_slice()))
+        .collect();
+    crate::fs::materialize(dest, &refs).map_err(|e| e.to_string())?;
+    Ok(files.len())
+}
+
+fn load(path: &Path) -> Result<Vec<NoteGold>, String> {
+    let bytes = crate::fs::read_operator_file(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+        })
+        .collect()
+}
+
+/// An app over `vault` and the demo workspaces, its indexes built and,
+/// with `dense` and a model in `state`, their vectors.
+fn start(args: &EvalArgs, vault: &Path, state: &Path, dense: bool) -> Result<App, String> {
+    let config = Config {
+        vault_root: Some(vault.to_owned()),
+        vibe_root: Some(args.vibe_root.clone()),
+        state_dir: Some(state.to_owned()),
+        dense_search_enabled: dense,
+        ..Config::default()
+    };
+    let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;
+    let v = app
+        .domains
+        .find::<crate::vault::Vault>()
+        .ok_or("no vault")?;
+    v.index.refresh(&v.root).map_err(|e| e.message)?;
+    v.meaning.build(&v.index, &v.root);
+    let w = app.domains.find::<crate::vibe::Vibe>().ok_or("no vibe")?;
+    w.index.refresh(&w.root).map_err(|e| e.message)?;
+    w.meaning.build(&w.index, &w.root);
+    Ok(app)
+}
+
+/// The note vault_find's first `vault_read` names, if any.
+fn first_read(found: &Value) -> Option<String> {
+    found["next_actions"]
+        .as_array()?
+        .iter()
+        .find(|a| a["type"] == "vault_read")
+        .and_then(|a| a["params"]["path"].as_str())
+        .map(str::to_owned)
+}
+
+fn vault_set(app: &App, gold: &[NoteGold]) -> Result<Vec<Outcome>, String> {
+    gold.iter()
+        .map(|g| {
+            let t = Instant::now();
+            let found = call(app, "vault_find", &json!({ "query": g.query }))?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let files: Vec<String> = first_read(&found).into_iter().collect();
+            Ok(score(&g.id, &files, &g.expected, &[], ms))
+        })
+        .collect()
+}
+
+fn vibe_set(app: &App, gold: &[NoteGold]) -> Result<Vec<Outcome>, String> {
+    gold.iter()
+        .map(|g| {
+            let t = Instant::now();
+            let found = call(app, "search", &json!({ "query": g.query, "limit": 10 }))?;
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let mut files: Vec<String> = Vec::new();
+            for r in found["results"].as_array().into_iter().flatten() {
+                let path = r["path"].as_str().unwrap_or_default().to_owned();
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+            Ok(score(&g.id, &files, &g.expected, &[], ms))
+        })
+        .collect()
+}
+
+/// The rows of one tool and configuration: each split, then each kind of
+/// the test half.
+fn rows(
+    name: &str,
+    gold: &[NoteGold],
+    outcomes: &[Outcome],
+    verbose: bool,
+) -> Vec<(String, Figures)> {
+    let mut out = Vec::new();
+    let pairs: Vec<(&NoteGold, &Outcome)> = gold.iter().zip(outcomes).collect();
+    for split in ["dev", "test"] {
+        let part: Vec<&(&NoteGold, &Outcome)> =
+            pairs.iter().filter(|(g, _)| g.split == split).collect();
+        let all: Vec<&Outcome> = part.iter().map(|(_, o)| *o).collect();
+        out.push((format!("{name} [{split}]"), figures(&all)));
+        let mut kinds: BTreeMap<&str, Vec<&Outcome>> = BTreeMap::new();
+        for (g, o) in &part {
+            kinds.entry(g.kind.as_str()).or_default().push(o);
+        }
+        if kinds.len() > 1 {
+            for (kind, os) in kinds {
+                out.push((format!("{name} [{split}, {kind}]"), figures(&os)));
+            }
+        }
+    }
+    if verbose {
+        for (g, o) in &pairs {
+            eprintln!(
+                "{name} {} [{}, {}] rank {:?} top {:?}: {}",
+                g.id, g.split, g.lang, o.rank, o.top, g.query
+            );
+        }
+    }
+    out
+}
+
+/// Run both gold sets, lexical then fused (fused only with `--quick`), and
+/// print their table; `state` holds the model, if installed.
+pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
+    let vault_gold = load(&args.vault_gold)?;
+    let vibe_gold = load(&args.vibe_gold)?;
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let vault = tmp.path().join("vault");
+    let notes = build_vault(&args.root, &vault)?;
+    let mut table: Vec<(String, Figures)> = Vec::new();
+    let mut report = serde_json::Map::new();
+    let configurations: &[(&str, bool)] = if args.quick {
+        &[("fused", true)]
+    } else {
+        &[("lexical", false), ("fused", true)]
+    };
+    for &(name, dense) in configurations {
+        let app = start(args, &vault, state, dense)?;
+        let fused = dense
+            && app
+                .domains
+                .find::<crate::vault::Vault>()
+                .is_some_and(|v| v.meaning.built().is_some());
+        if dense && !fused {
+            continue; // no model installed: fused would be lexical again
+        }
+        let v = vault_set(&app, &vault_gold)?;
+        let w = vibe_set(&app, &vibe_gold)?;
+        let vault_rows = rows(
+            &format!("vault_find, {name}"),
+            &vault_gold,
+            &v,
+            args.verbose,
+        );
+        let vibe_rows = rows(
+            &format!("vibe search, {name}"),
+            &vibe_gold,
+            &w,
+            args.verbose,
+        );
+        report.insert(
+            name.to_owned(),
+            json!({ "vault_find": vault_rows, "vibe_search": vibe_rows }),
+        );
+        table.extend(vault_rows);
+        table.extend(vibe_rows);
+    }
+    if !args.json {
+        println!(
+            "\nvault_find ({} questions, {notes} notes in en/es/ja; hit@5 = its first vault_read names an expected note) and vibe search ({} questions over {}):\n",
+            vault_gold.len(),
+            vibe_gold.len(),
+            args.vibe_root.display()
+        );
+        let mut text = header("tool, configuration [split, kind]");
+        for (name, f) in &table {
+            text.push_str(&row(name, f));
+        }
+        print!("{text}");
+    }
+    Ok(Value::Object(report))
+}
