@@ -85,7 +85,8 @@ pub static TOOLS: &[ToolDef] = &[
         domain: &DOMAIN,
         description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read next, or stop).",
         details: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
-                      and Stage 1 (its words in any order) over the vault's sections, integrated (Stage 1.5) into a \
+                      and Stage 1 (its words in any order) over the vault's sections, with the sentence encoder installed \
+                      Stage 2 (the sections nearest in meaning, in any language), integrated (Stage 1.5) into a \
                       `summary` (candidates, signal coverage, file bias, gaps, sufficiency, integration_status) and \
                       `next_actions` with the smallest arguments for the next call (vault_read of the best evidence, \
                       vault_scan, vault_coverage, ... or stop). `budget.max_candidates` is capped at 1000 and `budget.time_ms` \

@@ -1,5 +1,7 @@
 //! search (002): BM25 over the chunks (tantivy), times documented boosts,
-//! best first; snippets with the matched words in `**bold**`.
+//! best first; snippets with the matched words in `**bold**`. With the
+//! sentence encoder, the chunks nearest the query in meaning join the
+//! candidates and a meaning term joins BM25 (see `rank`).
 //!
 //! The score of a chunk is `bm25 × coverage² × type × status × heading ×
 //! recency`:
@@ -53,7 +55,8 @@ pub struct SearchResult {
     pub heading: String,
     /// A fragment of the chunk with the matched words in `**bold**`.
     pub snippet: String,
-    /// BM25 × boosts.
+    /// BM25 × boosts (with the sentence encoder, BM25 plus a meaning
+    /// term, × boosts).
     pub score: f64,
     /// Lines of the chunk in the file (1-based, inclusive).
     pub start_line: u64,
@@ -181,7 +184,7 @@ pub struct SearchInput {
     pub limit: Option<i64>,
 }
 
-/// A chunk ranked: its score (BM25 × boosts) and what its result shows.
+/// A chunk ranked: its score and what its result shows.
 struct Scored {
     score: f64,
     hit: Hit,

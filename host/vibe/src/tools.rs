@@ -12,7 +12,9 @@ pub static TOOLS: &[ToolDef] = &[
         description: "Full-text search of vibe projects, best first (BM25 with boosts for type, status, key headings, recency); any text is safe.",
         details: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
-                      headings such as Current Status / Next Steps / Blockers / Decisions, recency). Any text is safe \
+                      headings such as Current Status / Next Steps / Blockers / Decisions, recency); with the sentence \
+                      encoder installed, the chunks nearest in meaning (in any language) join them, BM25 plus a meaning \
+                      term. Any text is safe \
                       to search: quotes, `-`, `:`, parentheses are just text. Snippets mark matches in **bold**.",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::SearchInput, _| d.get::<Vibe>()?.search(i)),
