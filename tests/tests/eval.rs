@@ -77,6 +77,31 @@ async fn gold_set_meets_the_bar_and_the_reranker_does_not_lower_mrr() {
             "{kind}"
         );
     }
+    // vault_find and vibe search are measured on their own gold sets (the
+    // lexical rows: this run has no model), every question in its half.
+    let notes = &report["vault and vibe"]["lexical"];
+    for (tool, file) in [("vault_find", "vault.jsonl"), ("vibe_search", "vibe.jsonl")] {
+        let text = std::fs::read_to_string(workspace().join("fixtures/eval").join(file)).unwrap();
+        let n = |split: &str| text.matches(&format!("\"split\": \"{split}\"")).count() as u64;
+        let rows = notes[tool]
+            .as_array()
+            .unwrap_or_else(|| panic!("{tool}: {notes}"));
+        for split in ["dev", "test"] {
+            let row = rows
+                .iter()
+                .find(|r| {
+                    r[0].as_str()
+                        .is_some_and(|name| name.ends_with(&format!("[{split}]")))
+                })
+                .unwrap_or_else(|| panic!("{tool} [{split}]: {rows:?}"));
+            assert_eq!(
+                row[1]["queries"].as_u64(),
+                Some(n(split)),
+                "{tool} [{split}]"
+            );
+            assert!(n(split) > 0);
+        }
+    }
     for kind in [
         "name",
         "chapter",
