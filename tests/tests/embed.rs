@@ -321,3 +321,58 @@ async fn vibe_search_finds_the_spanish_task_a_japanese_question_describes() {
         .collect();
     assert!(paths.contains(&task), "{r}");
 }
+
+/// The vectors follow the index file by file: after one manual file is
+/// edited only that file is taken again, and a removed file's vectors are
+/// dropped without reading any other.
+#[tokio::test]
+async fn an_edit_takes_only_the_changed_file_again() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    kura_tests::copy_tree(
+        &kura_tests::workspace().join("fixtures/corpora/debian-reference-en"),
+        &f.manuals().join("debian-reference-en"),
+    );
+    let log = f.dir.path().join("kura.log");
+    let manuals = f.manuals().display().to_string();
+    let k = kura_tests::Kura::start_logging(
+        f.args(&["--manuals-root", &manuals]),
+        rmcp::service::ClientLifecycleMode::Initialize,
+        std::fs::File::create(&log).unwrap().into(),
+    )
+    .await;
+    let wait = std::time::Duration::from_secs(120);
+    kura_tests::wait_for_log(&log, "manuals sentence vectors", wait);
+    let edited = f.manuals().join("debian-reference-en/ch10/10.5-git.md");
+    let mut text = std::fs::read_to_string(&edited).unwrap();
+    text.push_str("\n## Punched cards\n\nKeeping a repository on punched cards is not advised.\n");
+    std::fs::write(&edited, text).unwrap();
+    let ask = serde_json::json!({"query": "punched cards", "use_cache": false});
+    k.until("manual_find", ask.clone(), |r| {
+        r.to_string().contains("10.5-git.md")
+    })
+    .await;
+    let text = kura_tests::wait_for_log(&log, ", 1 files taken again, 0 dropped", wait);
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("files taken again"))
+        .unwrap();
+    assert!(last.contains(", 1 files taken again, 0 dropped"), "{last}");
+    std::fs::remove_file(
+        f.manuals()
+            .join("debian-reference-en/ch10/10.4-source-code-merge-tools.md"),
+    )
+    .unwrap();
+    k.until("manual_find", ask, |_| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(", 0 files taken again, 1 dropped")
+    })
+    .await;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains(", 0 files taken again, 1 dropped, 0 texts embedded now"),
+        "{text}"
+    );
+}

@@ -439,6 +439,27 @@ impl SectionIndex {
         }
         Ok(out)
     }
+
+    /// The units of `files` (file, lines and heading; no body, score 0), in
+    /// no particular order: what a signal computed per unit takes again for
+    /// the files the index changed.
+    pub fn sections_of(&self, files: &[&str]) -> Result<Vec<Hit>> {
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.core.flush_for_search();
+        let searcher = self.core.reader.searcher();
+        let terms = files
+            .iter()
+            .map(|f| Term::from_field_text(self.fields.file, f));
+        let query = tantivy::query::TermSetQuery::new(terms);
+        let docs = searcher
+            .search(&query, &tantivy::collector::DocSetCollector)
+            .map_err(internal)?;
+        docs.into_iter()
+            .map(|addr| self.hit_at(&searcher, addr, 0.0))
+            .collect()
+    }
 }
 
 /// What a facet cue word standing alone (`条件` in `条件 最大送信回数 対象`)

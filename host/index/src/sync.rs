@@ -77,6 +77,7 @@ impl FileState {
         FileInfo {
             size: self.size,
             mtime_ns: self.mtime_ns,
+            hash: &self.hash,
             meta: self.meta.as_ref(),
         }
     }

@@ -13,7 +13,7 @@
 //! [`Meaning`] is what a domain holds: the vectors built once in the
 //! background and brought up to the index's generation when searched.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -50,21 +50,55 @@ const MANUAL_CJK: f64 = 0.2;
 
 /// One indexed section and its vector.
 struct Section {
-    file: String,
     start_line: u64,
     end_line: u64,
     heading: String,
+    /// The digest of the text embedded.
+    digest: [u8; 16],
     vector: Quantized,
 }
 
-/// The sections with a vector, and where each is by (file, first line).
+/// What the index said of a file when its sections were embedded: its
+/// size, modification time and content digest.
+type Fingerprint = (u64, i128, String);
+
+/// One indexed file's sections with a vector, by first line.
+struct FileVectors {
+    seen: Fingerprint,
+    sections: Vec<Section>,
+    /// (CJK characters, other letters) of its sections' texts.
+    letters: (usize, usize),
+}
+
+/// The sections with a vector, file by file (in path order).
 #[derive(Default)]
 struct Vectors {
-    sections: Vec<Section>,
-    at: HashMap<(String, u64), usize>,
-    /// Per manual, the share of its letters that are CJK (what it is
-    /// written in, roughly).
+    files: BTreeMap<String, FileVectors>,
+    /// Per manual (a key's first segment), the share of its letters that
+    /// are CJK (what it is written in, roughly).
     cjk: HashMap<String, f64>,
+}
+
+impl Vectors {
+    /// Every section with its file, in path and line order.
+    fn sections(&self) -> impl Iterator<Item = (&str, &Section)> {
+        self.files
+            .iter()
+            .flat_map(|(f, v)| v.sections.iter().map(move |s| (f.as_str(), s)))
+    }
+
+    fn scripts(&self) -> HashMap<String, f64> {
+        let mut counts: HashMap<&str, (usize, usize)> = HashMap::new();
+        for (file, v) in &self.files {
+            let manual = file.split('/').next().unwrap_or("");
+            let e = counts.entry(manual).or_default();
+            *e = (e.0 + v.letters.0, e.1 + v.letters.1);
+        }
+        counts
+            .into_iter()
+            .map(|(m, n)| (m.to_owned(), cjk_share(n)))
+            .collect()
+    }
 }
 
 /// (CJK characters, other letters) of `text`.
@@ -91,6 +125,8 @@ fn cjk_share((c, l): (usize, usize)) -> f64 {
 pub struct Dense {
     model: Arc<Model>,
     state: Option<StateDir>,
+    /// The domain whose sections these are (for the log).
+    domain: String,
     /// Where in the state folder the vectors are kept.
     cache: String,
     /// A section's document title, from its file's path.
@@ -136,18 +172,6 @@ fn section_texts(hits: &[Hit], root: &Root, title: fn(&str) -> String) -> Vec<St
             section_text(hit, text.as_deref().unwrap_or(""), title)
         })
         .collect()
-}
-
-/// Per manual, the share of CJK letters in the texts of its sections.
-fn manual_scripts(hits: &[Hit], texts: &[String]) -> HashMap<String, f64> {
-    let mut counts: HashMap<String, (usize, usize)> = HashMap::new();
-    for (hit, text) in hits.iter().zip(texts) {
-        let manual = hit.file.split('/').next().unwrap_or("").to_owned();
-        let (c, l) = letters(text);
-        let e = counts.entry(manual).or_default();
-        *e = (e.0 + c, e.1 + l);
-    }
-    counts.into_iter().map(|(m, n)| (m, cjk_share(n))).collect()
 }
 
 fn push_record(record: &mut Vec<u8>, digest: &[u8; 16], vector: &Quantized) {
@@ -235,6 +259,7 @@ impl Dense {
             model,
             state,
             cache,
+            domain: domain.to_owned(),
             title,
             vectors: RwLock::new(Vectors::default()),
             memo: Mutex::new(memo),
@@ -242,20 +267,97 @@ impl Dense {
         })
     }
 
-    /// Take the index's sections again, embedding the texts not seen yet.
+    /// Bring the vectors up to the index: the files whose size, time or
+    /// digest in the index's manifest differ from those their vectors were
+    /// made for are taken again (their sections from the index, their texts
+    /// from the files, only texts not seen before embedded), and the files
+    /// the index no longer holds are dropped. Nothing else is read.
     pub fn follow(&self, index: &SectionIndex, root: &Root) -> Result<()> {
         let _one = self.following.lock().unwrap_or_else(|e| e.into_inner());
         let t = Instant::now();
-        let mut hits = index.sections()?;
+        let (changed, gone) = self.changes(index);
+        if changed.is_empty() && gone.is_empty() {
+            return Ok(());
+        }
+        let taken = changed.len();
+        let mut hits = {
+            let keys: Vec<&str> = changed.iter().map(|(f, _)| f.as_str()).collect();
+            index.sections_of(&keys)?
+        };
         hits.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
         let texts = section_texts(&hits, root, self.title);
         let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
-        let cjk = manual_scripts(&hits, &texts);
+        let (embedded, mut record) = self.embed_new(&texts, &digests);
+        let fresh = self.file_vectors(changed, &hits, &texts, &digests);
+        let live: Vec<[u8; 16]> = {
+            let mut v = self.vectors.write().unwrap_or_else(|e| e.into_inner());
+            for f in &gone {
+                v.files.remove(f);
+            }
+            v.files.extend(fresh);
+            v.cjk = v.scripts();
+            v.sections().map(|(_, s)| s.digest).collect()
+        };
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let compact = forget_dead(&mut memo, &live);
+        if compact {
+            record.clear();
+            memo.iter()
+                .for_each(|(d, v)| push_record(&mut record, d, v));
+        }
+        drop(memo);
+        if !record.is_empty() || compact {
+            self.keep(&record, compact);
+        }
+        tracing::info!(
+            "{} sentence vectors: {} sections, {} files taken again, {} dropped, {} texts embedded now, in {:.3} s",
+            self.domain,
+            live.len(),
+            taken,
+            gone.len(),
+            embedded,
+            t.elapsed().as_secs_f64()
+        );
+        Ok(())
+    }
+
+    /// The files of the index whose vectors are missing or were made for
+    /// other content (with what the index says of them now), and the files
+    /// with vectors the index no longer holds.
+    fn changes(&self, index: &SectionIndex) -> (Vec<(String, Fingerprint)>, Vec<String>) {
+        let manifest: Vec<(String, Fingerprint)> = index
+            .files()
+            .iter()
+            .map(|(k, i)| (k.to_owned(), (i.size, i.mtime_ns, i.hash.to_owned())))
+            .collect();
+        let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
+        let held: HashSet<&str> = manifest.iter().map(|(k, _)| k.as_str()).collect();
+        let gone = vectors
+            .files
+            .keys()
+            .filter(|k| !held.contains(k.as_str()))
+            .cloned()
+            .collect();
+        let changed = manifest
+            .iter()
+            .filter(|(k, seen)| vectors.files.get(k).is_none_or(|v| &v.seen != seen))
+            .cloned()
+            .collect();
+        (changed, gone)
+    }
+
+    /// Embed the texts not seen before (by their `digests`): how many, and
+    /// the records to keep for them.
+    fn embed_new(&self, texts: &[String], digests: &[[u8; 16]]) -> (usize, Vec<u8>) {
         let todo: Vec<usize> = {
             let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-            (0..texts.len())
+            let mut todo: Vec<usize> = (0..texts.len())
                 .filter(|&i| !memo.contains_key(&digests[i]))
-                .collect()
+                .collect();
+            // A text twice in the batch is embedded once.
+            let mut once = HashSet::new();
+            todo.retain(|&i| once.insert(digests[i]));
+            todo
         };
         let fresh: Vec<String> = todo.iter().map(|&i| texts[i].clone()).collect();
         let vectors = self.model.embed_all(&fresh, MAX_TOKENS, THREADS);
@@ -266,42 +368,46 @@ impl Dense {
             push_record(&mut record, &digests[i], &q);
             memo.insert(digests[i], q);
         }
-        let sections: Vec<Section> = hits
-            .iter()
-            .zip(&digests)
-            .filter_map(|(h, d)| {
-                memo.get(d).map(|v| Section {
-                    file: h.file.clone(),
-                    start_line: h.start_line,
-                    end_line: h.end_line,
-                    heading: h.heading.clone(),
-                    vector: *v,
-                })
+        (todo.len(), record)
+    }
+
+    /// The vectors of the `changed` files, from their sections `hits` (in
+    /// file order), their texts and digests; a file with no section is
+    /// remembered too, so that it is not taken again.
+    fn file_vectors(
+        &self,
+        changed: Vec<(String, Fingerprint)>,
+        hits: &[Hit],
+        texts: &[String],
+        digests: &[[u8; 16]],
+    ) -> Vec<(String, FileVectors)> {
+        let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let mut by_file: HashMap<String, FileVectors> = changed
+            .into_iter()
+            .map(|(f, seen)| {
+                let v = FileVectors {
+                    seen,
+                    sections: Vec::new(),
+                    letters: (0, 0),
+                };
+                (f, v)
             })
             .collect();
-        let compact = forget_dead(&mut memo, &digests);
-        if compact {
-            record.clear();
-            memo.iter()
-                .for_each(|(d, v)| push_record(&mut record, d, v));
+        for ((h, text), d) in hits.iter().zip(texts).zip(digests) {
+            let (Some(v), Some(vector)) = (by_file.get_mut(&h.file), memo.get(d)) else {
+                continue;
+            };
+            let (c, l) = letters(text);
+            v.letters = (v.letters.0 + c, v.letters.1 + l);
+            v.sections.push(Section {
+                start_line: h.start_line,
+                end_line: h.end_line,
+                heading: h.heading.clone(),
+                digest: *d,
+                vector: *vector,
+            });
         }
-        drop(memo);
-        let at = sections
-            .iter()
-            .enumerate()
-            .map(|(i, s)| ((s.file.clone(), s.start_line), i))
-            .collect();
-        *self.vectors.write().unwrap_or_else(|e| e.into_inner()) = Vectors { sections, at, cjk };
-        if !record.is_empty() || compact {
-            self.keep(&record, compact);
-        }
-        tracing::info!(
-            "sentence vectors: {} sections, {} embedded now, in {:.1} s",
-            hits.len(),
-            todo.len(),
-            t.elapsed().as_secs_f64()
-        );
-        Ok(())
+        by_file.into_iter().collect()
     }
 
     /// Add `record` to the vectors kept in the state folder, or replace
@@ -334,27 +440,22 @@ impl Dense {
         k: usize,
     ) -> Vec<Hit> {
         let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
-        let sections = &vectors.sections;
-        let mut best: Vec<(f32, usize)> = sections
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| keep(&s.file, s.start_line))
-            .map(|(i, s)| (cosine(question, &s.vector), i))
+        let mut best: Vec<(f32, &str, &Section)> = vectors
+            .sections()
+            .filter(|(f, s)| keep(f, s.start_line))
+            .map(|(f, s)| (cosine(question, &s.vector), f, s))
             .collect();
         best.sort_by(|a, b| b.0.total_cmp(&a.0));
         best.truncate(k);
         best.into_iter()
-            .map(|(c, i)| {
-                let s = &sections[i];
-                Hit {
-                    file: s.file.clone(),
-                    start_line: s.start_line,
-                    end_line: s.end_line,
-                    heading: s.heading.clone(),
-                    body: String::new(),
-                    score: c,
-                    marks: Vec::new(),
-                }
+            .map(|(c, file, s)| Hit {
+                file: file.to_owned(),
+                start_line: s.start_line,
+                end_line: s.end_line,
+                heading: s.heading.clone(),
+                body: String::new(),
+                score: c,
+                marks: Vec::new(),
             })
             .collect()
     }
@@ -367,9 +468,10 @@ impl Dense {
             .iter()
             .map(|&(file, line)| {
                 vectors
-                    .at
-                    .get(&(file.to_owned(), line))
-                    .map_or(0.0, |&i| cosine(question, &vectors.sections[i].vector))
+                    .files
+                    .get(file)
+                    .and_then(|v| v.sections.iter().find(|s| s.start_line == line))
+                    .map_or(0.0, |s| cosine(question, &s.vector))
             })
             .collect()
     }
@@ -392,8 +494,10 @@ impl Dense {
         self.vectors
             .read()
             .unwrap_or_else(|e| e.into_inner())
-            .sections
-            .len()
+            .files
+            .values()
+            .map(|v| v.sections.len())
+            .sum()
     }
 
     pub fn is_empty(&self) -> bool {
