@@ -445,8 +445,17 @@ impl Dense {
             .filter(|(f, s)| keep(f, s.start_line))
             .map(|(f, s)| (cosine(question, &s.vector), f, s))
             .collect();
-        best.sort_by(|a, b| b.0.total_cmp(&a.0));
+        // Best first, ties in path and line order; the best k found first
+        // (in no order), then only those sorted.
+        let order = |a: &(f32, &str, &Section), b: &(f32, &str, &Section)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| (a.1, a.2.start_line).cmp(&(b.1, b.2.start_line)))
+        };
+        if best.len() > k && k > 0 {
+            best.select_nth_unstable_by(k - 1, order);
+        }
         best.truncate(k);
+        best.sort_by(order);
         best.into_iter()
             .map(|(c, file, s)| Hit {
                 file: file.to_owned(),
