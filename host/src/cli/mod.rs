@@ -75,7 +75,7 @@ pub enum Command {
     },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(crate::bench::BenchArgs),
-    /// Retrieval quality of manual_find on the gold set (hit@5, MRR@5, nDCG@10, ...).
+    /// Retrieval quality of manual_find, vault_find and vibe search on their gold sets (hit@5, MRR@5, nDCG@10, ...).
     Eval(crate::eval::EvalArgs),
 }
 
