@@ -348,13 +348,10 @@ fn near(
     let question = d.question(query);
     let inside = |file: &str, _: u64| {
         let mut parts = file.split('/');
-        project.is_none_or(|p| parts.next() == Some(p))
-            && folder.is_none_or(|f| file.split('/').nth(1) == Some(f))
+        let (p, f) = (parts.next(), parts.next());
+        project.is_none_or(|want| p == Some(want)) && folder.is_none_or(|want| f == Some(want))
     };
-    for mut h in d.nearest(&question, inside, NEAR) {
-        if h.score < NEAR_MIN {
-            break;
-        }
+    for mut h in d.near(&question, inside, NEAR, NEAR_MIN) {
         let known = found
             .hits
             .iter()

@@ -469,6 +469,19 @@ impl Dense {
             .collect()
     }
 
+    /// [`Dense::nearest`], only those at cosine `floor` or more.
+    pub fn near(
+        &self,
+        question: &[f32; DIM],
+        keep: impl Fn(&str, u64) -> bool,
+        k: usize,
+        floor: f32,
+    ) -> Vec<Hit> {
+        let mut hits = self.nearest(question, keep, k);
+        hits.retain(|h| h.score >= floor);
+        hits
+    }
+
     /// The cosine of `question` with each of `sections` (file, first line);
     /// 0 for a section without a vector.
     pub fn similarity(&self, question: &[f32; DIM], sections: &[(&str, u64)]) -> Vec<f32> {
