@@ -23,6 +23,15 @@ fn main() {
         "cargo:rustc-env=KURA_TEST_EXAMPLE_RERANKER_WASM={}",
         path.display()
     );
+    // The Rust embedder example (also the Rust embedder template).
+    let path = build_guest(
+        "kura-example-embedder",
+        &["components/examples/rust-embedder"],
+    );
+    println!(
+        "cargo:rustc-env=KURA_TEST_EXAMPLE_EMBEDDER_WASM={}",
+        path.display()
+    );
     // The default auditor as a file, to swap it in by configuration.
     let path = build_guest("kura-auditor", &["components/auditor", "text"]);
     println!("cargo:rustc-env=KURA_TEST_AUDITOR_WASM={}", path.display());

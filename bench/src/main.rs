@@ -166,6 +166,11 @@ enum Command {
         /// Passes over the gold queries for the latency figures.
         #[arg(long, default_value_t = 5)]
         rounds: usize,
+        /// A state folder with the sentence encoder installed (`kura models
+        /// install --state-dir DIR`): serve with the dense signal, and
+        /// measure its build and memory too.
+        #[arg(long)]
+        model: Option<PathBuf>,
         /// The kura binary (default: next to this one).
         #[command(flatten)]
         measure: Measure,
@@ -362,6 +367,7 @@ async fn main() -> anyhow::Result<()> {
             size,
             gold,
             rounds,
+            model,
             measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
@@ -375,7 +381,7 @@ async fn main() -> anyhow::Result<()> {
                     tmp.path().to_owned()
                 }
             };
-            let r = manual::run(&corpus, &gold, rounds, &kura_bin).await?;
+            let r = manual::run(&corpus, &gold, rounds, model.as_deref(), &kura_bin).await?;
             emit(&r, measure.json, manual::print);
         }
     }

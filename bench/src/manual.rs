@@ -69,6 +69,16 @@ struct Engine {
     hits: Vec<f64>,
 }
 
+/// What the server showed over stdio.
+struct Served {
+    kura: Engine,
+    peak_rss: Option<f64>,
+    /// Resident anonymous memory when the search was ready, MiB.
+    anon_mib: Option<f64>,
+    /// Spawn to the first search with every section's vector.
+    vectors_ready: Option<Duration>,
+}
+
 impl Engine {
     fn p(&self, q: f64) -> f64 {
         percentile(&self.lat, q)
@@ -161,9 +171,11 @@ async fn stdio_find(
     state: &Path,
     gold: &[Gold],
     rounds: usize,
+    dense: bool,
     kura_bin: &Path,
-) -> anyhow::Result<(Engine, Option<f64>)> {
+) -> anyhow::Result<Served> {
     std::fs::write(state.join("none.toml"), "")?;
+    let t = Instant::now();
     let s = Session::spawn(kura_bin, &serve_args(corpus, state)).await?;
     // The first call waits for the start-up re-check; it is not timed.
     s.call(
@@ -171,6 +183,25 @@ async fn stdio_find(
         json!({"query": "warm up", "use_cache": false}),
     )
     .await?;
+    // With the encoder: until the manuals' vectors are kept (the first
+    // build writes them at its end), spawn to then.
+    let mut vectors_ready = None;
+    if dense {
+        let folder = state.join("vectors");
+        while !std::fs::read_dir(&folder)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("manuals."))
+            })
+            .unwrap_or(false)
+        {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        vectors_ready = Some(t.elapsed());
+    }
+    // The resident heap once the search is ready (with the encoder: its
+    // weights and every section's vector).
+    let anon_mib = s.pid.and_then(|p| crate::soak::status_mib(p, "RssAnon:"));
     let mut kura = Engine {
         lat: Vec::new(),
         hits: Vec::new(),
@@ -200,9 +231,37 @@ async fn stdio_find(
         }
     }
     kura.lat.sort_by(f64::total_cmp);
-    let serve_rss = s.pid.and_then(|p| peak_rss_mib(&p.to_string()));
+    let peak_rss = s.pid.and_then(|p| peak_rss_mib(&p.to_string()));
     s.close().await?;
-    Ok((kura, serve_rss))
+    Ok(Served {
+        kura,
+        peak_rss,
+        anon_mib,
+        vectors_ready,
+    })
+}
+
+/// The installed models (and dictionaries) of the state folder `from`,
+/// copied into the state folder `to`.
+fn copy_models(from: &Path, to: &Path) -> anyhow::Result<()> {
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        for e in std::fs::read_dir(from.join(&rel))?.flatten() {
+            let name = rel.join(e.file_name());
+            if rel.as_os_str().is_empty()
+                && !matches!(e.file_name().to_str(), Some("models" | "synonyms"))
+            {
+                continue;
+            }
+            if e.file_type()?.is_dir() {
+                std::fs::create_dir_all(to.join(&name))?;
+                stack.push(name);
+            } else {
+                std::fs::copy(e.path(), to.join(&name))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The FTS5 baseline on the same sections and queries, with its build time.
@@ -244,6 +303,7 @@ pub async fn run(
     corpus: &Path,
     gold: &[Gold],
     rounds: usize,
+    model: Option<&Path>,
     kura_bin: &Path,
 ) -> anyhow::Result<Value> {
     let listed = list_corpus(corpus)?;
@@ -253,7 +313,19 @@ pub async fn run(
     let state = tempfile::tempdir()?;
     let built = build(corpus, state.path())?;
     let init_ms = cold_initialize(corpus, state.path(), kura_bin).await?;
-    let (kura, serve_rss) = stdio_find(corpus, state.path(), gold, rounds, kura_bin).await?;
+    if let Some(m) = model {
+        copy_models(m, state.path())?;
+    }
+    let served = stdio_find(
+        corpus,
+        state.path(),
+        gold,
+        rounds,
+        model.is_some(),
+        kura_bin,
+    )
+    .await?;
+    let kura = &served.kura;
     let (fts, fts_build) = fts_baseline(&listed, gold, rounds)?;
     let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let (k50, k95, k99) = (kura.p(0.5), kura.p(0.95), kura.p(0.99));
@@ -268,7 +340,10 @@ pub async fn run(
         "initialize_while_indexing_ms": r3(init_ms),
         "recheck_ms": { "p50": r3(percentile(&built.rechecks, 0.5)), "max": r3(*built.rechecks.last().unwrap_or(&0.0)) },
         "manual_find_stdio_ms": { "p50": r3(k50), "p95": r3(k95), "p99": r3(k99), "n": kura.lat.len() },
-        "serve_peak_rss_mib": serve_rss.map(r3),
+        "serve_peak_rss_mib": served.peak_rss.map(r3),
+        "serve_anon_mib_when_ready": served.anon_mib,
+        "dense": model.is_some(),
+        "vectors_ready_s": served.vectors_ready.map(|d| r3(d.as_secs_f64())),
         "hit_at_5": r3(kura.hit5()),
         "fts5": {
             "build_ms": r3(ms(fts_build)),
@@ -308,7 +383,16 @@ pub fn print(r: &Value) {
         r["manual_find_stdio_ms"]["n"],
         r["hit_at_5"]
     );
-    println!("server peak RSS       {} MiB", r["serve_peak_rss_mib"]);
+    println!(
+        "server memory         peak RSS {} MiB; anonymous {} MiB once searches are ready",
+        r["serve_peak_rss_mib"], r["serve_anon_mib_when_ready"]
+    );
+    if r["dense"] == true {
+        println!(
+            "dense signal          on: every section had a vector {} s after spawn",
+            r["vectors_ready_s"]
+        );
+    }
     println!(
         "FTS5 trigram          build {} ms; query p50 {} ms, p95 {} ms, p99 {} ms; hit@5 {}",
         r["fts5"]["build_ms"],

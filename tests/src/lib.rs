@@ -48,6 +48,11 @@ pub fn rust_reranker_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_EXAMPLE_RERANKER_WASM"))
 }
 
+/// The Rust example embedder (`components/examples/rust-embedder`).
+pub fn rust_embedder_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_EXAMPLE_EMBEDDER_WASM"))
+}
+
 /// Where the hostile write-policy component was built.
 pub fn hostile_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_HOSTILE_WASM"))

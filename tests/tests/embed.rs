@@ -376,3 +376,70 @@ async fn an_edit_takes_only_the_changed_file_again() {
         "{text}"
     );
 }
+
+/// The `embedder` slot: a component in place of the installed model (none
+/// is installed here). A question with misspelt words shares no word with
+/// the note, only pairs of letters, which the example embedder (hashed
+/// character pairs) turns into a vector near the note's; vault_find's
+/// Stage 2 finds it. The vectors are kept under the component's digest.
+#[tokio::test]
+async fn an_embedder_component_replaces_the_model_without_a_rebuild() {
+    let f = kura_tests::Fixture::new();
+    f.write(
+        "notes/virtual.md",
+        "# Virtualized systems\n\nVirtualized systems run inside another system.\n",
+    );
+    f.write(
+        "notes/backup.md",
+        "# Backups\n\nKeep three copies of your data on two media.\n",
+    );
+    let wasm = kura_tests::rust_embedder_wasm();
+    let plugin = format!("embedder={}", wasm.display());
+    let log_path = f.dir.path().join("kura.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let k = kura_tests::Kura::start_logging(
+        f.args(&["--plugin", &plugin]),
+        rmcp::service::ClientLifecycleMode::Initialize,
+        std::process::Stdio::from(log),
+    )
+    .await;
+    let ask = serde_json::json!({"query": "vitrualized sytsems"});
+    let r = k
+        .until("vault_find", ask, |r| {
+            r["next_actions"][0]["params"]["path"] == "notes/virtual.md"
+        })
+        .await;
+    assert_eq!(
+        r["next_actions"][0]["params"]["path"], "notes/virtual.md",
+        "{r}"
+    );
+    assert_eq!(r["summary"]["max_stage_applied"], 2, "{r}");
+    let digest = blake3::hash(&std::fs::read(&wasm).unwrap()).to_hex()[..16].to_owned();
+    let text = kura_tests::wait_for_log(
+        &log_path,
+        "vault sentence vectors: ",
+        std::time::Duration::from_secs(30),
+    );
+    assert!(
+        text.contains(&format!(
+            "from the embedder component {} (wasm-{digest})",
+            wasm.display()
+        )),
+        "{text}"
+    );
+    let kept = f
+        .dir
+        .path()
+        .join(format!("state/vectors/vault.wasm-{digest}.bin"));
+    let len = std::fs::metadata(&kept).map_or(0, |m| m.len());
+    let record = 16 + kura::embed::DIM as u64;
+    assert!(
+        len >= 2 * record && len.is_multiple_of(record),
+        "{}: {len}",
+        kept.display()
+    );
+    assert!(
+        !f.dir.path().join("state/vectors/vault.use-m3.bin").exists(),
+        "no other encoder's vectors"
+    );
+}

@@ -234,7 +234,13 @@ async fn plugins_check_runs_a_component_on_sample_input_and_reports_what_it_need
 /// says and passed by `kura plugins check`.
 async fn templates_build_and_pass(lang: &str) {
     let dir = tempfile::tempdir().unwrap();
-    for slot in ["reranker", "claim-graph", "auditor", "write-policy"] {
+    for slot in [
+        "reranker",
+        "claim-graph",
+        "auditor",
+        "write-policy",
+        "embedder",
+    ] {
         let folder = dir.path().join(slot);
         let args: Vec<String> = ["plugins", "new", "--lang", lang, slot]
             .iter()

@@ -407,8 +407,8 @@ async fn plugins_list_names_each_slots_component_and_whether_it_is_compiled() {
     let before = plugins_command(&f, "list", &extra).await;
     assert_eq!(
         before.lines().count(),
-        5,
-        "a header and four slots:\n{before}"
+        6,
+        "a header and five slots:\n{before}"
     );
     let policy_row = row(&before, "write-policy");
     let size = std::fs::metadata(&wasm).unwrap().len() as f64 / (1 << 20) as f64;

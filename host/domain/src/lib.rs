@@ -120,6 +120,15 @@ impl Opening<'_> {
     pub fn state_path(&self) -> Option<&Path> {
         self.state.map(StateDir::path)
     }
+
+    /// Where its sentence encoder comes from.
+    pub fn encoder(&self) -> search::encoder::Source {
+        search::encoder::Source {
+            state_dir: self.state_path().map(Path::to_owned),
+            plugins: Some(self.plugins.clone()),
+            enabled: self.config.dense_search_enabled,
+        }
+    }
 }
 
 /// An open domain.

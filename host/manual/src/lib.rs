@@ -30,6 +30,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::domain::StartError;
 use crate::domain::search::dense::{Dense, Meaning};
+use crate::domain::search::encoder::Source;
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
@@ -204,6 +205,12 @@ impl Manuals {
             indexable,
             |path, text| Extracted::from(units::extract(path, text)),
         );
+        let encoder = Source {
+            state_dir: cfg.state_dir.clone(),
+            plugins: Some(plugins.clone()),
+            enabled: cfg.dense,
+        };
+        let meaning = Meaning::new("manuals", name::title, encoder);
         Ok(Manuals {
             root,
             allow_file_scope: cfg.allow_file_scope,
@@ -213,7 +220,7 @@ impl Manuals {
             plugins,
             find: cfg.find,
             traces: Mutex::new(trace::Store::new(cfg.trace_ttl, cfg.trace_max_keep)),
-            meaning: Meaning::new("manuals", name::title, cfg.state_dir.as_deref(), cfg.dense),
+            meaning,
             state_dir: cfg.state_dir,
             synonyms: std::sync::OnceLock::new(),
             synonyms_enabled: cfg.synonyms,

@@ -43,3 +43,13 @@ pub mod auditor {
         },
     });
 }
+
+pub mod embedder {
+    wasmtime::component::bindgen!({
+        world: "embedder",
+        path: "../../wit",
+        with: {
+            "kura:plugins/log": super::log,
+        },
+    });
+}

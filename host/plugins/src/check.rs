@@ -103,7 +103,7 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         r.fail(
             "world",
             format!(
-                "exports none of the slots' functions (reranker: rerank, claim-graph: build, auditor: audit, write-policy: check); it exports: {}",
+                "exports none of the slots' functions (reranker: rerank, claim-graph: build, auditor: audit, write-policy: check, embedder: embed); it exports: {}",
                 outline.exports.join(", ")
             ),
         );
@@ -150,6 +150,9 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(&mut r, &wasm, limits),
         Slot::WritePolicy => {
             run::<bindings::write_policy::WritePolicyPre<super::State>>(&mut r, &wasm, limits)
+        }
+        Slot::Embedder => {
+            run::<bindings::embedder::EmbedderPre<super::State>>(&mut r, &wasm, limits)
         }
     }
     r
@@ -238,6 +241,7 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
         reranker: None,
         claim_graph: None,
         auditor: None,
+        embedder: None,
     };
     P::put(&mut plugins, cell);
     sample::<P>(r, &plugins, limits);
@@ -334,7 +338,10 @@ pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, St
             (None, None) => {
                 out.push(Listed {
                     slot,
-                    source: "baseline rules only (built in)".into(),
+                    source: match slot {
+                        Slot::Embedder => "the installed model (built in), if any".into(),
+                        _ => "baseline rules only (built in)".into(),
+                    },
                     size: None,
                     hash: None,
                     compiled: "-",
@@ -398,6 +405,9 @@ pub fn precompile(
                     Slot::WritePolicy => prepared::<
                         bindings::write_policy::WritePolicyPre<super::State>,
                     >(&runtime, &wasm, &limits),
+                    Slot::Embedder => prepared::<bindings::embedder::EmbedderPre<super::State>>(
+                        &runtime, &wasm, &limits,
+                    ),
                 }
                 .map(said)
             });

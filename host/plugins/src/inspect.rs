@@ -167,6 +167,7 @@ pub fn required_exports(slot: Slot) -> &'static [&'static str] {
         Slot::ClaimGraph => &["build"],
         Slot::Auditor => &["audit"],
         Slot::WritePolicy => &["check"],
+        Slot::Embedder => &["embed"],
     }
 }
 

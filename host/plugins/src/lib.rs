@@ -25,6 +25,7 @@ pub mod bindings;
 pub mod cache;
 pub mod check;
 pub mod claim_graph;
+mod embedder;
 pub mod inspect;
 pub mod limits;
 mod load;
@@ -48,6 +49,7 @@ use crate::fs::StateDir;
 
 pub use auditor::{AuditFinding, AuditReport, AuditRequest, FindingKind};
 pub use cache::Origin;
+pub use embedder::{EMBED_BATCH, Embedder, VECTOR_MAX};
 pub use limits::Limits;
 pub use reranker::{RerankCandidate, Reranked};
 pub use slot::{Loaded, NotReady, Source};
@@ -128,6 +130,7 @@ pub struct Plugins {
     reranker: Option<Arc<Cell<bindings::reranker::RerankerPre<State>>>>,
     claim_graph: Option<Arc<Cell<bindings::claim_graph::ClaimGraphPre<State>>>>,
     auditor: Option<Arc<Cell<bindings::auditor::AuditorPre<State>>>>,
+    embedder: Option<Arc<Cell<bindings::embedder::EmbedderPre<State>>>>,
 }
 
 /// Advances the engine's epoch every [`TICK`] while a plugin call runs, and
@@ -221,7 +224,7 @@ pub fn embedded(slot: Slot) -> Option<&'static [u8]> {
         Slot::Reranker => Some(DEFAULT_RERANKER),
         Slot::ClaimGraph => Some(DEFAULT_CLAIM_GRAPH),
         Slot::Auditor => Some(DEFAULT_AUDITOR),
-        Slot::WritePolicy => None,
+        Slot::WritePolicy | Slot::Embedder => None,
     }
 }
 
@@ -413,6 +416,8 @@ impl Plugins {
             reranker: start_slot(&runtime, config, Slot::Reranker, manual, &mut jobs)?,
             claim_graph: start_slot(&runtime, config, Slot::ClaimGraph, manual, &mut jobs)?,
             auditor: start_slot(&runtime, config, Slot::Auditor, vault, &mut jobs)?,
+            // No default: without one configured, the installed model.
+            embedder: start_slot(&runtime, config, Slot::Embedder, false, &mut jobs)?,
             runtime,
         };
         // One loader, smallest component first: Cranelift already compiles
@@ -445,7 +450,14 @@ impl Plugins {
             reload_slot(rt, &self.reranker),
             reload_slot(rt, &self.claim_graph),
             reload_slot(rt, &self.auditor),
+            reload_slot(rt, &self.embedder),
         ];
+        if outcomes[4] == Some(true) {
+            tracing::info!(
+                target: "kura::plugin",
+                "the embedder changed: the search's vectors are made by the new one from the next start"
+            );
+        }
         let done = outcomes.iter().flatten().filter(|ok| **ok).count();
         let refused = outcomes.iter().flatten().filter(|ok| !**ok).count();
         (done, refused)
@@ -489,6 +501,7 @@ impl Plugins {
             self.reranker.as_ref().map(|c| &c.source),
             self.claim_graph.as_ref().map(|c| &c.source),
             self.auditor.as_ref().map(|c| &c.source),
+            self.embedder.as_ref().map(|c| &c.source),
         ];
         sources
             .into_iter()
@@ -513,6 +526,9 @@ impl Plugins {
             let _ = c.get(wait);
         }
         if let Some(c) = &self.auditor {
+            let _ = c.get(wait);
+        }
+        if let Some(c) = &self.embedder {
             let _ = c.get(wait);
         }
     }

@@ -38,6 +38,7 @@ fn wanted(slot: Slot) -> (&'static Resolve, &'static Function) {
         Slot::ClaimGraph => ("claim-graph", "build"),
         Slot::Auditor => ("auditor", "audit"),
         Slot::WritePolicy => ("write-policy", "check"),
+        Slot::Embedder => ("embedder", "embed"),
     };
     let world = resolve
         .worlds

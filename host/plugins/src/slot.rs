@@ -162,6 +162,10 @@ world!(
     bindings::auditor::AuditorPre<State>,
     bindings::auditor::Auditor
 );
+world!(
+    bindings::embedder::EmbedderPre<State>,
+    bindings::embedder::Embedder
+);
 
 #[cfg(test)]
 mod tests {

@@ -39,6 +39,10 @@ fn source(lang: &str, slot: Slot) -> Result<(&'static str, String), String> {
             "app.py",
             include_str!("../../../components/templates/python/write_policy.py").into(),
         ),
+        ("python", Slot::Embedder) => (
+            "app.py",
+            include_str!("../../../components/templates/python/embedder.py").into(),
+        ),
         ("js", Slot::Reranker) => (
             "component.js",
             own_wit(include_str!(
@@ -59,6 +63,10 @@ fn source(lang: &str, slot: Slot) -> Result<(&'static str, String), String> {
                 "../../../components/examples/js-write-policy/policy.js"
             )),
         ),
+        ("js", Slot::Embedder) => (
+            "component.js",
+            include_str!("../../../components/templates/js/embedder.js").into(),
+        ),
         ("rust", Slot::Reranker) => (
             "src/lib.rs",
             include_str!("../../../components/templates/rust/reranker.rs").into(),
@@ -74,6 +82,12 @@ fn source(lang: &str, slot: Slot) -> Result<(&'static str, String), String> {
         ("rust", Slot::WritePolicy) => (
             "src/lib.rs",
             include_str!("../../../components/templates/rust/write_policy.rs").into(),
+        ),
+        ("rust", Slot::Embedder) => (
+            "src/lib.rs",
+            own_wit(include_str!(
+                "../../../components/examples/rust-embedder/src/lib.rs"
+            )),
         ),
         _ => return Err(format!("unknown language `{lang}` (rust, python or js)")),
     })

@@ -363,7 +363,9 @@ fn dense_alone(
     for g in gold {
         let t = Instant::now();
         let prefix = format!("{}/", g.manual);
-        let question = dense.question(&g.query);
+        let Some(question) = dense.question(&g.query) else {
+            continue;
+        };
         let near = dense.nearest(&question, |file, _| file.starts_with(&prefix), 200);
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let mut files: Vec<String> = Vec::new();

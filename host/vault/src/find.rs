@@ -204,7 +204,7 @@ impl<'a> Query<'a> {
         }
         Query {
             text,
-            dense: dense.map(|d| (d, Box::new(d.question(text)))),
+            dense: dense.and_then(|d| Some((d, Box::new(d.question(text)?)))),
             phrase,
             units,
             probes,

@@ -76,8 +76,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
     let meaning = Meaning::new(
         "vault",
         |file| find::note_title(file).to_owned(),
-        o.state_path(),
-        o.config.dense_search_enabled,
+        o.encoder(),
     );
     Ok(Arc::new(Vault {
         index: notes::open(&root, o.state_path()),

@@ -30,6 +30,7 @@ use crate::args::Input;
 use crate::config::Config;
 use crate::domain::StartError;
 use crate::domain::search::dense::Meaning;
+use crate::domain::search::encoder::Source;
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::{RelPath, Root};
@@ -117,8 +118,7 @@ fn root_of(c: &Config) -> Option<&Path> {
 
 fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
     let root = o.root();
-    let dense = o.config.dense_search_enabled;
-    Ok(Arc::new(Vibe::new(root, o.state_path(), dense)))
+    Ok(Arc::new(Vibe::new(root, o.state_path(), o.encoder())))
 }
 
 impl Domain for Vibe {
@@ -258,11 +258,10 @@ pub struct ReindexInput {
 
 impl Vibe {
     /// The workspaces at `root`, their index kept in `state_dir` (in
-    /// memory without one), with the dense signal when `dense` and the
-    /// encoder is installed there.
-    pub fn new(root: Root, state_dir: Option<&std::path::Path>, dense: bool) -> Vibe {
+    /// memory without one), with the dense signal of the `encoder`'s.
+    pub fn new(root: Root, state_dir: Option<&std::path::Path>, encoder: Source) -> Vibe {
         let index = LiveIndex::new("vibe", &root, state_dir, indexable, extract);
-        let meaning = Meaning::new("vibe", doc_title, state_dir, dense);
+        let meaning = Meaning::new("vibe", doc_title, encoder);
         Vibe {
             root,
             index,

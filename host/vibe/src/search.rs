@@ -345,7 +345,9 @@ fn near(
     project: Option<&str>,
     folder: Option<&str>,
 ) -> Vec<f64> {
-    let question = d.question(query);
+    let Some(question) = d.question(query) else {
+        return vec![0.0; found.hits.len()];
+    };
     let inside = |file: &str, _: u64| {
         let mut parts = file.split('/');
         let (p, f) = (parts.next(), parts.next());

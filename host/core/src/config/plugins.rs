@@ -15,14 +15,16 @@ pub enum Slot {
     ClaimGraph,
     Auditor,
     WritePolicy,
+    Embedder,
 }
 
 impl Slot {
-    pub const ALL: [Slot; 4] = [
+    pub const ALL: [Slot; 5] = [
         Slot::Reranker,
         Slot::ClaimGraph,
         Slot::Auditor,
         Slot::WritePolicy,
+        Slot::Embedder,
     ];
 
     /// The one printed spelling: the WIT world's name.
@@ -32,6 +34,7 @@ impl Slot {
             Slot::ClaimGraph => "claim-graph",
             Slot::Auditor => "auditor",
             Slot::WritePolicy => "write-policy",
+            Slot::Embedder => "embedder",
         }
     }
 
@@ -42,6 +45,7 @@ impl Slot {
             Slot::ClaimGraph => "claim_graph",
             Slot::Auditor => "auditor",
             Slot::WritePolicy => "write_policy",
+            Slot::Embedder => "embedder",
         }
     }
 
@@ -88,6 +92,8 @@ pub struct PluginsConfig {
     pub auditor: SlotConfig,
     #[serde(default)]
     pub write_policy: SlotConfig,
+    #[serde(default)]
+    pub embedder: SlotConfig,
 }
 
 impl PluginsConfig {
@@ -97,6 +103,7 @@ impl PluginsConfig {
             Slot::ClaimGraph => &self.claim_graph,
             Slot::Auditor => &self.auditor,
             Slot::WritePolicy => &self.write_policy,
+            Slot::Embedder => &self.embedder,
         }
     }
 
@@ -106,6 +113,7 @@ impl PluginsConfig {
             Slot::ClaimGraph => &mut self.claim_graph,
             Slot::Auditor => &mut self.auditor,
             Slot::WritePolicy => &mut self.write_policy,
+            Slot::Embedder => &mut self.embedder,
         }
     }
 }

@@ -14,32 +14,29 @@
 //! background and brought up to the index's generation when searched.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 pub use kura_embed::DIM;
-use kura_embed::wheel::USE_M3;
-use kura_embed::{Model, Quantized, cosine, quantize, store};
+use kura_embed::{Quantized, cosine, quantize};
 
-use crate::error::Result;
+use super::encoder::{Encoder, Source};
+use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root, StateDir};
 use crate::index::{Hit, LiveIndex, SectionIndex};
 use crate::text::Lines;
 
 /// What of a section is embedded: its title path and this many characters
-/// of its text, at most this many tokens.
+/// of its text.
 const TEXT_CHARS: usize = 400;
-const MAX_TOKENS: usize = 128;
-/// Threads that embed (the machine kura is measured on has two cores).
-const THREADS: usize = 2;
-/// The vectors kept across restarts, per domain
-/// (`vectors/{domain}.use-m3.bin`): records of a 16-byte digest and [`DIM`]
-/// bytes. The encoder's name is part of the file's, so another encoder
-/// starts afresh.
+/// Files taken again at a time by a follow.
+const FILES_PER_STEP: usize = 256;
+/// The vectors kept across restarts, per domain and encoder
+/// (`vectors/{domain}.{encoder}.bin`, e.g. `manuals.use-m3.bin`): records
+/// of a 16-byte digest and [`DIM`] bytes. The encoder's identity is part of
+/// the file's name, so another encoder starts afresh.
 const CACHE_DIR: &str = "vectors";
-const ENCODER: &str = "use-m3";
 const RECORD: usize = 16 + DIM;
 /// A question is CJK when more than this share of its letters are; a
 /// manual when more than this share of its sections' letters are (the
@@ -52,7 +49,8 @@ const MANUAL_CJK: f64 = 0.2;
 struct Section {
     start_line: u64,
     end_line: u64,
-    heading: String,
+    /// Boxed: no spare capacity, 8 bytes less than a `String`.
+    heading: Box<str>,
     /// The digest of the text embedded.
     digest: [u8; 16],
     vector: Quantized,
@@ -85,6 +83,23 @@ impl Vectors {
         self.files
             .iter()
             .flat_map(|(f, v)| v.sections.iter().map(move |s| (f.as_str(), s)))
+    }
+
+    /// The heap they hold, in bytes: each file's key and sections (vector,
+    /// lines, digest, heading), and the tree's nodes (roughly a key, a
+    /// value and a pointer per file).
+    fn heap_bytes(&self) -> usize {
+        let node = std::mem::size_of::<(String, FileVectors)>() + 8;
+        self.files
+            .iter()
+            .map(|(f, v)| {
+                let sections: usize = v.sections.iter().map(|s| s.heading.len()).sum();
+                node + f.capacity()
+                    + v.seen.2.capacity()
+                    + v.sections.capacity() * std::mem::size_of::<Section>()
+                    + sections
+            })
+            .sum()
     }
 
     fn scripts(&self) -> HashMap<String, f64> {
@@ -123,7 +138,7 @@ fn cjk_share((c, l): (usize, usize)) -> f64 {
 }
 
 pub struct Dense {
-    model: Arc<Model>,
+    encoder: Encoder,
     state: Option<StateDir>,
     /// The domain whose sections these are (for the log).
     domain: String,
@@ -132,10 +147,12 @@ pub struct Dense {
     /// A section's document title, from its file's path.
     title: fn(&str) -> String,
     vectors: RwLock<Vectors>,
-    /// Every text embedded (this run or an earlier one), by digest.
-    memo: Mutex<HashMap<[u8; 16], Quantized>>,
-    /// One rebuild at a time.
-    following: Mutex<()>,
+    /// The vectors kept in the state folder by an earlier run, by text
+    /// digest, until the first follow claims those still in use (then
+    /// empty: a vector is held once, by its section).
+    kept: Mutex<HashMap<[u8; 16], Quantized>>,
+    /// One follow at a time; how many records the cache file holds.
+    following: Mutex<usize>,
 }
 
 fn digest(text: &str) -> [u8; 16] {
@@ -179,91 +196,83 @@ fn push_record(record: &mut Vec<u8>, digest: &[u8; 16], vector: &Quantized) {
     record.extend(vector.iter().map(|&x| x as u8));
 }
 
-/// Texts no section has any more are forgotten once they outnumber the
-/// live ones, so that memory and the cache file follow the manuals' size,
-/// not their history. Whether it forgot any.
-fn forget_dead(memo: &mut HashMap<[u8; 16], Quantized>, live: &[[u8; 16]]) -> bool {
-    let live: HashSet<&[u8; 16]> = live.iter().collect();
-    let compact = memo.len() > 2 * live.len().max(1);
-    if compact {
-        memo.retain(|d, _| live.contains(d));
+/// The vectors of the `changed` files, from their sections `hits` (in
+/// file order), their texts and digests, and the `known` vectors; a file
+/// with no section is remembered too, so that it is not taken again.
+fn file_vectors(
+    changed: Vec<(String, Fingerprint)>,
+    hits: &[Hit],
+    texts: &[String],
+    digests: &[[u8; 16]],
+    known: &HashMap<[u8; 16], Quantized>,
+) -> Vec<(String, FileVectors)> {
+    let mut by_file: HashMap<String, FileVectors> = changed
+        .into_iter()
+        .map(|(f, seen)| {
+            let v = FileVectors {
+                seen,
+                sections: Vec::new(),
+                letters: (0, 0),
+            };
+            (f, v)
+        })
+        .collect();
+    for ((h, text), d) in hits.iter().zip(texts).zip(digests) {
+        let (Some(v), Some(vector)) = (by_file.get_mut(&h.file), known.get(d)) else {
+            continue;
+        };
+        let (c, l) = letters(text);
+        v.letters = (v.letters.0 + c, v.letters.1 + l);
+        v.sections.push(Section {
+            start_line: h.start_line,
+            end_line: h.end_line,
+            heading: h.heading.as_str().into(),
+            digest: *d,
+            vector: *vector,
+        });
     }
-    compact
-}
-
-/// The encoder installed in the state folder at `state_path`, loaded once
-/// per process however many domains use it; None (with one line in the log
-/// saying how to add it) when it is not installed.
-fn shared_model(state_path: &Path) -> Option<Arc<Model>> {
-    static LOADED: Mutex<Vec<(PathBuf, Weak<Model>)>> = Mutex::new(Vec::new());
-    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
-    loaded.retain(|(_, m)| m.strong_count() > 0);
-    if let Some(m) = loaded
-        .iter()
-        .find(|(p, _)| p == state_path)
-        .and_then(|(_, m)| m.upgrade())
-    {
-        return Some(m);
-    }
-    let state = StateDir::open(state_path).ok()?;
-    match store::load(&USE_M3, |name| state.read(name)) {
-        Ok(Some(m)) => {
-            let m = Arc::new(m);
-            loaded.push((state_path.to_owned(), Arc::downgrade(&m)));
-            Some(m)
-        }
-        Ok(None) => {
-            tracing::info!(
-                "no sentence encoder installed: search is lexical only (`kura models install` adds it)"
-            );
-            None
-        }
-        Err(e) => {
-            tracing::warn!("the sentence encoder is not used: {e}");
-            None
-        }
-    }
+    // Pushed one by one, a list may hold twice the room it needs.
+    by_file
+        .values_mut()
+        .for_each(|v| v.sections.shrink_to_fit());
+    by_file.into_iter().collect()
 }
 
 impl Dense {
-    /// The encoder from the state folder, if its model is installed, for
-    /// the sections of the domain `domain`, whose documents' titles `title`
-    /// gives.
-    pub fn open(
-        state_path: Option<&Path>,
-        domain: &str,
-        title: fn(&str) -> String,
-    ) -> Option<Dense> {
-        let model = shared_model(state_path?)?;
-        let state = state_path.and_then(|p| StateDir::open(p).ok());
-        let cache = format!("{CACHE_DIR}/{domain}.{ENCODER}.bin");
-        let memo = state
+    /// The encoder `source` gives, if any, for the sections of the domain
+    /// `domain`, whose documents' titles `title` gives.
+    pub fn open(source: &Source, domain: &str, title: fn(&str) -> String) -> Option<Dense> {
+        let encoder = source.open()?;
+        let state = source
+            .state_dir
+            .as_deref()
+            .and_then(|p| StateDir::open(p).ok());
+        let cache = format!("{CACHE_DIR}/{domain}.{}.bin", encoder.identity());
+        let bytes = state
             .as_ref()
             .and_then(|s| s.read(&cache).ok().flatten())
-            .map(|bytes| {
-                bytes
-                    .chunks_exact(RECORD)
-                    .map(|r| {
-                        let mut d = [0u8; 16];
-                        d.copy_from_slice(&r[..16]);
-                        let mut v = [0i8; DIM];
-                        for (v, b) in v.iter_mut().zip(&r[16..]) {
-                            *v = *b as i8;
-                        }
-                        (d, v)
-                    })
-                    .collect()
-            })
             .unwrap_or_default();
+        let kept: HashMap<[u8; 16], Quantized> = bytes
+            .chunks_exact(RECORD)
+            .map(|r| {
+                let mut d = [0u8; 16];
+                d.copy_from_slice(&r[..16]);
+                let mut v = [0i8; DIM];
+                for (v, b) in v.iter_mut().zip(&r[16..]) {
+                    *v = *b as i8;
+                }
+                (d, v)
+            })
+            .collect();
         Some(Dense {
-            model,
+            encoder,
             state,
             cache,
             domain: domain.to_owned(),
             title,
             vectors: RwLock::new(Vectors::default()),
-            memo: Mutex::new(memo),
-            following: Mutex::new(()),
+            following: Mutex::new(bytes.len() / RECORD),
+            kept: Mutex::new(kept),
         })
     }
 
@@ -273,52 +282,110 @@ impl Dense {
     /// from the files, only texts not seen before embedded), and the files
     /// the index no longer holds are dropped. Nothing else is read.
     pub fn follow(&self, index: &SectionIndex, root: &Root) -> Result<()> {
-        let _one = self.following.lock().unwrap_or_else(|e| e.into_inner());
+        let mut records = self.following.lock().unwrap_or_else(|e| e.into_inner());
         let t = Instant::now();
         let (changed, gone) = self.changes(index);
         if changed.is_empty() && gone.is_empty() {
             return Ok(());
         }
-        let taken = changed.len();
-        let mut hits = {
-            let keys: Vec<&str> = changed.iter().map(|(f, _)| f.as_str()).collect();
-            index.sections_of(&keys)?
-        };
-        hits.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
-        let texts = section_texts(&hits, root, self.title);
-        let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
-        let (embedded, mut record) = self.embed_new(&texts, &digests);
-        let fresh = self.file_vectors(changed, &hits, &texts, &digests);
-        let live: Vec<[u8; 16]> = {
+        // Vectors to reuse: those an earlier run kept (claimed as sections
+        // take them; what is left after a whole follow is dead) and those
+        // of the removed files (a file renamed is not embedded again).
+        let mut known = std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()));
+        {
             let mut v = self.vectors.write().unwrap_or_else(|e| e.into_inner());
             for f in &gone {
-                v.files.remove(f);
+                if let Some(old) = v.files.remove(f) {
+                    known.extend(old.sections.iter().map(|s| (s.digest, s.vector)));
+                }
             }
-            v.files.extend(fresh);
-            v.cjk = v.scripts();
-            v.sections().map(|(_, s)| s.digest).collect()
-        };
-        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let compact = forget_dead(&mut memo, &live);
-        if compact {
-            record.clear();
-            memo.iter()
-                .for_each(|(d, v)| push_record(&mut record, d, v));
         }
-        drop(memo);
-        if !record.is_empty() || compact {
-            self.keep(&record, compact);
+        let mut embedded = 0;
+        // A few hundred files at a time, so that the texts held while they
+        // are embedded stay few whatever the domain's size.
+        for step in changed.chunks(FILES_PER_STEP) {
+            match self.take_again(step, index, root, &mut known) {
+                Ok((n, record)) => {
+                    embedded += n;
+                    *records += n;
+                    if !record.is_empty() {
+                        self.keep(&record, false);
+                    }
+                }
+                Err(e) => {
+                    // Unclaimed vectors wait for the next follow.
+                    *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = known;
+                    return Err(e);
+                }
+            }
         }
+        drop(known);
+        let live = self.settle(&mut records);
         tracing::info!(
-            "{} sentence vectors: {} sections, {} files taken again, {} dropped, {} texts embedded now, in {:.3} s",
+            "{} sentence vectors: {} sections ({:.1} MiB), {} files taken again, {} dropped, {} texts embedded now, in {:.3} s",
             self.domain,
-            live.len(),
-            taken,
+            live.0,
+            live.1 as f64 / 1_048_576.0,
+            changed.len(),
             gone.len(),
             embedded,
             t.elapsed().as_secs_f64()
         );
         Ok(())
+    }
+
+    /// Take the files of `step` again: their sections from the index,
+    /// their texts from the files, a vector for each (from `known`, else
+    /// embedded now). How many texts were embedded, and their records.
+    fn take_again(
+        &self,
+        step: &[(String, Fingerprint)],
+        index: &SectionIndex,
+        root: &Root,
+        known: &mut HashMap<[u8; 16], Quantized>,
+    ) -> Result<(usize, Vec<u8>)> {
+        let keys: Vec<&str> = step.iter().map(|(f, _)| f.as_str()).collect();
+        let mut hits = index.sections_of(&keys)?;
+        hits.sort_by(|a, b| (&a.file, a.start_line).cmp(&(&b.file, b.start_line)));
+        let texts = section_texts(&hits, root, self.title);
+        let digests: Vec<[u8; 16]> = texts.iter().map(|t| digest(t)).collect();
+        {
+            // The files' own vectors as they were: an unchanged section of
+            // an edited file keeps its vector.
+            let v = self.vectors.read().unwrap_or_else(|e| e.into_inner());
+            for old in keys.iter().filter_map(|f| v.files.get(*f)) {
+                known.extend(old.sections.iter().map(|s| (s.digest, s.vector)));
+            }
+        }
+        let (n, record) = self.embed_new(&texts, &digests, known)?;
+        let fresh = file_vectors(step.to_vec(), &hits, &texts, &digests, known);
+        // Claimed: from now on these vectors live in their sections only.
+        for d in &digests {
+            known.remove(d);
+        }
+        let mut v = self.vectors.write().unwrap_or_else(|e| e.into_inner());
+        v.files.extend(fresh);
+        Ok((n, record))
+    }
+
+    /// After a follow: each manual's script, and the cache file rewritten
+    /// from the live sections once it holds more than twice as many records
+    /// as there are live texts (so that it follows the domain's size, not
+    /// its history). How many sections have a vector, and their heap.
+    fn settle(&self, records: &mut usize) -> (usize, usize) {
+        let mut v = self.vectors.write().unwrap_or_else(|e| e.into_inner());
+        v.cjk = v.scripts();
+        let unique: HashMap<[u8; 16], &Quantized> =
+            v.sections().map(|(_, s)| (s.digest, &s.vector)).collect();
+        if *records > 2 * unique.len().max(1) {
+            let mut record = Vec::with_capacity(unique.len() * RECORD);
+            unique
+                .iter()
+                .for_each(|(d, q)| push_record(&mut record, d, q));
+            self.keep(&record, true);
+            *records = unique.len();
+        }
+        (v.sections().count(), v.heap_bytes())
     }
 
     /// The files of the index whose vectors are missing or were made for
@@ -346,68 +413,33 @@ impl Dense {
         (changed, gone)
     }
 
-    /// Embed the texts not seen before (by their `digests`): how many, and
-    /// the records to keep for them.
-    fn embed_new(&self, texts: &[String], digests: &[[u8; 16]]) -> (usize, Vec<u8>) {
-        let todo: Vec<usize> = {
-            let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-            let mut todo: Vec<usize> = (0..texts.len())
-                .filter(|&i| !memo.contains_key(&digests[i]))
-                .collect();
-            // A text twice in the batch is embedded once.
-            let mut once = HashSet::new();
-            todo.retain(|&i| once.insert(digests[i]));
-            todo
-        };
+    /// Embed the texts whose `digests` are not `known` (and add them): how
+    /// many, and the records to keep for them.
+    fn embed_new(
+        &self,
+        texts: &[String],
+        digests: &[[u8; 16]],
+        known: &mut HashMap<[u8; 16], Quantized>,
+    ) -> Result<(usize, Vec<u8>)> {
+        // A text twice in the batch is embedded once.
+        let mut once = HashSet::new();
+        let todo: Vec<usize> = (0..texts.len())
+            .filter(|&i| !known.contains_key(&digests[i]) && once.insert(digests[i]))
+            .collect();
         let fresh: Vec<String> = todo.iter().map(|&i| texts[i].clone()).collect();
-        let vectors = self.model.embed_all(&fresh, MAX_TOKENS, THREADS);
-        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        let vectors = self.encoder.embed(&fresh).map_err(|why| {
+            Error::new(
+                Code::PluginFailed,
+                format!("{} texts not embedded: {why}", fresh.len()),
+            )
+        })?;
         let mut record = Vec::with_capacity(todo.len() * RECORD);
         for (&i, v) in todo.iter().zip(&vectors) {
             let q = quantize(v);
             push_record(&mut record, &digests[i], &q);
-            memo.insert(digests[i], q);
+            known.insert(digests[i], q);
         }
-        (todo.len(), record)
-    }
-
-    /// The vectors of the `changed` files, from their sections `hits` (in
-    /// file order), their texts and digests; a file with no section is
-    /// remembered too, so that it is not taken again.
-    fn file_vectors(
-        &self,
-        changed: Vec<(String, Fingerprint)>,
-        hits: &[Hit],
-        texts: &[String],
-        digests: &[[u8; 16]],
-    ) -> Vec<(String, FileVectors)> {
-        let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
-        let mut by_file: HashMap<String, FileVectors> = changed
-            .into_iter()
-            .map(|(f, seen)| {
-                let v = FileVectors {
-                    seen,
-                    sections: Vec::new(),
-                    letters: (0, 0),
-                };
-                (f, v)
-            })
-            .collect();
-        for ((h, text), d) in hits.iter().zip(texts).zip(digests) {
-            let (Some(v), Some(vector)) = (by_file.get_mut(&h.file), memo.get(d)) else {
-                continue;
-            };
-            let (c, l) = letters(text);
-            v.letters = (v.letters.0 + c, v.letters.1 + l);
-            v.sections.push(Section {
-                start_line: h.start_line,
-                end_line: h.end_line,
-                heading: h.heading.clone(),
-                digest: *d,
-                vector: *vector,
-            });
-        }
-        by_file.into_iter().collect()
+        Ok((todo.len(), record))
     }
 
     /// Add `record` to the vectors kept in the state folder, or replace
@@ -426,9 +458,10 @@ impl Dense {
         }
     }
 
-    /// The question's vector.
-    pub fn question(&self, text: &str) -> [f32; DIM] {
-        self.model.embed(text, MAX_TOKENS)
+    /// The question's vector; None when the encoder fails (the search
+    /// then matches words only).
+    pub fn question(&self, text: &str) -> Option<[f32; DIM]> {
+        self.encoder.question(text)
     }
 
     /// The `k` sections nearest to `question` among those `keep` keeps,
@@ -461,7 +494,7 @@ impl Dense {
                 file: file.to_owned(),
                 start_line: s.start_line,
                 end_line: s.end_line,
-                heading: s.heading.clone(),
+                heading: s.heading.to_string(),
                 body: String::new(),
                 score: c,
                 marks: Vec::new(),
@@ -533,8 +566,7 @@ impl Dense {
 pub struct Meaning {
     domain: &'static str,
     title: fn(&str) -> String,
-    state_dir: Option<PathBuf>,
-    enabled: bool,
+    source: Source,
     /// The vectors, once built (None inside: no model, or turned off).
     dense: OnceLock<Option<Dense>>,
     /// The index generation the vectors follow.
@@ -554,19 +586,12 @@ impl Drop for Clear<'_> {
 
 impl Meaning {
     /// The dense signal of `domain`'s sections (whose documents' titles
-    /// `title` gives), with the encoder installed in `state_dir`; never
-    /// any when `enabled` is false.
-    pub fn new(
-        domain: &'static str,
-        title: fn(&str) -> String,
-        state_dir: Option<&Path>,
-        enabled: bool,
-    ) -> Meaning {
+    /// `title` gives), with the encoder `source` gives.
+    pub fn new(domain: &'static str, title: fn(&str) -> String, source: Source) -> Meaning {
         Meaning {
             domain,
             title,
-            state_dir: state_dir.map(Path::to_owned),
-            enabled,
+            source,
             dense: OnceLock::new(),
             generation: AtomicU64::new(u64::MAX),
             building: AtomicBool::new(false),
@@ -578,12 +603,11 @@ impl Meaning {
     pub fn build(&self, index: &LiveIndex, root: &Root) -> Option<&Dense> {
         self.dense
             .get_or_init(|| {
-                if !self.enabled {
-                    return None;
-                }
-                let d = Dense::open(self.state_dir.as_deref(), self.domain, self.title)?;
+                // Building from the moment the encoder is looked for: a
+                // search meanwhile says it matched words only.
                 self.building.store(true, Ordering::Relaxed);
                 let _built = Clear(&self.building);
+                let d = Dense::open(&self.source, self.domain, self.title)?;
                 self.follow(&d, index, root, index.generation());
                 Some(d)
             })

@@ -17,6 +17,7 @@
 
 mod blend;
 pub mod dense;
+pub mod encoder;
 mod run;
 mod weights;
 

@@ -176,7 +176,8 @@ impl Manuals {
         let generation = self.refresh()?;
         req.question = self
             .dense(generation)
-            .map(|d| Box::new(d.question(&req.query)));
+            .and_then(|d| d.question(&req.query))
+            .map(Box::new);
         let mut terms = query_terms(&req.query);
         terms.sort();
         let key = CacheKey {

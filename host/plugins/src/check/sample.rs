@@ -161,3 +161,35 @@ impl Sample for bindings::write_policy::WritePolicyPre<crate::State> {
         Ok(said.join(", "))
     }
 }
+
+impl Sample for bindings::embedder::EmbedderPre<crate::State> {
+    fn put(p: &mut Plugins, cell: Arc<Cell<Self>>) {
+        p.embedder = Some(cell);
+    }
+
+    /// Three sentences that say one thing (Japanese, Spanish, English) and
+    /// one that says another: how near the translations are, against it.
+    fn sample(p: &Plugins) -> Result<String, String> {
+        let texts: Vec<String> = [
+            "パッケージを削除するには apt remove を使います",
+            "Para eliminar un paquete se usa apt remove",
+            "To remove a package, use apt remove",
+            "Computed properties are cached based on their reactive dependencies",
+        ]
+        .map(String::from)
+        .to_vec();
+        let e = match p.embedder() {
+            Some(Ok(e)) => e,
+            Some(Err(e)) => return Err(e.message),
+            None => return Err("the embedder did not load".into()),
+        };
+        let v = e.embed(&texts).map_err(|e| e.message)?;
+        let cos = |a: usize, b: usize| -> f32 { v[a].iter().zip(&v[b]).map(|(x, y)| x * y).sum() };
+        Ok(format!(
+            "embed of 4 texts gave unit vectors; cosine ja–en {:.2}, es–en {:.2}, en–unrelated {:.2}",
+            cos(0, 2),
+            cos(1, 2),
+            cos(2, 3)
+        ))
+    }
+}
