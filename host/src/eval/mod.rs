@@ -366,7 +366,7 @@ fn dense_alone(
         let Some(question) = dense.question(&g.query) else {
             continue;
         };
-        let near = dense.nearest(&question, |file, _| file.starts_with(&prefix), 200);
+        let near = dense.nearest(&question, &prefix, |_, _| true, 200);
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let mut files: Vec<String> = Vec::new();
         for hit in near {

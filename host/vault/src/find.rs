@@ -365,7 +365,7 @@ impl Vault {
         for (c, s) in pass.cands.iter_mut().zip(sims) {
             c.meaning = f64::from(s);
         }
-        for h in d.near(question, |file, _| scope.contains(file), NEAR, NEAR_MIN) {
+        for h in d.near(question, "", |file, _| scope.contains(file), NEAR, NEAR_MIN) {
             let at = pass
                 .cands
                 .iter()

@@ -353,7 +353,12 @@ fn near(
         let (p, f) = (parts.next(), parts.next());
         project.is_none_or(|want| p == Some(want)) && folder.is_none_or(|want| f == Some(want))
     };
-    for mut h in d.near(&question, inside, NEAR, NEAR_MIN) {
+    let within = match (project, folder) {
+        (Some(p), Some(f)) => format!("{p}/{f}/"),
+        (Some(p), None) => format!("{p}/"),
+        (None, _) => String::new(),
+    };
+    for mut h in d.near(&question, &within, inside, NEAR, NEAR_MIN) {
         let known = found
             .hits
             .iter()

@@ -80,8 +80,19 @@ struct Vectors {
 impl Vectors {
     /// Every section with its file, in path and line order.
     fn sections(&self) -> impl Iterator<Item = (&str, &Section)> {
+        self.sections_within("")
+    }
+
+    /// The sections of the files whose paths start with `within`: the
+    /// files are in path order, so only their range is walked.
+    fn sections_within<'a>(
+        &'a self,
+        within: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a Section)> {
+        use std::ops::Bound;
         self.files
-            .iter()
+            .range::<str, _>((Bound::Included(within), Bound::Unbounded))
+            .take_while(move |(f, _)| f.starts_with(within))
             .flat_map(|(f, v)| v.sections.iter().map(move |s| (f.as_str(), s)))
     }
 
@@ -464,17 +475,20 @@ impl Dense {
         self.encoder.question(text)
     }
 
-    /// The `k` sections nearest to `question` among those `keep` keeps,
-    /// best first, as index hits (no body; the cosine as their score).
+    /// The `k` sections nearest to `question` among those of the files
+    /// under `within` (a path prefix: `manual/`, `project/folder/`; empty
+    /// for all) that `keep` keeps, best first, as index hits (no body; the
+    /// cosine as their score).
     pub fn nearest(
         &self,
         question: &[f32; DIM],
+        within: &str,
         keep: impl Fn(&str, u64) -> bool,
         k: usize,
     ) -> Vec<Hit> {
         let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
         let mut best: Vec<(f32, &str, &Section)> = vectors
-            .sections()
+            .sections_within(within)
             .filter(|(f, s)| keep(f, s.start_line))
             .map(|(f, s)| (cosine(question, &s.vector), f, s))
             .collect();
@@ -506,11 +520,12 @@ impl Dense {
     pub fn near(
         &self,
         question: &[f32; DIM],
+        within: &str,
         keep: impl Fn(&str, u64) -> bool,
         k: usize,
         floor: f32,
     ) -> Vec<Hit> {
-        let mut hits = self.nearest(question, keep, k);
+        let mut hits = self.nearest(question, within, keep, k);
         hits.retain(|h| h.score >= floor);
         hits
     }
@@ -640,5 +655,57 @@ impl Meaning {
             Ok(()) => self.generation.store(generation, Ordering::Relaxed),
             Err(e) => tracing::warn!("{} sentence vectors: {}", self.domain, e.message),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(lines: &[u64]) -> FileVectors {
+        FileVectors {
+            seen: (0, 0, String::new()),
+            sections: lines
+                .iter()
+                .map(|&l| Section {
+                    start_line: l,
+                    end_line: l,
+                    heading: "".into(),
+                    digest: [0; 16],
+                    vector: [0; DIM],
+                })
+                .collect(),
+            letters: (0, 0),
+        }
+    }
+
+    #[test]
+    fn a_scoped_scan_walks_only_its_folder() {
+        let mut v = Vectors::default();
+        for (f, lines) in [
+            ("a-b/x.md", &[1][..]),
+            ("a/x.md", &[1, 9][..]),
+            ("a/y/z.md", &[4][..]),
+            ("ab/y.md", &[2][..]),
+            ("b/z.md", &[3][..]),
+        ] {
+            v.files.insert(f.into(), file(lines));
+        }
+        let within = |p| -> Vec<(String, u64)> {
+            v.sections_within(p)
+                .map(|(f, s)| (f.to_owned(), s.start_line))
+                .collect()
+        };
+        assert_eq!(
+            within("a/"),
+            [
+                ("a/x.md".into(), 1),
+                ("a/x.md".into(), 9),
+                ("a/y/z.md".into(), 4)
+            ]
+        );
+        assert_eq!(within("ab/"), [("ab/y.md".into(), 2)]);
+        assert!(within("c/").is_empty());
+        assert_eq!(within("").len(), 6, "empty: every section");
     }
 }

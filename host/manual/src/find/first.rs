@@ -218,7 +218,12 @@ impl Manuals {
             analysed = join_nearest(
                 &mut hits,
                 analysed,
-                d.nearest(q, keep_in(scope, exclude), DENSE_CANDIDATES),
+                d.nearest(
+                    q,
+                    &scope.map_or(String::new(), |s| format!("{s}/")),
+                    keep_in(scope, exclude),
+                    DENSE_CANDIDATES,
+                ),
             );
         }
         let mut found: Vec<Found> = hits.into_iter().map(Found::of).collect();
