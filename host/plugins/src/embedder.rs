@@ -31,6 +31,11 @@ pub struct Embedder {
 }
 
 impl Plugins {
+    /// Whether an embedder is configured (loaded or not).
+    pub fn has_embedder(&self) -> bool {
+        self.embedder.is_some()
+    }
+
     /// The configured embedder, waiting for it to load (this runs in the
     /// background, after the lexical index); `None` when none is
     /// configured, an error when it cannot be loaded.

@@ -618,9 +618,12 @@ impl Meaning {
     pub fn build(&self, index: &LiveIndex, root: &Root) -> Option<&Dense> {
         self.dense
             .get_or_init(|| {
-                // Building from the moment the encoder is looked for: a
-                // search meanwhile says it matched words only.
-                self.building.store(true, Ordering::Relaxed);
+                // Building from the moment an encoder that may exist is
+                // looked for: a search meanwhile says it matched words
+                // only (and says nothing when there is no encoder).
+                if self.source.expected() {
+                    self.building.store(true, Ordering::Relaxed);
+                }
                 let _built = Clear(&self.building);
                 let d = Dense::open(&self.source, self.domain, self.title)?;
                 self.follow(&d, index, root, index.generation());

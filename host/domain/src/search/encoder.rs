@@ -31,6 +31,21 @@ pub struct Source {
 }
 
 impl Source {
+    /// Whether [`Source::open`] may find an encoder (a component is
+    /// configured, or a model's manifest is in the state folder): cheap,
+    /// and loads nothing.
+    pub fn expected(&self) -> bool {
+        self.enabled
+            && (self.plugins.as_ref().is_some_and(|p| p.has_embedder())
+                || self.state_dir.as_deref().is_some_and(|dir| {
+                    StateDir::open(dir)
+                        .ok()
+                        .and_then(|state| store::installed(|name| state.read(name)).ok())
+                        .flatten()
+                        .is_some()
+                }))
+    }
+
     /// The encoder, if any (a component still compiling is waited for:
     /// this runs in the background, after the lexical index).
     pub fn open(&self) -> Option<Encoder> {
@@ -127,5 +142,29 @@ fn shared_model(state_path: &Path) -> Option<Arc<Model>> {
             tracing::warn!("the sentence encoder is not used: {e}");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A search beside a first build says "matched words only" only when
+    /// an encoder may exist: without a model or component it says nothing.
+    #[test]
+    fn no_encoder_is_expected_without_a_model_or_a_component() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = |enabled| Source {
+            state_dir: Some(dir.path().to_owned()),
+            plugins: None,
+            enabled,
+        };
+        assert!(!source(true).expected());
+        let state = StateDir::open(dir.path()).unwrap();
+        state
+            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .unwrap();
+        assert!(source(true).expected());
+        assert!(!source(false).expected());
     }
 }
