@@ -117,26 +117,83 @@ pub fn quantize(v: &[f32; DIM]) -> Quantized {
     q
 }
 
-/// The cosine of a unit vector and a quantized one. Eight running sums
-/// rather than one: a single float sum is a chain the compiler must keep in
-/// order, eight independent ones become one vector register (about 6×
-/// faster over a few thousand sections).
-pub fn cosine(query: &[f32; DIM], q: &Quantized) -> f32 {
-    let mut acc = [0.0f32; 8];
-    for (a, b) in query.chunks_exact(8).zip(q.chunks_exact(8)) {
-        for ((s, x), y) in acc.iter_mut().zip(a).zip(b) {
-            *s += x * f32::from(*y);
+/// A question's vector made ready for many cosines with quantized ones:
+/// its numbers in one byte each too (the largest at ±127), so a cosine is
+/// an exact integer dot product times one scale. With AVX2 that product
+/// takes 32 numbers at a time; the result is the same integer either way.
+pub struct Probe {
+    q: Quantized,
+    /// What one unit of the integer dot product is worth.
+    scale: f32,
+    avx2: bool,
+}
+
+impl Probe {
+    pub fn new(v: &[f32; DIM]) -> Probe {
+        let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        let mut q = [0i8; DIM];
+        if max > 0.0 && max.is_finite() {
+            for (q, x) in q.iter_mut().zip(v) {
+                *q = (x / max * 127.0).round().clamp(-127.0, 127.0) as i8;
+            }
+        }
+        Probe {
+            q,
+            scale: if max.is_finite() {
+                max / (127.0 * 127.0)
+            } else {
+                0.0
+            },
+            avx2: avx2(),
         }
     }
-    acc.iter().sum::<f32>() / 127.0
+
+    /// Its cosine with a quantized unit vector.
+    pub fn cosine(&self, other: &Quantized) -> f32 {
+        let dot = if self.avx2 {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `avx2` is true only where the CPU has AVX2.
+            unsafe {
+                dot_avx2(&self.q, other)
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            dot(&self.q, other)
+        } else {
+            dot(&self.q, other)
+        };
+        dot as f32 * self.scale
+    }
+}
+
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The integer dot product (at most 512 × 127², far from overflowing).
+#[inline(always)]
+fn dot(a: &Quantized, b: &Quantized) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
+}
+
+/// [`dot`] compiled for AVX2 (the compiler turns it into 16-bit multiply
+/// and add instructions).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_avx2(a: &Quantized, b: &Quantized) -> i32 {
+    dot(a, b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn cosine_in_eight_sums_is_the_plain_dot_product() {
+    fn vectors() -> ([f32; DIM], [f32; DIM]) {
         let mut query = [0.0f32; DIM];
         for (i, x) in query.iter_mut().enumerate() {
             *x = ((i * 37 % 101) as f32 - 50.0) / 300.0;
@@ -145,14 +202,44 @@ mod tests {
         for (i, x) in other.iter_mut().enumerate() {
             *x = ((i * 53 % 89) as f32 - 44.0) / 250.0;
         }
-        let q = quantize(&other);
-        let plain: f32 = query
+        (query, other)
+    }
+
+    #[test]
+    fn a_probe_adds_less_than_a_thousandth_to_the_stored_vectors_error() {
+        let (query, other) = vectors();
+        let norm = |v: &[f32; DIM]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let (nq, no) = (norm(&query), norm(&other));
+        let query = query.map(|x| x / nq);
+        let other = other.map(|x| x / no);
+        let stored = quantize(&other);
+        // The float question against the stored (quantized) vector.
+        let float: f32 = query
             .iter()
-            .zip(&q)
-            .map(|(a, &b)| a * f32::from(b))
-            .sum::<f32>()
-            / 127.0;
-        assert!((cosine(&query, &q) - plain).abs() < 1e-5);
-        assert!(plain.abs() > 0.01, "the test vectors are not orthogonal");
+            .zip(&stored)
+            .map(|(a, &b)| a * f32::from(b) / 127.0)
+            .sum();
+        let probe = Probe::new(&query).cosine(&stored);
+        assert!((probe - float).abs() < 1e-3, "{probe} vs {float}");
+        assert!(float.abs() > 0.01, "the test vectors are not orthogonal");
+        assert_eq!(Probe::new(&[0.0; DIM]).cosine(&quantize(&other)), 0.0);
+    }
+
+    #[test]
+    fn the_avx2_dot_product_is_the_plain_one() {
+        let (query, other) = vectors();
+        let (a, b) = (Probe::new(&query).q, quantize(&other));
+        let mut extreme = [0i8; DIM];
+        extreme.iter_mut().enumerate().for_each(|(i, x)| {
+            *x = if i % 3 == 0 { -127 } else { 127 };
+        });
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            for (x, y) in [(&a, &b), (&extreme, &extreme), (&extreme, &a)] {
+                // SAFETY: checked just above.
+                assert_eq!(unsafe { dot_avx2(x, y) }, dot(x, y));
+            }
+        }
+        assert_eq!(dot(&extreme, &extreme), 127 * 127 * DIM as i32);
     }
 }

@@ -19,7 +19,7 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::Instant;
 
 pub use kura_embed::DIM;
-use kura_embed::{Quantized, cosine, quantize};
+use kura_embed::{Probe, Quantized, quantize};
 
 use super::encoder::{Encoder, Source};
 use crate::error::{Code, Error, Result};
@@ -94,6 +94,44 @@ impl Vectors {
             .range::<str, _>((Bound::Included(within), Bound::Unbounded))
             .take_while(move |(f, _)| f.starts_with(within))
             .flat_map(|(f, v)| v.sections.iter().map(move |s| (f.as_str(), s)))
+    }
+
+    /// The `k` sections under `within` that `keep` keeps nearest to
+    /// `probe`, best first (ties in path and line order), with their
+    /// cosines. The best k are kept in at most 2k entries: when full, the
+    /// best k of them are found (in no order) and the rest dropped; only
+    /// the last k are sorted.
+    fn nearest<'a>(
+        &'a self,
+        probe: &Probe,
+        within: &'a str,
+        keep: impl Fn(&str, u64) -> bool,
+        k: usize,
+    ) -> Vec<(f32, &'a str, &'a Section)> {
+        type Near<'s> = (f32, &'s str, &'s Section);
+        let order = |a: &Near, b: &Near| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| (a.1, a.2.start_line).cmp(&(b.1, b.2.start_line)))
+        };
+        let mut best: Vec<Near> = Vec::new();
+        if k == 0 {
+            return best;
+        }
+        for (f, s) in self.sections_within(within) {
+            if keep(f, s.start_line) {
+                if best.len() == k.saturating_mul(2) {
+                    best.select_nth_unstable_by(k - 1, order);
+                    best.truncate(k);
+                }
+                best.push((probe.cosine(&s.vector), f, s));
+            }
+        }
+        if best.len() > k {
+            best.select_nth_unstable_by(k - 1, order);
+        }
+        best.truncate(k);
+        best.sort_by(order);
+        best
     }
 
     /// The heap they hold, in bytes: each file's key and sections (vector,
@@ -172,13 +210,12 @@ fn digest(text: &str) -> [u8; 16] {
     d
 }
 
-/// The text a section is embedded from.
-fn section_text(hit: &Hit, file_text: &str, title: fn(&str) -> String) -> String {
+/// The text a section is embedded from, in a file of `lines`.
+fn section_text(hit: &Hit, lines: &Lines, title: fn(&str) -> String) -> String {
     let title = title(&hit.file);
-    let lines = Lines::new(file_text);
     let (a, b) = (hit.start_line as usize, hit.end_line as usize);
     let body = if a >= 1 && a <= b && b <= lines.count() {
-        &file_text[lines.start(a)..lines.end(b)]
+        &lines.text()[lines.start(a)..lines.end(b)]
     } else {
         ""
     };
@@ -187,17 +224,19 @@ fn section_text(hit: &Hit, file_text: &str, title: fn(&str) -> String) -> String
     text
 }
 
-/// The text each of `hits` is embedded from (each file read once).
+/// The text each of `hits` (file by file) is embedded from: each file read
+/// and split in lines once.
 fn section_texts(hits: &[Hit], root: &Root, title: fn(&str) -> String) -> Vec<String> {
-    let mut files: HashMap<&str, Option<String>> = HashMap::new();
-    hits.iter()
-        .map(|hit| {
-            let text = files.entry(&hit.file).or_insert_with(|| {
-                RelPath::parse(&hit.file, false)
-                    .ok()
-                    .and_then(|p| root.read_indexed(&p))
-            });
-            section_text(hit, text.as_deref().unwrap_or(""), title)
+    hits.chunk_by(|a, b| a.file == b.file)
+        .flat_map(|same| {
+            let text = RelPath::parse(&same[0].file, false)
+                .ok()
+                .and_then(|p| root.read_indexed(&p))
+                .unwrap_or_default();
+            let lines = Lines::new(&text);
+            same.iter()
+                .map(|hit| section_text(hit, &lines, title))
+                .collect::<Vec<_>>()
         })
         .collect()
 }
@@ -486,23 +525,9 @@ impl Dense {
         keep: impl Fn(&str, u64) -> bool,
         k: usize,
     ) -> Vec<Hit> {
+        let probe = Probe::new(question);
         let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
-        let mut best: Vec<(f32, &str, &Section)> = vectors
-            .sections_within(within)
-            .filter(|(f, s)| keep(f, s.start_line))
-            .map(|(f, s)| (cosine(question, &s.vector), f, s))
-            .collect();
-        // Best first, ties in path and line order; the best k found first
-        // (in no order), then only those sorted.
-        let order = |a: &(f32, &str, &Section), b: &(f32, &str, &Section)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| (a.1, a.2.start_line).cmp(&(b.1, b.2.start_line)))
-        };
-        if best.len() > k && k > 0 {
-            best.select_nth_unstable_by(k - 1, order);
-        }
-        best.truncate(k);
-        best.sort_by(order);
+        let best = vectors.nearest(&probe, within, keep, k);
         best.into_iter()
             .map(|(c, file, s)| Hit {
                 file: file.to_owned(),
@@ -533,6 +558,7 @@ impl Dense {
     /// The cosine of `question` with each of `sections` (file, first line);
     /// 0 for a section without a vector.
     pub fn similarity(&self, question: &[f32; DIM], sections: &[(&str, u64)]) -> Vec<f32> {
+        let probe = Probe::new(question);
         let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
         sections
             .iter()
@@ -541,7 +567,7 @@ impl Dense {
                     .files
                     .get(file)
                     .and_then(|v| v.sections.iter().find(|s| s.start_line == line))
-                    .map_or(0.0, |s| cosine(question, &s.vector))
+                    .map_or(0.0, |s| probe.cosine(&s.vector))
             })
             .collect()
     }
@@ -679,6 +705,41 @@ mod tests {
                 })
                 .collect(),
             letters: (0, 0),
+        }
+    }
+
+    #[test]
+    fn the_nearest_k_are_those_of_a_full_sort_whatever_their_number() {
+        let mut v = Vectors::default();
+        // 60 sections in 6 files; many share a cosine (ties go by path and
+        // line), some are left out by `keep`.
+        for f in 0..6 {
+            let mut fv = file(&(1..=10).collect::<Vec<_>>());
+            for (i, s) in fv.sections.iter_mut().enumerate() {
+                s.vector[0] = ((f * 7 + i * 3) % 11) as i8 * 10;
+            }
+            v.files.insert(format!("m/{f}.md"), fv);
+        }
+        let mut question = [0.0f32; DIM];
+        question[0] = 1.0;
+        let probe = Probe::new(&question);
+        let keep = |f: &str, line: u64| !(f == "m/2.md" && line.is_multiple_of(2));
+        let mut all: Vec<(f32, String, u64)> = v
+            .sections()
+            .filter(|(f, s)| keep(f, s.start_line))
+            .map(|(f, s)| (probe.cosine(&s.vector), f.to_owned(), s.start_line))
+            .collect();
+        all.sort_by(|a, b| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| (&a.1, a.2).cmp(&(&b.1, b.2)))
+        });
+        for k in [0, 1, 3, 7, 20, 55, 100] {
+            let got: Vec<(f32, String, u64)> = v
+                .nearest(&probe, "", keep, k)
+                .into_iter()
+                .map(|(c, f, s)| (c, f.to_owned(), s.start_line))
+                .collect();
+            assert_eq!(got, all[..k.min(all.len())], "k = {k}");
         }
     }
 

@@ -211,20 +211,21 @@ impl Manuals {
         exclude: &Exclude,
         known: &HashSet<Key>,
     ) -> Result<(Vec<Found>, bool)> {
-        let (mut hits, more) = self.lexical(query, scope, limit, exclude)?;
         let dense = self.meaning.built().zip(question);
+        // The words and the meaning are looked up at once, on both cores.
+        let (lexical, nearest) = rayon::join(
+            || self.lexical(query, scope, limit, exclude),
+            || {
+                dense.map(|(d, q)| {
+                    let within = scope.map_or(String::new(), |s| format!("{s}/"));
+                    d.nearest(q, &within, keep_in(scope, exclude), DENSE_CANDIDATES)
+                })
+            },
+        );
+        let (mut hits, more) = lexical?;
         let mut analysed = hits.len().min(SIGNAL_POOL);
-        if let Some((d, q)) = dense {
-            analysed = join_nearest(
-                &mut hits,
-                analysed,
-                d.nearest(
-                    q,
-                    &scope.map_or(String::new(), |s| format!("{s}/")),
-                    keep_in(scope, exclude),
-                    DENSE_CANDIDATES,
-                ),
-            );
+        if let Some(nearest) = nearest {
+            analysed = join_nearest(&mut hits, analysed, nearest);
         }
         let mut found: Vec<Found> = hits.into_iter().map(Found::of).collect();
         let analysed = &mut found[..analysed];

@@ -5,6 +5,7 @@
 //! outermost heading: many manual sets name a document by its file and never
 //! repeat the title.
 
+use rayon::prelude::*;
 use std::collections::HashSet;
 
 use super::clip;
@@ -192,8 +193,9 @@ pub(super) fn score(
     let runs = phrase::runs(query);
     let asks_exceptions = facet::detect(query).contains(&Facet::Exceptions);
     let best = found.iter().map(|f| f.hit.score).fold(0.0f32, f32::max);
+    // Each section is analysed on its own: on both cores.
     let analysed: Vec<Option<Analysis>> = found
-        .iter()
+        .par_iter()
         .map(|f| {
             (f.analyse && known.is_none_or(|k| !k.contains(&f.key())))
                 .then(|| analyse(query, &units, &runs, asks_exceptions, table, &f.hit))
