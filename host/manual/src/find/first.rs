@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::output::{Cand, Found, Key};
 use super::{Request, SIGNAL_POOL, signals};
 use crate::Manuals;
+use crate::domain::search::dense::Dense;
 use crate::error::Result;
 use crate::index::{Filter, Hit, Search, SectionIndex};
 
@@ -60,12 +61,15 @@ fn excluded(exclude: &Exclude, file: &str, line: u64) -> bool {
     }
 }
 
-/// Which sections a search in `scope` may return.
-fn keep_in<'a>(scope: Option<&'a str>, exclude: &'a Exclude) -> impl Fn(&str, u64) -> bool + 'a {
-    let prefix = scope.map(|s| format!("{s}/"));
-    move |file: &str, line: u64| {
-        prefix.as_deref().is_none_or(|p| file.starts_with(p)) && !excluded(exclude, file, line)
-    }
+/// The path prefix of the sections a search in `scope` walks: the
+/// manual's folder, or every manual.
+fn within(scope: Option<&str>) -> String {
+    scope.map_or(String::new(), |s| format!("{s}/"))
+}
+
+/// Which of the sections under [`within`] a search may return.
+fn keep_in(exclude: &Exclude) -> impl Fn(&str, u64) -> bool + '_ {
+    move |file: &str, line: u64| !excluded(exclude, file, line)
 }
 
 /// The sections nearest in meaning join the first `analysed` hits, after
@@ -99,6 +103,8 @@ pub(super) struct Pool {
     pub scope_expanded: bool,
     /// Sections scored with every signal, for the summary.
     pub scanned: HashSet<Key>,
+    /// The question's vector (None without the dense signal).
+    pub question: Option<Box<[f32; kura_embed::DIM]>>,
 }
 
 /// Found sections by key, for the stages that read their text.
@@ -127,16 +133,27 @@ impl Manuals {
     /// Stages 1 and 2 for `req`.
     pub(super) fn first_stage(&self, req: &Request, exclude: &Exclude) -> Result<Pool> {
         let limit = req.max_candidates as usize;
-        let question = req.question.as_deref();
-        let (mut found, mut more) = self.gather(
-            &req.query,
-            question,
-            req.manual_id.as_deref(),
-            limit,
-            exclude,
+        let scope = req.manual_id.as_deref();
+        let dense = self.meaning.built().filter(|_| req.dense);
+        // The question's vector is made, and its nearest sections found,
+        // while the words are looked up: on both cores.
+        let (lexical, meaning) = rayon::join(
+            || self.lexical(&req.query, scope, limit, exclude),
+            || {
+                let d = dense?;
+                let q = d.question(&req.query)?;
+                let near = d.nearest(&q, &within(scope), keep_in(exclude), DENSE_CANDIDATES);
+                Some((Box::new(q), near))
+            },
+        );
+        let (question, nearest) = meaning.unzip();
+        let (mut found, mut more) = self.assemble(
+            lexical?,
+            nearest,
+            dense.zip(question.as_deref()),
             &HashSet::new(),
-        )?;
-        let present = self.present(&req.query, req.manual_id.as_deref(), question.is_some())?;
+        );
+        let present = self.present(&req.query, scope, question.is_some())?;
         let mut cands = signals::score(&req.query, &found, &self.find.signals, None, present);
         let mut scope_expanded = false;
         // Weak: few of the question's words found, and (with the dense
@@ -144,14 +161,16 @@ impl Manuals {
         let near = found.iter().map(|f| f.dense).fold(0.0f32, f32::max);
         let weak = cands.iter().map(|c| c.coverage).fold(0.0, f64::max) < WEAK_COVERAGE
             && near < DENSE_SUFFICIENT;
-        if req.manual_id.is_some() && req.expand_scope && weak {
-            let (all, all_more) =
-                self.gather(&req.query, question, None, limit, exclude, &HashSet::new())?;
-            if all.len() > found.len()
-                || all
-                    .iter()
-                    .any(|f| Some(&f.manual_id) != req.manual_id.as_ref())
-            {
+        if scope.is_some() && req.expand_scope && weak {
+            let (all, all_more) = self.gather(
+                &req.query,
+                question.as_deref(),
+                None,
+                limit,
+                exclude,
+                &HashSet::new(),
+            )?;
+            if all.len() > found.len() || all.iter().any(|f| Some(f.manual_id.as_str()) != scope) {
                 found = all;
                 more = all_more;
                 let present = self.present(&req.query, None, question.is_some())?;
@@ -166,6 +185,7 @@ impl Manuals {
             more,
             scope_expanded,
             scanned,
+            question,
         })
     }
 
@@ -215,14 +235,21 @@ impl Manuals {
         // The words and the meaning are looked up at once, on both cores.
         let (lexical, nearest) = rayon::join(
             || self.lexical(query, scope, limit, exclude),
-            || {
-                dense.map(|(d, q)| {
-                    let within = scope.map_or(String::new(), |s| format!("{s}/"));
-                    d.nearest(q, &within, keep_in(scope, exclude), DENSE_CANDIDATES)
-                })
-            },
+            || dense.map(|(d, q)| d.nearest(q, &within(scope), keep_in(exclude), DENSE_CANDIDATES)),
         );
-        let (mut hits, more) = lexical?;
+        Ok(self.assemble(lexical?, nearest, dense, known))
+    }
+
+    /// The lexical `hits` (and whether more matched) joined by the
+    /// `nearest` sections, the first [`SIGNAL_POOL`] and those with their
+    /// text and (with `dense`) their cosine with the question.
+    fn assemble(
+        &self,
+        (mut hits, more): (Vec<Hit>, bool),
+        nearest: Option<Vec<Hit>>,
+        dense: Option<(&Dense, &[f32; kura_embed::DIM])>,
+        known: &HashSet<Key>,
+    ) -> (Vec<Found>, bool) {
         let mut analysed = hits.len().min(SIGNAL_POOL);
         if let Some(nearest) = nearest {
             analysed = join_nearest(&mut hits, analysed, nearest);
@@ -244,7 +271,7 @@ impl Manuals {
         let t = Instant::now();
         self.fill_bodies(analysed.iter_mut().filter(|f| !known.contains(&f.key())));
         tracing::debug!(target: "kura::timing", "fill {n} bodies {:.2}ms", t.elapsed().as_secs_f64() * 1e3);
-        Ok((found, more))
+        (found, more)
     }
 
     /// The index's best `limit` sections for `query` in `scope`, with the

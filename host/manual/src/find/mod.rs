@@ -99,8 +99,9 @@ pub(super) struct Request {
     pub use_cache: bool,
     pub max_candidates: u64,
     pub time_ms: u64,
-    /// The question's vector, when the dense signal is ready.
-    pub question: Option<Box<[f32; kura_embed::DIM]>>,
+    /// The dense signal is ready (the question's vector is made by the
+    /// first stage, while the words are looked up).
+    pub dense: bool,
 }
 
 #[derive(Input)]
@@ -153,7 +154,7 @@ impl Manuals {
             use_cache: input.use_cache.unwrap_or(self.find.cache_default),
             max_candidates: budget.max_candidates.unwrap_or(200) as u64,
             time_ms: budget.time_ms.unwrap_or(60_000) as u64,
-            question: None,
+            dense: false,
         })
     }
 
@@ -174,10 +175,7 @@ impl Manuals {
             None => HashSet::new(),
         };
         let generation = self.refresh()?;
-        req.question = self
-            .dense(generation)
-            .and_then(|d| d.question(&req.query))
-            .map(Box::new);
+        req.dense = self.dense(generation).is_some();
         let mut terms = query_terms(&req.query);
         terms.sort();
         let key = CacheKey {
@@ -186,7 +184,7 @@ impl Manuals {
             expand_scope: req.expand_scope,
             max_candidates: req.max_candidates,
             only_unscanned_from: req.only_unscanned.clone(),
-            dense: req.question.is_some(),
+            dense: req.dense,
         };
         if req.use_cache {
             let hit = self.traces().cached(&key, generation);
@@ -279,7 +277,7 @@ impl Manuals {
             graph_failed: false,
             warnings: Vec::new(),
         };
-        if req.question.is_none() && self.dense_building() {
+        if pool.question.is_none() && self.dense_building() {
             late.warnings.push(
                 "the sentence encoder is still embedding the manuals' sections: this search matched words only"
                     .into(),
