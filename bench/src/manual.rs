@@ -183,19 +183,29 @@ async fn stdio_find(
         json!({"query": "warm up", "use_cache": false}),
     )
     .await?;
-    // With the encoder: until the manuals' vectors are kept (the first
-    // build writes them at its end), spawn to then.
+    // With the encoder: until every section has its vector, spawn to then.
+    // A search says in its warnings that the encoder is still embedding
+    // (the vectors are kept file by file as they are made, so the cache
+    // file's presence says nothing); the build starts right after the
+    // lexical index, which the call above waited for.
     let mut vectors_ready = None;
     if dense {
-        let folder = state.join("vectors");
-        while !std::fs::read_dir(&folder)
-            .map(|d| {
-                d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with("manuals."))
-            })
-            .unwrap_or(false)
-        {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        loop {
+            let r = s
+                .call(
+                    "manual_find",
+                    json!({"query": "warm up", "use_cache": false}),
+                )
+                .await?;
+            let embedding = structured(&r)?["warnings"].as_array().is_some_and(|w| {
+                w.iter()
+                    .any(|w| w.as_str().is_some_and(|w| w.contains("still embedding")))
+            });
+            if !embedding {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
         }
         vectors_ready = Some(t.elapsed());
     }
