@@ -67,9 +67,16 @@ fn within(scope: Option<&str>) -> String {
     scope.map_or(String::new(), |s| format!("{s}/"))
 }
 
-/// Which of the sections under [`within`] a search may return.
-fn keep_in(exclude: &Exclude) -> impl Fn(&str, u64) -> bool + '_ {
-    move |file: &str, line: u64| !excluded(exclude, file, line)
+/// The [`DENSE_CANDIDATES`] sections of `scope` nearest to `question`,
+/// those `exclude` names left out.
+fn nearest_in(
+    d: &Dense,
+    question: &[f32; kura_embed::DIM],
+    scope: Option<&str>,
+    exclude: &Exclude,
+) -> Vec<Hit> {
+    let keep = |file: &str, line: u64| !excluded(exclude, file, line);
+    d.nearest(question, &within(scope), keep, DENSE_CANDIDATES)
 }
 
 /// The sections nearest in meaning join the first `analysed` hits, after
@@ -142,7 +149,7 @@ impl Manuals {
             || {
                 let d = dense?;
                 let q = d.question(&req.query)?;
-                let near = d.nearest(&q, &within(scope), keep_in(exclude), DENSE_CANDIDATES);
+                let near = nearest_in(d, &q, scope, exclude);
                 Some((Box::new(q), near))
             },
         );
@@ -235,7 +242,7 @@ impl Manuals {
         // The words and the meaning are looked up at once, on both cores.
         let (lexical, nearest) = rayon::join(
             || self.lexical(query, scope, limit, exclude),
-            || dense.map(|(d, q)| d.nearest(q, &within(scope), keep_in(exclude), DENSE_CANDIDATES)),
+            || dense.map(|(d, q)| nearest_in(d, q, scope, exclude)),
         );
         Ok(self.assemble(lexical?, nearest, dense, known))
     }
