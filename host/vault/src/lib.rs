@@ -14,6 +14,8 @@ pub mod action;
 mod audit;
 pub mod coverage;
 mod find;
+pub mod graph;
+mod links;
 pub mod notes;
 mod read;
 mod search;
@@ -33,6 +35,7 @@ pub use crate::scan::ScanOutput;
 pub use audit::{AuditInput, AuditOutput};
 pub use coverage::{CoverageInput, CoverageOutput};
 pub use find::{FindInput, FindOutput};
+pub use links::{LinksInput, LinksOutput, NotesInput, NotesOutput};
 pub use read::{LsInput, ReadInput, ScanInput};
 pub use read::{LsOutput, ReadOutput};
 pub use search::{SearchInput, SearchOutput};
@@ -51,6 +54,8 @@ pub struct Vault {
     pub marginal_gain_min: f64,
     /// vault_find's dense signal (the notes' sentence vectors).
     pub meaning: Meaning,
+    /// The notes' links, tags and properties, derived from the index.
+    pub graph: graph::Kept,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -86,6 +91,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         max_chars: o.config.scan_max_chars as usize,
         coverage_min_ratio: o.config.coverage_min_ratio,
         marginal_gain_min: o.config.marginal_gain_min,
+        graph: graph::Kept::default(),
     }))
 }
 

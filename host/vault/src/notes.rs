@@ -2,6 +2,7 @@
 //! (`.md`, `.markdown`, `.txt`; `.system/` left out) split at their headings.
 
 use crate::fs::{RelPath, Root};
+use crate::graph::facts::Facts;
 use crate::index::{Extracted, LiveIndex, markdown_units};
 
 /// Under `.system/`, the server's own state, never searched or indexed;
@@ -19,8 +20,21 @@ pub fn indexable(p: &RelPath) -> bool {
     !reserved && matches!(ext.as_deref(), Some("md" | "markdown" | "txt"))
 }
 
-fn extract(_: &RelPath, text: &str) -> Extracted {
-    markdown_units(text).into()
+/// A note's sections, and (for markdown) its links, tags and properties
+/// kept with it in the manifest.
+fn extract(path: &RelPath, text: &str) -> Extracted {
+    let markdown = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
+    let meta = markdown
+        .then(|| Facts::of(text))
+        .filter(|f| *f != Facts::default())
+        .and_then(|f| serde_json::to_value(f).ok());
+    Extracted {
+        units: markdown_units(text),
+        meta,
+        ..Extracted::default()
+    }
 }
 
 /// The vault's index, opened on first use.

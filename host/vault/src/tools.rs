@@ -95,6 +95,32 @@ pub static TOOLS: &[ToolDef] = &[
         handler: &Typed(|d, i: crate::FindInput, job| d.get::<Vault>()?.find(i, job)),
     },
     ToolDef {
+        name: "vault_links",
+        title: "Links of a vault note",
+        domain: &DOMAIN,
+        description: "A note's links (each resolved, or null) and backlinks with their line, tags, aliases and properties.",
+        details: "A note's links out, each with the file it resolves to (null: it points nowhere), and the links to it from \
+                      other notes with the line each is on; also its tags, aliases and front-matter properties. Links are \
+                      resolved as Obsidian does: `[[name]]` without case or `.md`, a path shortened while unique, `aliases`; \
+                      markdown links relative to their note. `path` may also be an attachment (its backlinks) or a wikilink \
+                      target such as `Note A`. Answered from the index, without reading notes.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::LinksInput, _| d.get::<Vault>()?.links(i)),
+    },
+    ToolDef {
+        name: "vault_notes",
+        title: "Vault notes by tag and property",
+        domain: &DOMAIN,
+        description: "Notes by tags and properties (`#project/x and status = done`), or the orphans, or those with broken links.",
+        details: "The notes a filter keeps, in path order, with their tags, properties and link counts. `filter`: clauses \
+                      joined by `and`: `#tag` (nested tags match: `#project` keeps `#project/x`), `key = value` (also \
+                      `!=`, `<`, `<=`, `>`, `>=`; numbers, dates and booleans compare as such, text without case), \
+                      `key contains value`, `key exists`. `only`: `orphans` (no note links to them) or `unresolved` (each \
+                      with its links that point nowhere). vault_search and vault_find take the same `filter`.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::NotesInput, _| d.get::<Vault>()?.notes(i)),
+    },
+    ToolDef {
         name: "vault_coverage",
         title: "Vault citation coverage",
         domain: &DOMAIN,

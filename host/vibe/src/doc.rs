@@ -4,7 +4,7 @@
 //! the two edits a task's status needs. Plain text in, plain values out.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::index::Unit;
 use crate::text::Lines;
@@ -39,61 +39,7 @@ impl DocMeta {
     }
 }
 
-/// A text split into its front matter (parsed) and the rest.
-pub struct Split<'a> {
-    pub front: Option<Map<String, Value>>,
-    /// The raw front matter block, delimiters included ("" when none).
-    pub front_raw: &'a str,
-    pub body: &'a str,
-}
-
-/// Split off a `---` … `---` block at the very start. A block that is not a
-/// YAML mapping is left in the body.
-pub fn split(text: &str) -> Split<'_> {
-    let none = Split {
-        front: None,
-        front_raw: "",
-        body: text,
-    };
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return none;
-    };
-    let open = text.len() - rest.len();
-    let mut at = 0;
-    for line in rest.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            let yaml = &rest[..at];
-            let end = open + at + line.len();
-            let parsed: Option<Value> = if yaml.trim().is_empty() {
-                Some(Value::Object(Map::new()))
-            } else {
-                serde_yaml_ng::from_str(yaml).ok()
-            };
-            return match parsed {
-                Some(Value::Object(m)) => Split {
-                    front: Some(m),
-                    front_raw: &text[..end],
-                    body: &text[end..],
-                },
-                _ => none,
-            };
-        }
-        at += line.len();
-    }
-    none
-}
-
-/// A front matter block for `map` (empty map: no block).
-pub fn render_front(map: &Map<String, Value>) -> String {
-    if map.is_empty() {
-        return String::new();
-    }
-    let yaml = serde_yaml_ng::to_string(map).unwrap_or_default();
-    format!("---\n{yaml}---\n")
-}
+pub use crate::text::front::{Split, render_front, split};
 
 fn is_fence(line: &str) -> Option<&'static str> {
     let t = line.trim_start();
@@ -404,13 +350,6 @@ mod tests {
         assert!(c[2].body.contains("### A.1\nsub"));
         assert!(c[2].body.contains("## not a heading"));
         assert_eq!((c[3].start_line, c[3].end_line), (13, 14));
-    }
-
-    #[test]
-    fn a_front_matter_that_is_not_a_mapping_stays_in_the_body() {
-        let s = split("---\n- a\n- b\n---\ntext\n");
-        assert!(s.front.is_none());
-        assert!(s.body.starts_with("---"));
     }
 
     #[test]

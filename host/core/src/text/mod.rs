@@ -2,6 +2,7 @@
 //! (counted in Unicode scalar values) and the normalisation used for loose
 //! matching.
 
+pub mod front;
 pub mod markdown;
 pub mod reference;
 pub use kura_text::{Folded, compare, facet, normalize, phrase, tokenize};
