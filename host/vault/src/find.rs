@@ -121,6 +121,8 @@ pub struct FindBudget {
 pub struct FindScope {
     pub relative_dir: Option<String>,
     pub glob: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -260,11 +262,13 @@ fn log(trace_id: &str, s: &FindSummary, actions: &[NextAction], started: Instant
 struct Scope {
     dir: RelPath,
     glob: Option<GlobMatcher>,
+    /// The notes a tag and property filter keeps.
+    kept: Option<std::collections::HashSet<String>>,
 }
 
 impl Scope {
     fn is_whole_vault(&self) -> bool {
-        self.dir.is_root() && self.glob.is_none()
+        self.dir.is_root() && self.glob.is_none() && self.kept.is_none()
     }
 
     fn contains(&self, file: &str) -> bool {
@@ -272,7 +276,9 @@ impl Scope {
             let d = self.dir.to_string();
             file.len() > d.len() && file.starts_with(&d) && file.as_bytes()[d.len()] == b'/'
         };
-        in_dir && self.glob.as_ref().is_none_or(|g| g.is_match(file))
+        in_dir
+            && self.glob.as_ref().is_none_or(|g| g.is_match(file))
+            && self.kept.as_ref().is_none_or(|k| k.contains(file))
     }
 }
 
@@ -293,6 +299,8 @@ pub struct ScopeInput {
     pub relative_dir: Option<String>,
     /// Only notes whose vault-relative path matches, e.g. `projects/**/*.md`
     pub glob: Option<String>,
+    /// Only notes this tag and property filter keeps (as vault_notes)
+    pub filter: Option<String>,
 }
 
 impl Vault {
@@ -499,7 +507,9 @@ impl Vault {
         })?;
         let mut scope_expanded = false;
         let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose || c.near);
-        if !scope.is_whole_vault() && !kept(&pass) && run.cutoff() != Some(Cutoff::TimeBudget) {
+        // The folder and glob are widened; a tag and property filter stays.
+        let widened = !(scope.dir.is_root() && scope.glob.is_none());
+        if widened && !kept(&pass) && run.cutoff() != Some(Cutoff::TimeBudget) {
             pass = run.stage("whole vault", |run| {
                 // The wide pass's figures stand for the search; its files
                 // and sections add to the narrow one's.
@@ -507,6 +517,7 @@ impl Vault {
                 let whole = Scope {
                     dir: RelPath::root(),
                     glob: None,
+                    kept: scope.kept.clone(),
                 };
                 let mut wide = self.pass(&q, &whole, cap, cap_reason, run, &mut warnings)?;
                 warnings.push("nothing matched in the scope; the whole vault was searched".into());
@@ -541,6 +552,7 @@ impl Vault {
                 scope: FindScope {
                     relative_dir: scope_arg.relative_dir,
                     glob: scope_arg.glob,
+                    filter: scope_arg.filter,
                 },
             },
         })
@@ -572,7 +584,8 @@ impl Vault {
             Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
             None => None,
         };
-        Ok(Scope { dir, glob })
+        let kept = self.kept_by(arg.filter.as_deref())?;
+        Ok(Scope { dir, glob, kept })
     }
 
     /// More than one scan's worth of characters.

@@ -117,6 +117,24 @@ impl Vault {
         self.graph.current(&self.index, &self.root)
     }
 
+    /// The notes `filter` keeps (None: no filter, every file).
+    pub(crate) fn kept_by(
+        &self,
+        filter: Option<&str>,
+    ) -> Result<Option<std::collections::HashSet<String>>> {
+        let Some(filter) = filter.map(Filter::parse).transpose()? else {
+            return Ok(None);
+        };
+        let g = self.current_graph()?;
+        Ok(Some(
+            g.notes
+                .iter()
+                .filter(|n| filter.matches(&n.facts))
+                .map(|n| n.path.clone())
+                .collect(),
+        ))
+    }
+
     fn subject(&self, g: &Graph, path: &str) -> Result<Subject> {
         if let Some(i) = g.find(path) {
             return Ok(Subject::Note(i));

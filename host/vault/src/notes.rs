@@ -13,9 +13,20 @@ pub fn is_reserved(p: &RelPath) -> bool {
         .is_some_and(|s| s.eq_ignore_ascii_case(".system"))
 }
 
+/// Under `.trash/`, where vault_delete puts notes (Obsidian's convention):
+/// kept, restorable, but no longer part of the vault's notes.
+pub fn is_trash(p: &RelPath) -> bool {
+    p.segments()
+        .first()
+        .is_some_and(|s| s.eq_ignore_ascii_case(TRASH))
+}
+
+/// The trash folder at the vault's top.
+pub const TRASH: &str = ".trash";
+
 /// Whether the index holds this file.
 pub fn indexable(p: &RelPath) -> bool {
-    let reserved = is_reserved(p);
+    let reserved = is_reserved(p) || is_trash(p);
     let ext = p.extension().map(|e| e.to_ascii_lowercase());
     !reserved && matches!(ext.as_deref(), Some("md" | "markdown" | "txt"))
 }

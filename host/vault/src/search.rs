@@ -34,6 +34,8 @@ pub struct SearchInput {
     /// Most results to return (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
+    /// Only notes this tag and property filter keeps (as vault_notes)
+    pub filter: Option<String>,
 }
 /// A line is searched in its first this many bytes (the rest is skipped
 /// unread into memory), so one huge line costs no more than this.
@@ -201,6 +203,7 @@ impl Vault {
             None => None,
         };
         let dir = RelPath::parse(input.relative_dir.as_deref().unwrap_or(""), true)?;
+        let kept = self.kept_by(input.filter.as_deref())?;
         let mut regex_error = None;
         let matcher = match mode {
             "plain" => Matcher::Plain(query.to_owned()),
@@ -233,10 +236,13 @@ impl Vault {
         let mut results = Vec::new();
         'files: for (file, _) in self.root.walk_files(&dir)? {
             let rel = file.to_string();
-            if super::notes::is_reserved(&file) {
-                continue; // the server's own state, not notes
+            if super::notes::is_reserved(&file) || super::notes::is_trash(&file) {
+                continue; // the server's own state, or deleted notes
             }
             if glob.as_ref().is_some_and(|g| !g.is_match(&rel)) {
+                continue;
+            }
+            if kept.as_ref().is_some_and(|k| !k.contains(&rel)) {
                 continue;
             }
             // Streamed a line at a time: a file costs one line (at most
