@@ -23,3 +23,16 @@ pub fn slow_search() {
         std::thread::sleep(Duration::from_millis(ms));
     }
 }
+
+/// `KURA_FAULT_MOVE_CRASH_AFTER=N`: a vault move's process dies (abort: no
+/// unwinding, no clean-up, as a kill would leave it) once N of its file
+/// operations are done; 0 is right after its journal is saved.
+pub fn move_step(done: usize) {
+    if std::env::var("KURA_FAULT_MOVE_CRASH_AFTER")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        == Some(done)
+    {
+        std::process::abort();
+    }
+}

@@ -15,6 +15,13 @@ pub enum Kind {
     Replace,
     CopyOverwrite,
     CopyAppend,
+    /// A note leaves this path (vault_move, vault_delete).
+    MoveFrom,
+    /// A note arrives at this path (vault_move, vault_delete).
+    MoveTo,
+    /// Only the path part of links in this note changes, to keep pointing
+    /// at a note that moved (vault_move).
+    Relink,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +94,15 @@ pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
                 );
             }
             match kind {
+                Kind::MoveFrom | Kind::MoveTo => deny(
+                    Code::Forbidden,
+                    format!(
+                        "`{path}`: daily notes are never moved or renamed, and none is made by a move"
+                    ),
+                ),
+                // The one change a daily note takes besides appending: its
+                // links follow a note that moved, so they do not break.
+                Kind::Relink => Ok(()),
                 // The first write of a day is vault_create's (000/001).
                 Kind::Append | Kind::CopyAppend if !exists => deny(
                     Code::Conflict,
@@ -122,6 +138,9 @@ mod tests {
             Kind::Replace,
             Kind::CopyOverwrite,
             Kind::CopyAppend,
+            Kind::MoveFrom,
+            Kind::MoveTo,
+            Kind::Relink,
         ] {
             let err = check(kind, ".system/x.md", true).unwrap_err();
             assert_eq!(err.code, Code::Forbidden, "{kind:?}");
@@ -169,6 +188,17 @@ mod tests {
                 Code::Forbidden
             );
         }
+    }
+
+    #[test]
+    fn daily_notes_are_never_moved_but_their_links_follow_a_moved_note() {
+        for kind in [Kind::MoveFrom, Kind::MoveTo] {
+            assert_eq!(
+                check(kind, "daily/2026-01-01.md", true).unwrap_err().code,
+                Code::Forbidden
+            );
+        }
+        assert!(check(Kind::Relink, "daily/2026-01-01.md", true).is_ok());
     }
 
     #[test]

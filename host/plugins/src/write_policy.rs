@@ -55,6 +55,13 @@ impl Plugins {
                 WriteKind::Replace => WitKind::Replace,
                 WriteKind::CopyOverwrite => WitKind::CopyOverwrite,
                 WriteKind::CopyAppend => WitKind::CopyAppend,
+                // The interface is unchanged, so components built for it
+                // keep working: a move is judged as the overwrite of the
+                // path it leaves and the create of the one it takes; a
+                // link rewrite as a replace.
+                WriteKind::MoveFrom => WitKind::Overwrite,
+                WriteKind::MoveTo => WitKind::Create,
+                WriteKind::Relink => WitKind::Replace,
             },
             path: req.path.to_owned(),
             exists: req.exists,

@@ -9,6 +9,7 @@
 pub mod facts;
 pub mod filter;
 pub mod resolve;
+pub mod rewrite;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -193,12 +194,17 @@ impl Kept {
 
 /// The vault's files that are not notes, for links to attachments.
 pub fn attachments(root: &Root) -> Result<Names> {
-    let paths: Vec<String> = root
+    let mut paths: Vec<String> = root
         .walk_files(&RelPath::root())?
         .into_iter()
-        .filter(|(p, _)| !crate::notes::indexable(p) && !crate::notes::is_reserved(p))
+        .filter(|(p, _)| {
+            !crate::notes::indexable(p)
+                && !crate::notes::is_reserved(p)
+                && !crate::notes::is_trash(p)
+        })
         .map(|(p, _)| p.to_string())
         .collect();
+    paths.sort();
     Ok(Names::new(paths, |_| &[]))
 }
 

@@ -16,6 +16,7 @@ pub mod coverage;
 mod find;
 pub mod graph;
 mod links;
+mod moves;
 pub mod notes;
 mod read;
 mod search;
@@ -36,6 +37,7 @@ pub use audit::{AuditInput, AuditOutput};
 pub use coverage::{CoverageInput, CoverageOutput};
 pub use find::{FindInput, FindOutput};
 pub use links::{LinksInput, LinksOutput, NotesInput, NotesOutput};
+pub use moves::{DeleteInput, DeleteOutput, MoveInput, MoveOutput};
 pub use read::{LsInput, ReadInput, ScanInput};
 pub use read::{LsOutput, ReadOutput};
 pub use search::{SearchInput, SearchOutput};
@@ -56,6 +58,10 @@ pub struct Vault {
     pub meaning: Meaning,
     /// The notes' links, tags and properties, derived from the index.
     pub graph: graph::Kept,
+    /// Where a move keeps its journal (none: moves are refused).
+    pub state: Option<crate::fs::StateDir>,
+    /// One move at a time.
+    pub moving: std::sync::Mutex<()>,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -78,6 +84,11 @@ fn root_of(c: &Config) -> Option<&Path> {
 
 fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
     let root = o.root();
+    let state = o.state.and_then(|s| s.try_clone().ok());
+    if let Some(state) = &state {
+        // A move a killed process left half-done is finished first.
+        moves::replay(&root, state);
+    }
     let meaning = Meaning::new(
         "vault",
         |file| find::note_title(file).to_owned(),
@@ -92,6 +103,8 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         coverage_min_ratio: o.config.coverage_min_ratio,
         marginal_gain_min: o.config.marginal_gain_min,
         graph: graph::Kept::default(),
+        state,
+        moving: std::sync::Mutex::new(()),
     }))
 }
 

@@ -121,6 +121,31 @@ pub static TOOLS: &[ToolDef] = &[
         handler: &Typed(|d, i: crate::NotesInput, _| d.get::<Vault>()?.notes(i)),
     },
     ToolDef {
+        name: "vault_move",
+        title: "Move vault note",
+        domain: &DOMAIN,
+        description: "Move or rename a note, attachment or folder, rewriting every link to it in its own form; all or nothing.",
+        details: "Move or rename a note, an attachment or a folder (with everything in it) to a path that does not exist yet, \
+                      and rewrite every link, embed and markdown link that pointed to what moved (and the links in what moved \
+                      that its new place would change), keeping each link's form, heading, block and shown text. All or \
+                      nothing: a journal in the state folder lets a killed server finish the move at its next start. Daily \
+                      notes are never moved, but their links follow a moved note; `.system/` is reserved. `dry_run` reports \
+                      without writing.",
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: crate::MoveInput, _| d.get::<Vault>()?.move_note(i)),
+    },
+    ToolDef {
+        name: "vault_delete",
+        title: "Delete vault note",
+        domain: &DOMAIN,
+        description: "Send a note, attachment or folder to `.trash/` (restore: vault_move it back); links to it are left as they are.",
+        details: "Send a note, an attachment or a folder to `.trash/` (Obsidian's convention), under the same path, or with \
+                      ` 2`, ` 3`, ... when the trash already holds one; restore it with vault_move from `trash_path`. Links \
+                      to it are left as written (`broken_links` counts them). Daily notes and `.system/` are refused.",
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: crate::DeleteInput, _| d.get::<Vault>()?.delete(i)),
+    },
+    ToolDef {
         name: "vault_coverage",
         title: "Vault citation coverage",
         domain: &DOMAIN,

@@ -217,6 +217,99 @@ impl Root {
         Ok((path, out))
     }
 
+    /// Give file `from` the new name `to` (folders made as needed), never
+    /// through a link: a link or a folder at `from` is refused, a file or
+    /// folder already at `to` is a `conflict` (only a change of case of the
+    /// same file passes, where the file system folds case). Both folders
+    /// are fsynced, so the move survives a power cut. Held under both
+    /// paths' locks, taken in path order.
+    pub fn rename_file(&self, from: &RelPath, to: &RelPath) -> Result<()> {
+        self.check_links(from, false)?;
+        self.check_links(to, false)?;
+        let (first, second) = if from <= to { (from, to) } else { (to, from) };
+        let (l1, l2) = (self.file_lock(first), self.file_lock(second));
+        let _g1 = l1.lock().unwrap_or_else(|e| e.into_inner());
+        let _g2 = (first != second).then(|| l2.lock().unwrap_or_else(|e| e.into_inner()));
+        let missing = || {
+            Error::new(Code::NotFound, format!("`{from}` does not exist"))
+                .with("path", from.to_string())
+        };
+        let src = self
+            .open_dir_nofollow(&from.parent(), false)?
+            .ok_or_else(missing)?;
+        let name = from.file_name().unwrap_or_default();
+        match src.symlink_metadata(name) {
+            Ok(m) if m.is_file() => {}
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(Error::new(
+                    Code::Forbidden,
+                    format!("`{from}` is a symbolic link; kura never moves links"),
+                )
+                .with("path", from.to_string()));
+            }
+            Ok(_) => {
+                return Err(
+                    Error::new(Code::Conflict, format!("`{from}` is not a plain file"))
+                        .with("path", from.to_string()),
+                );
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing()),
+            Err(e) => return Err(io_error(e, from)),
+        }
+        let dst = self
+            .open_dir_nofollow(&to.parent(), true)?
+            .expect("created folders exist");
+        let new_name = to.file_name().unwrap_or_default();
+        let same_file =
+            self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
+        match dst.symlink_metadata(new_name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Ok(_) if same_file => {}
+            Ok(_) => {
+                return Err(Error::new(Code::Conflict, format!("`{to}` already exists"))
+                    .with("path", to.to_string()));
+            }
+            Err(e) => return Err(io_error(e, to)),
+        }
+        src.rename(name, &dst, new_name)
+            .map_err(|e| io_error(e, from))?;
+        sync_dir(&dst).map_err(|e| io_error(e, to))?;
+        sync_dir(&src).map_err(|e| io_error(e, from))
+    }
+
+    /// Remove the folders below `p` that hold nothing (deepest first), and
+    /// `p` itself if it is then empty; files and their folders stay, and
+    /// links are never followed. The folders' removal is fsynced.
+    pub fn remove_empty_dirs(&self, p: &RelPath) -> Result<()> {
+        if p.is_root() {
+            return Ok(());
+        }
+        let Some(parent) = self.open_dir_nofollow(&p.parent(), false)? else {
+            return Ok(());
+        };
+        let name = p.file_name().unwrap_or_default().to_owned();
+        let Ok(dir) = parent.open_dir_nofollow(&name) else {
+            return Ok(()); // gone, a link, or a file
+        };
+        let mut subs = Vec::new();
+        for entry in dir.entries().map_err(|e| io_error(e, p))? {
+            let entry = entry.map_err(|e| io_error(e, p))?;
+            if entry.file_type().is_ok_and(|t| t.is_dir())
+                && let Ok(n) = entry.file_name().into_string()
+            {
+                subs.push(n);
+            }
+        }
+        for sub in subs {
+            self.remove_empty_dirs(&p.join(&sub))?;
+        }
+        match parent.remove_dir(&name) {
+            Ok(()) => sync_dir(&parent).map_err(|e| io_error(e, p)),
+            // Not empty: it stays.
+            Err(_) => Ok(()),
+        }
+    }
+
     /// A write never makes a file kura could not read back whole.
     fn check_size(&self, p: &RelPath, len: usize) -> Result<()> {
         if len as u64 > self.max_file_bytes {

@@ -48,7 +48,7 @@ pub fn join(base: &str, rel: &str) -> Option<String> {
 }
 
 impl Names {
-    /// `paths` in path order; `aliases(i)` are file `i`'s aliases.
+    /// `paths` in path order (sorted); `aliases(i)` are file `i`'s aliases.
     pub fn new<'a>(paths: Vec<String>, aliases: impl Fn(usize) -> &'a [String]) -> Names {
         let mut n = Names {
             exact: HashMap::with_capacity(paths.len() * 2),
@@ -82,6 +82,16 @@ impl Names {
 
     pub fn path(&self, i: usize) -> &str {
         &self.paths[i]
+    }
+
+    /// Every file, in path order.
+    pub fn paths(&self) -> &[String] {
+        &self.paths
+    }
+
+    /// The file at exactly `path`.
+    pub fn find(&self, path: &str) -> Option<usize> {
+        self.paths.binary_search_by(|p| p.as_str().cmp(path)).ok()
     }
 
     /// The file a link written in `from` with `target` points to.

@@ -1,0 +1,257 @@
+//! The links a move rewrites, and how: every link that pointed to a file
+//! must point to the same file (at its new path) afterwards, written in its
+//! own form. A wikilink written as a bare name gets the shortest name that
+//! is unique after the move, one written as a path gets the new path (with
+//! `.md` if it had it); a markdown link gets the path relative to its note
+//! (from the vault's top if it began with `/`), `%20` for spaces unless it
+//! was written between `<` and `>`. Headings, block ids, shown text and
+//! the `!` of an embed are kept: only the path part of a link changes.
+
+use super::facts::{Form, Occurrence, occurrences};
+use super::resolve::Names;
+
+/// The vault's files before and after a move, and where each file goes.
+pub struct Move<'a> {
+    pub before: &'a Names,
+    pub after: &'a Names,
+    /// A file's path after the move (itself when it does not move).
+    pub to: &'a dyn Fn(&str) -> String,
+}
+
+/// The characters a markdown destination cannot hold as they are.
+fn encode(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '%' => out.push_str("%25"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            '#' => out.push_str("%23"),
+            '^' => out.push_str("%5E"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+/// `to` relative to folder `dir`.
+fn relative(dir: &str, to: &str) -> String {
+    let a: Vec<&str> = dir.split('/').filter(|s| !s.is_empty()).collect();
+    let b: Vec<&str> = to.split('/').collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<&str> = vec![".."; a.len() - common];
+    parts.extend(&b[common..]);
+    parts.join("/")
+}
+
+fn has_md(target: &str) -> bool {
+    target.to_lowercase().ends_with(".md")
+}
+
+impl Move<'_> {
+    /// How link `o`, written in the note now at `note` (after the move),
+    /// writes file `want` (after the move); None when no way resolves back.
+    fn write(&self, note: &str, o: &Occurrence, want: usize) -> Option<String> {
+        let path = self.after.path(want);
+        let keep_md = |p: &str| {
+            if has_md(&o.target) || !has_md(p) {
+                p.to_owned()
+            } else {
+                p[..p.len() - 3].to_owned()
+            }
+        };
+        let candidates: Vec<String> = match o.form {
+            Form::Wikilink | Form::Embed => {
+                let short = self.after.shortest(note, want);
+                let short = if has_md(&o.target) && has_md(path) && !has_md(&short) {
+                    format!("{short}.md")
+                } else {
+                    short
+                };
+                if o.target.starts_with("./") || o.target.starts_with("../") {
+                    let r = keep_md(&relative(parent(note), path));
+                    let r = if r.starts_with("../") {
+                        r
+                    } else {
+                        format!("./{r}")
+                    };
+                    vec![r, keep_md(path)]
+                } else if o.target.contains('/') {
+                    vec![keep_md(path), short]
+                } else {
+                    vec![short, keep_md(path)]
+                }
+            }
+            Form::Markdown => {
+                let written = if o.target.starts_with('/') {
+                    format!("/{}", keep_md(path))
+                } else {
+                    let r = keep_md(&relative(parent(note), path));
+                    if o.target.starts_with("./") && !r.starts_with("../") {
+                        format!("./{r}")
+                    } else {
+                        r
+                    }
+                };
+                vec![written]
+            }
+        };
+        candidates
+            .into_iter()
+            .find(|c| self.after.resolve(note, c, o.form) == Some(want))
+            .map(|c| match o.form {
+                Form::Markdown if !o.angled => encode(&c),
+                _ => c,
+            })
+    }
+
+    /// The text of the note at `was` (now at `(self.to)(was)`) with every
+    /// link whose file moved or whose resolution the move would change
+    /// rewritten; None when no link needs it. `Err(target)`: a link that
+    /// cannot be written so as to keep its file.
+    pub fn rewrite(&self, was: &str, text: &str) -> Result<Option<(String, u64)>, String> {
+        let now = (self.to)(was);
+        let mut out = String::with_capacity(text.len() + 64);
+        let mut copied = 0;
+        let mut n = 0;
+        for o in occurrences(text) {
+            if o.target.is_empty() {
+                continue; // a place in the note itself goes with it
+            }
+            let Some(b) = self.before.resolve(was, &o.target, o.form) else {
+                continue; // pointed nowhere; the move does not mend it
+            };
+            let Some(want) = self.after.find(&(self.to)(self.before.path(b))) else {
+                return Err(o.target.clone());
+            };
+            if self.after.resolve(&now, &o.target, o.form) == Some(want) {
+                continue;
+            }
+            let written = self.write(&now, &o, want).ok_or_else(|| o.target.clone())?;
+            out.push_str(&text[copied..o.path.start]);
+            out.push_str(&written);
+            copied = o.path.end;
+            n += 1;
+        }
+        if n == 0 {
+            return Ok(None);
+        }
+        out.push_str(&text[copied..]);
+        Ok(Some((out, n)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(paths: &[&str]) -> Names {
+        let mut p: Vec<String> = paths.iter().map(|s| s.to_string()).collect();
+        p.sort();
+        Names::new(p, |_| &[])
+    }
+
+    fn moved(before: &[&str], from: &str, to: &str, note: &str, text: &str) -> String {
+        let b = names(before);
+        let after: Vec<String> = before
+            .iter()
+            .map(|p| {
+                if *p == from {
+                    to.to_owned()
+                } else {
+                    p.to_string()
+                }
+            })
+            .collect();
+        let after_refs: Vec<&str> = after.iter().map(String::as_str).collect();
+        let a = names(&after_refs);
+        let map = |p: &str| {
+            if p == from {
+                to.to_owned()
+            } else {
+                p.to_owned()
+            }
+        };
+        let m = Move {
+            before: &b,
+            after: &a,
+            to: &map,
+        };
+        match m.rewrite(note, text).unwrap() {
+            Some((t, _)) => t,
+            None => text.to_owned(),
+        }
+    }
+
+    const VAULT: &[&str] = &["Home.md", "a/Old Name.md", "b/Other.md", "img/pic.png"];
+
+    #[test]
+    fn each_link_keeps_its_form() {
+        let text = "[[Old Name]] [[Old Name#Part|shown]] ![[Old Name#^blk]] [[a/Old Name]] [[Old Name.md]]\n[x](a/Old%20Name.md#Part) [y](<a/Old Name.md>) [z](/a/Old%20Name.md) [[Other]]\n";
+        let got = moved(VAULT, "a/Old Name.md", "c/New Name.md", "Home.md", text);
+        assert_eq!(
+            got,
+            "[[New Name]] [[New Name#Part|shown]] ![[New Name#^blk]] [[c/New Name]] [[New Name.md]]\n[x](c/New%20Name.md#Part) [y](<c/New Name.md>) [z](/c/New%20Name.md) [[Other]]\n"
+        );
+    }
+
+    #[test]
+    fn a_moved_note_s_relative_links_follow_it() {
+        let text = "[o](../b/Other.md) [[Other]] [p](../img/pic.png) [[#Part]]\n";
+        let got = moved(
+            VAULT,
+            "a/Old Name.md",
+            "deep/er/Old Name.md",
+            "a/Old Name.md",
+            text,
+        );
+        assert_eq!(
+            got,
+            "[o](../../b/Other.md) [[Other]] [p](../../img/pic.png) [[#Part]]\n"
+        );
+    }
+
+    #[test]
+    fn a_name_that_becomes_ambiguous_gets_a_path() {
+        let text = "[[Other]]\n";
+        let got = moved(VAULT, "a/Old Name.md", "a/Other.md", "Home.md", text);
+        assert_eq!(
+            got, "[[b/Other]]\n",
+            "a/Other.md would now be nearer by tie-break"
+        );
+    }
+
+    #[test]
+    fn links_that_pointed_nowhere_or_elsewhere_are_left_alone() {
+        let text = "[[Nowhere]] [[Other]] `[[Old Name]]` [ext](https://x.y/Old%20Name.md)\n";
+        let got = moved(VAULT, "a/Old Name.md", "c/New.md", "Home.md", text);
+        assert_eq!(got, text);
+    }
+
+    #[test]
+    fn an_attachment_s_embeds_follow_it() {
+        let got = moved(
+            VAULT,
+            "img/pic.png",
+            "media/photo.png",
+            "b/Other.md",
+            "![[pic.png|200]] [i](../img/pic.png)\n",
+        );
+        assert_eq!(got, "![[photo.png|200]] [i](../media/photo.png)\n");
+    }
+
+    #[test]
+    fn destinations_are_encoded_as_markdown_needs() {
+        assert_eq!(encode("a b/(c)%.md"), "a%20b/%28c%29%25.md");
+        assert_eq!(relative("a/b", "a/c/d.md"), "../c/d.md");
+        assert_eq!(relative("", "x.md"), "x.md");
+        assert_eq!(relative("a", "a/x.md"), "x.md");
+    }
+}
