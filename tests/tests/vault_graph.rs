@@ -293,3 +293,66 @@ async fn a_move_killed_between_any_two_files_is_finished_at_the_next_start() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_edit_under_a_heading_checks_the_hash_it_was_read_with() {
+    let f = Fixture::new();
+    f.write("notes/plan.md", "# Plan\n## Todo\n- a\n\n## Done\n- z\n");
+    let k = f.start().await;
+    let read = k
+        .call("vault_read", json!({"path": "notes/plan.md", "full": true}))
+        .await;
+    let hash = read.ok()["hash"].as_str().unwrap().to_owned();
+    let r = k
+        .call(
+            "vault_edit",
+            json!({"path": "notes/plan.md", "heading": "Plan > Todo", "mode": "append", "content": "- b", "expected_hash": hash}),
+        )
+        .await;
+    assert_eq!(
+        (r.ok()["start_line"].as_u64(), r.ok()["end_line"].as_u64()),
+        (Some(2), Some(5))
+    );
+    assert_eq!(
+        f.read("notes/plan.md"),
+        "# Plan\n## Todo\n- a\n- b\n\n## Done\n- z\n"
+    );
+    // The hash it was read with is stale now.
+    let r = k
+        .call(
+            "vault_edit",
+            json!({"path": "notes/plan.md", "heading": "Done", "mode": "replace", "content": "- y", "expected_hash": hash}),
+        )
+        .await;
+    assert_eq!(r.code(), "conflict");
+    assert_eq!(
+        f.read("notes/plan.md"),
+        "# Plan\n## Todo\n- a\n- b\n\n## Done\n- z\n"
+    );
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn a_daily_note_takes_an_edit_only_at_its_end() {
+    let f = Fixture::new();
+    f.write(
+        "daily/2026-01-07.md",
+        "# 2026-01-07\n## Morning\nm\n## Evening\ne\n",
+    );
+    let k = f.start().await;
+    let edit = |heading: &str, mode: &str| json!({"path": "daily/2026-01-07.md", "heading": heading, "mode": mode, "content": "more"});
+    for (h, m) in [
+        ("Morning", "append"),
+        ("Evening", "prepend"),
+        ("Evening", "replace"),
+    ] {
+        let r = k.call("vault_edit", edit(h, m)).await;
+        assert_eq!(r.code(), "forbidden", "{h} {m}");
+    }
+    k.call("vault_edit", edit("Evening", "append")).await.ok();
+    assert_eq!(
+        f.read("daily/2026-01-07.md"),
+        "# 2026-01-07\n## Morning\nm\n## Evening\ne\nmore\n"
+    );
+    k.stop().await;
+}

@@ -20,6 +20,7 @@ mod moves;
 pub mod notes;
 mod read;
 mod search;
+mod section;
 mod write;
 
 use std::path::Path;
@@ -41,6 +42,7 @@ pub use moves::{DeleteInput, DeleteOutput, MoveInput, MoveOutput};
 pub use read::{LsInput, ReadInput, ScanInput};
 pub use read::{LsOutput, ReadOutput};
 pub use search::{SearchInput, SearchOutput};
+pub use section::{EditInput, EditOutput};
 pub use write::{Copied, CreateInput, MODES, ReplaceInput, ReplaceOutput, WriteInput, WriteOutput};
 
 pub struct Vault {

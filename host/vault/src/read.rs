@@ -40,6 +40,9 @@ pub struct ReadOutput {
     /// `none`, `range_end` or `max_chars`.
     pub truncated_reason: String,
     pub applied: ReadApplied,
+    /// The whole note's SHA-256 (vault_edit's `expected_hash`); null for a
+    /// file over MAX_FILE_BYTES, which kura never rewrites.
+    pub hash: Option<String>,
 }
 
 #[derive(Input)]
@@ -168,6 +171,11 @@ impl Vault {
                 max_chars: self.max_chars as u64,
             },
             text: w.text,
+            hash: self
+                .root
+                .read(&path)
+                .ok()
+                .map(|b| super::section::sha256(&b)),
         })
     }
 

@@ -69,6 +69,18 @@ pub static TOOLS: &[ToolDef] = &[
         handler: &Typed(|d, i: crate::ReplaceInput, _| d.get::<Vault>()?.replace(i)),
     },
     ToolDef {
+        name: "vault_edit",
+        title: "Edit vault note section",
+        domain: &DOMAIN,
+        description: "Append to, prepend to or replace the body of one section, named by its heading path (`Projects > Kura`).",
+        details: "Append to, prepend to or replace the body of one section of a note, named by its heading path \
+                      (`Projects > Kura`, or its last headings while they name one section). A section runs to the next \
+                      heading of its level or higher, subsections included. `expected_hash` (vault_read's `hash`) refuses \
+                      the write with `conflict` if the note changed. Under `daily/` only an append at the note's end is allowed.",
+        effect: Effect::Destructive { idempotent: false },
+        handler: &Typed(|d, i: crate::EditInput, _| d.get::<Vault>()?.edit(i)),
+    },
+    ToolDef {
         name: "vault_search",
         title: "Search vault lines",
         domain: &DOMAIN,
