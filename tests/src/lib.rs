@@ -340,16 +340,23 @@ impl Kura {
             .map(|t| t.text.clone())
             .unwrap_or_default();
         if !is_error {
-            let schema = self.schemas.get(tool).expect("tool has an outputSchema");
-            let validator = jsonschema::validator_for(schema).expect("outputSchema compiles");
-            let errors: Vec<String> = validator
-                .iter_errors(&body)
-                .map(|e| e.to_string())
-                .collect();
-            assert!(
-                errors.is_empty(),
-                "{tool}: structuredContent does not match outputSchema: {errors:?}\n{body}"
-            );
+            // The listed schema (top-level fields and their types), and the
+            // full one: every field a success carries, nested ones too.
+            let listed = self.schemas.get(tool).expect("tool has an outputSchema");
+            let full = kura::tools::find(tool)
+                .map(|t| Value::Object((*t.output()).clone()))
+                .expect("a tool of the catalog");
+            for (which, schema) in [("outputSchema", listed), ("the full schema", &full)] {
+                let validator = jsonschema::validator_for(schema).expect("the schema compiles");
+                let errors: Vec<String> = validator
+                    .iter_errors(&body)
+                    .map(|e| e.to_string())
+                    .collect();
+                assert!(
+                    errors.is_empty(),
+                    "{tool}: structuredContent does not match {which}: {errors:?}\n{body}"
+                );
+            }
         } else {
             assert!(body["error"]["code"].is_string(), "error shape: {body}");
             assert!(body["error"]["message"].is_string(), "error shape: {body}");

@@ -34,8 +34,9 @@ async fn bridge_tools_are_served_only_with_both_roots() {
         let t = tools.iter().find(|t| t.name == n).unwrap();
         let a = t.annotations.as_ref().unwrap();
         assert_eq!(
-            (a.read_only_hint, a.destructive_hint),
-            (Some(false), Some(true)),
+            // MCP's default where a hint is left out: destructive.
+            (a.read_only_hint, a.destructive_hint.unwrap_or(true)),
+            (Some(false), true),
             "{n}"
         );
         assert!(t.output_schema.is_some());

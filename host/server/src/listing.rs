@@ -96,18 +96,28 @@ impl KuraServer {
     }
 }
 
-/// A tool's hints. `destructiveHint` and `idempotentHint` mean something
-/// only for a tool that writes (MCP's schema), so only those carry them.
+/// A tool's hints: `readOnlyHint` always (the one every client looks at),
+/// the others only where they say more than MCP's default for them
+/// (`destructiveHint` true, `idempotentHint` false, `openWorldHint` true):
+/// a client reads the same, in fewer bytes. `destructiveHint` and
+/// `idempotentHint` mean something only for a tool that writes.
 pub(crate) fn annotations(t: &crate::domain::ToolDef) -> ToolAnnotations {
     use crate::domain::Effect;
-    let hints = ToolAnnotations::new()
+    let mut hints = ToolAnnotations::new()
         .read_only(t.read_only())
         .open_world(false);
-    match t.effect {
-        Effect::Read => hints,
-        Effect::Write { idempotent } => hints.destructive(false).idempotent(idempotent),
-        Effect::Destructive { idempotent } => hints.destructive(true).idempotent(idempotent),
+    let (destructive, idempotent) = match t.effect {
+        Effect::Read => return hints,
+        Effect::Write { idempotent } => (false, idempotent),
+        Effect::Destructive { idempotent } => (true, idempotent),
+    };
+    if !destructive {
+        hints = hints.destructive(false);
     }
+    if idempotent {
+        hints = hints.idempotent(true);
+    }
+    hints
 }
 
 /// Descriptions name the configured read cap, not the default.

@@ -299,7 +299,7 @@ pub struct ScopeInput {
     pub relative_dir: Option<String>,
     /// Only notes whose vault-relative path matches, e.g. `projects/**/*.md`
     pub glob: Option<String>,
-    /// Only notes this tag and property filter keeps (as vault_notes)
+    /// A vault_notes `filter`
     pub filter: Option<String>,
 }
 

@@ -19,10 +19,10 @@ const LIMIT_MAX: i64 = 1000;
 
 #[derive(Input)]
 pub struct LinksInput {
-    /// A note (or attachment) relative to the vault root, or a wikilink target such as `Note A`
+    /// A note or attachment path, or a link target such as `Note A`
     #[arg(nonempty)]
     pub path: String,
-    /// Most links and backlinks to list, each (default 100)
+    /// Most links and backlinks, each (default 100)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
 }
@@ -66,9 +66,9 @@ pub const ONLY: [&str; 2] = ["orphans", "unresolved"];
 
 #[derive(Input)]
 pub struct NotesInput {
-    /// Clauses joined by `and`: `#tag`, `key = value` (!=, <, <=, >, >=), `key contains value`, `key exists`
+    /// `#tag`, `key = value` (!=, <, <=, >, >=), `key contains value`, `key exists`, joined by `and`
     pub filter: Option<String>,
-    /// Only notes nothing links to, or only notes with links that point nowhere
+    /// `orphans` (nothing links to them) or `unresolved` (with broken links)
     #[arg(one_of = ONLY)]
     pub only: Option<&'static str>,
     /// Most notes to return (default 50)

@@ -28,19 +28,19 @@ use crate::plugins::WriteKind;
 
 #[derive(Input)]
 pub struct MoveInput {
-    /// The note, attachment or folder to move, relative to the vault root
+    /// Note, attachment or folder
     #[arg(nonempty)]
     pub from: String,
-    /// Its new path (must not exist yet)
+    /// New path (must not exist)
     #[arg(nonempty)]
     pub to: String,
-    /// Only report what would move and which links would be rewritten
+    /// Report only; change nothing
     pub dry_run: Option<bool>,
 }
 
 #[derive(Input)]
 pub struct DeleteInput {
-    /// The note, attachment or folder to send to `.trash/`
+    /// Note, attachment or folder
     #[arg(nonempty)]
     pub path: String,
 }

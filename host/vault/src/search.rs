@@ -34,7 +34,7 @@ pub struct SearchInput {
     /// Most results to return (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
-    /// Only notes this tag and property filter keeps (as vault_notes)
+    /// A vault_notes `filter`
     pub filter: Option<String>,
 }
 /// A line is searched in its first this many bytes (the rest is skipped

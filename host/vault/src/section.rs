@@ -24,16 +24,16 @@ pub const EDITS: [&str; 3] = ["append", "prepend", "replace"];
 pub struct EditInput {
     /// Existing note relative to the vault root
     pub path: String,
-    /// The section's heading path, outermost first: `Projects > Kura` (or just `Kura` if unique)
+    /// Heading path: `Projects > Kura`, or `Kura` if unique
     #[arg(nonempty)]
     pub heading: String,
-    /// Add at the section's end, right under its heading, or replace its body
+    /// At the section's end, under its heading, or instead of its body
     #[arg(one_of = EDITS)]
     pub mode: &'static str,
     /// The text to add, or the new body
     #[arg(text)]
     pub content: String,
-    /// vault_read's `hash`: refuse with `conflict` if the note changed since
+    /// vault_read's `hash`; a note changed since is a `conflict`
     pub expected_hash: Option<String>,
 }
 
