@@ -126,6 +126,7 @@ pub async fn run() -> anyhow::Result<()> {
     let data = DemoData::create()?;
     let mut tour = start(&data).await?;
     vault_tour(&mut tour).await?;
+    graph_tour(&mut tour).await?;
     manual_tour(&mut tour).await?;
     meaning_tour(&mut tour).await?;
     evidence_tour(&mut tour).await?;
@@ -294,6 +295,71 @@ async fn vault_tour(tour: &mut Tour) -> anyhow::Result<()> {
             "A refused path: escaping the root",
             "vault_read",
             json!({"path": "../etc/passwd", "full": true}),
+        ),
+    ];
+    for (what, tool, args) in steps {
+        tour.step(what, tool, args).await?;
+    }
+    Ok(())
+}
+
+/// The vault as a web of notes: links in every form, backlinks with their
+/// line, a tag and property query, a move that rewrites the links to what
+/// moved, an edit under a heading, and the trash.
+async fn graph_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    let plan = "---\ntags: [plan, backup]\nstatus: draft\ndue: 2026-12-01\n---\n# Backup plan\n\
+                Follow [[backup-guide#Restore|the restore drills]], weigh ![[backup-summary]] and\n\
+                [the draft](../research/backup-draft.md).\n\n## Open questions\n- how often?\n";
+    let steps: Vec<(&str, &str, Value)> = vec![
+        (
+            "Write a note that links in every form (wikilink, embed, markdown)",
+            "vault_create",
+            json!({"path": "notes/backup-plan.md", "content": plan}),
+        ),
+        (
+            "Link to it from today's daily note",
+            "vault_write",
+            json!({"path": "daily/2026-01-05.md", "content": "- read [[backup-guide]]\n", "mode": "append"}),
+        ),
+        (
+            "What links to the guide: backlinks with their line, from the index",
+            "vault_links",
+            json!({"path": "research/backup-guide.md"}),
+        ),
+        (
+            "Notes by tag and property",
+            "vault_notes",
+            json!({"filter": "#backup and status = draft and due < 2027-01-01"}),
+        ),
+        (
+            "Rename and move the guide: every link to it is rewritten in its own form",
+            "vault_move",
+            json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        ),
+        (
+            "The plan's links after the move",
+            "vault_read",
+            json!({"path": "notes/backup-plan.md", "range": {"start_line": 7, "end_line": 8}}),
+        ),
+        (
+            "Move it back: the links follow again",
+            "vault_move",
+            json!({"from": "guides/Backup Guide.md", "to": "research/backup-guide.md"}),
+        ),
+        (
+            "Append under a heading",
+            "vault_edit",
+            json!({"path": "notes/backup-plan.md", "heading": "Backup plan > Open questions", "mode": "append", "content": "- who restores?"}),
+        ),
+        (
+            "Send a note to the trash (vault_move brings it back)",
+            "vault_delete",
+            json!({"path": "notes/demo-created.md"}),
+        ),
+        (
+            "A refused move: daily notes are never renamed",
+            "vault_move",
+            json!({"from": "daily/2026-01-05.md", "to": "notes/old-day.md"}),
         ),
     ];
     for (what, tool, args) in steps {
