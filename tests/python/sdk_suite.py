@@ -47,7 +47,8 @@ async def checks(s, handshake):
         names = [t.name for t in field(tools, "tools")]
         assert names == [
             "vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace",
-            "vault_search", "vault_find", "vault_coverage", "artifact_audit",
+            "vault_edit", "vault_search", "vault_find", "vault_links", "vault_notes", "vault_move",
+            "vault_delete", "vault_coverage", "artifact_audit",
             "search", "read_doc", "list_tasks", "get_plan", "create_doc", "update_doc", "create_task",
             "update_task_status", "create_plan", "log_session", "reindex",
         ], names
@@ -114,6 +115,28 @@ async def checks(s, handshake):
         assert not field(r, "isError", "is_error"), r
         return field(r, "structuredContent", "structured_content")
 
+    async def graph_tools():
+        # Links in three forms to the guide, a move that rewrites them, and back.
+        sc(await call("vault_create", {"path": "sdk/links.md", "content":
+            "---\ntags: [sdk/graph]\nstatus: open\n---\n# Links\n"
+            "[[backup-guide]] ![[backup-guide#Restore]] [g](../research/backup-guide.md)\n"}))
+        back = sc(await call("vault_links", {"path": "research/backup-guide.md"}))["backlinks"]
+        assert [(b["path"], b["line"], b["form"]) for b in back] == [
+            ("sdk/links.md", 6, "wikilink"), ("sdk/links.md", 6, "embed"), ("sdk/links.md", 6, "markdown")], back
+        notes = sc(await call("vault_notes", {"filter": "#sdk and status = open"}))["notes"]
+        assert [n["path"] for n in notes] == ["sdk/links.md"], notes
+        moved = sc(await call("vault_move", {"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}))
+        assert moved["links_rewritten"] == 3, moved
+        with open(f"{VAULT}/sdk/links.md", encoding="utf-8") as fh:
+            assert fh.read().endswith(
+                "[[Backup Guide]] ![[Backup Guide#Restore]] [g](../guides/Backup%20Guide.md)\n")
+        sc(await call("vault_move", {"from": "guides/Backup Guide.md", "to": "research/backup-guide.md"}))
+        h = sc(await call("vault_read", {"path": "sdk/links.md", "full": True}))["hash"]
+        sc(await call("vault_edit", {"path": "sdk/links.md", "heading": "Links", "mode": "append",
+                                     "content": "- more", "expected_hash": h}))
+        gone = sc(await call("vault_delete", {"path": "sdk/links.md"}))
+        assert gone["trash_path"] == ".trash/sdk/links.md", gone
+
     async def vibe_tools_validate():
         # Every vibe tool's success, validated by the SDK against its outputSchema.
         found = sc(await call("search", {"query": "indexador sqlite", "limit": 3}))
@@ -173,6 +196,7 @@ async def checks(s, handshake):
         ("scan_resumes_without_loss", scan_round_trip),
         ("create_write_replace_search", write_cycle),
         ("errors_are_tool_results_with_spec_codes", errors_are_tool_results),
+        ("graph_tools_link_move_edit_and_trash", graph_tools),
     ]:
         await check(f"{handshake}: {name}", fn)
     return results

@@ -15,6 +15,7 @@ use rmcp::service::{ClientLifecycleMode, RoleClient, RunningService, ServiceErro
 use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
+pub mod graph_vault;
 pub mod toolchain;
 
 /// The path of the built `kura` binary (same profile as these tests).

@@ -74,7 +74,7 @@ fn run_suite(python: &Path, expect_handshake: &str, http: bool) {
         out.status.success(),
         "Python SDK suite failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("9 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("10 passed, 0 failed"), "{stdout}");
     assert!(stdout.contains(expect_handshake), "{stdout}");
     // The SDK ends its HTTP session with a DELETE and warns about any
     // answer but 200 or 204: a user's client log should stay quiet.

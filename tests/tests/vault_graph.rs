@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use kura_tests::graph_vault::{self, Truth};
 use kura_tests::{Fixture, Kura, command};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
@@ -45,7 +46,10 @@ fn snapshot(root: &Path) -> BTreeMap<String, String> {
                 stack.push(p);
             } else if !name.starts_with(".kura-tmp-") {
                 let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                out.insert(rel, std::fs::read_to_string(&p).unwrap());
+                out.insert(
+                    rel,
+                    String::from_utf8_lossy(&std::fs::read(&p).unwrap()).into_owned(),
+                );
             }
         }
     }
@@ -354,5 +358,316 @@ async fn a_daily_note_takes_an_edit_only_at_its_end() {
         f.read("daily/2026-01-07.md"),
         "# 2026-01-07\n## Morning\nm\n## Evening\ne\nmore\n"
     );
+    k.stop().await;
+}
+
+/// A fixture with the generated linked vault in place of the demo one.
+fn linked_vault() -> (Fixture, Truth) {
+    let f = Fixture::new();
+    std::fs::remove_dir_all(f.vault()).unwrap();
+    std::fs::create_dir_all(f.vault()).unwrap();
+    let truth = graph_vault::build(
+        &f.vault(),
+        &kura_tests::workspace().join("fixtures/corpora"),
+    );
+    (f, truth)
+}
+
+/// `(line, form, file)` of each link, sorted.
+type Links = Vec<(u64, String, Option<String>)>;
+
+fn true_links_from(truth: &Truth, note: &str) -> Links {
+    let mut v: Links = truth
+        .links
+        .iter()
+        .filter(|l| l.from == note)
+        .map(|l| (l.line, l.form.to_owned(), l.to.clone()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn true_backlinks(truth: &Truth, note: &str) -> Vec<(String, u64, String)> {
+    let mut v: Vec<_> = truth
+        .links
+        .iter()
+        .filter(|l| l.to.as_deref() == Some(note) && l.from != note)
+        .map(|l| (l.from.clone(), l.line, l.form.to_owned()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every note's links and backlinks as kura answers them, against the truth.
+async fn check_every_note(k: &Kura, truth: &Truth) {
+    for note in &truth.notes {
+        let r = k
+            .call("vault_links", json!({"path": note, "limit": 1000}))
+            .await;
+        let out = r.ok();
+        let mut links: Links = out["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    l["line"].as_u64().unwrap(),
+                    l["form"].as_str().unwrap().to_owned(),
+                    l["resolved"].as_str().map(str::to_owned),
+                )
+            })
+            .collect();
+        links.sort();
+        assert_eq!(links, true_links_from(truth, note), "links of {note}");
+        let mut back: Vec<(String, u64, String)> = out["backlinks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| {
+                (
+                    b["path"].as_str().unwrap().to_owned(),
+                    b["line"].as_u64().unwrap(),
+                    b["form"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        back.sort();
+        assert_eq!(back, true_backlinks(truth, note), "backlinks of {note}");
+        let tags: Vec<String> = out["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_lowercase())
+            .collect();
+        for t in &truth.tags[note] {
+            assert!(tags.contains(t), "{note} lost its tag {t}: {tags:?}");
+        }
+    }
+}
+
+async fn listed(k: &Kura, args: serde_json::Value) -> Vec<String> {
+    let r = k.call("vault_notes", args).await;
+    let out = r.ok().clone();
+    assert_eq!(out["truncated"], false);
+    out["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_linked_vault_s_every_link_backlink_orphan_and_broken_link_is_as_written() {
+    let (f, truth) = linked_vault();
+    assert!(truth.notes.len() >= 250, "{} notes", truth.notes.len());
+    let forms: std::collections::BTreeSet<&str> = truth.links.iter().map(|l| l.form).collect();
+    assert_eq!(forms.len(), 3);
+    eprintln!(
+        "{} notes, {} attachments, {} links ({} broken)",
+        truth.notes.len(),
+        truth.attachments.len(),
+        truth.links.len(),
+        truth.links.iter().filter(|l| l.to.is_none()).count()
+    );
+    let k = f.start().await;
+    check_every_note(&k, &truth).await;
+    let orphans: Vec<String> = truth
+        .notes
+        .iter()
+        .filter(|n| true_backlinks(&truth, n).is_empty())
+        .cloned()
+        .collect();
+    assert!(orphans.iter().any(|o| o.starts_with("inbox/")));
+    assert_eq!(
+        listed(&k, json!({"only": "orphans", "limit": 1000})).await,
+        orphans
+    );
+    let mut broken: Vec<String> = truth
+        .links
+        .iter()
+        .filter(|l| l.to.is_none())
+        .map(|l| l.from.clone())
+        .collect();
+    broken.dedup();
+    assert!(broken.len() >= 5);
+    assert_eq!(
+        listed(&k, json!({"only": "unresolved", "limit": 1000})).await,
+        broken
+    );
+    // An attachment's backlinks are the embeds of it.
+    let pic = &truth.attachments[0];
+    let r = k.call("vault_links", json!({"path": pic})).await;
+    let from: Vec<&str> = r.ok()["backlinks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["path"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = truth
+        .links
+        .iter()
+        .filter(|l| l.to.as_deref() == Some(pic.as_str()))
+        .map(|l| l.from.as_str())
+        .collect();
+    assert_eq!(from, want);
+    k.stop().await;
+}
+
+/// Whether a note passes a filter, decided from the truth alone.
+fn passes(truth: &Truth, note: &str, tag: Option<&str>, prop: Option<(&str, &str, &str)>) -> bool {
+    let tag_ok = tag.is_none_or(|t| {
+        truth.tags[note]
+            .iter()
+            .any(|have| have == t || have.starts_with(&format!("{t}/")))
+    });
+    let prop_ok = prop.is_none_or(|(key, op, want)| {
+        let Some(v) = truth.props[note].get(key) else {
+            return false;
+        };
+        match (op, v) {
+            ("=", serde_json::Value::String(s)) => s.eq_ignore_ascii_case(want),
+            ("=", serde_json::Value::Bool(b)) => b.to_string() == want,
+            ("<", serde_json::Value::String(s)) => s.as_str() < want,
+            (">", serde_json::Value::Number(n)) => {
+                n.as_f64().unwrap() > want.parse::<f64>().unwrap()
+            }
+            _ => unreachable!("{op} {v}"),
+        }
+    });
+    tag_ok && prop_ok
+}
+
+#[tokio::test]
+async fn tag_and_property_queries_keep_the_notes_the_truth_says() {
+    let (f, truth) = linked_vault();
+    let k = f.start().await;
+    for (filter, tag, prop) in [
+        ("#debian/ch02", Some("debian/ch02"), None),
+        (
+            "#debian and status = done",
+            Some("debian"),
+            Some(("status", "=", "done")),
+        ),
+        (
+            "#lang/es and due < 2026-11-01",
+            Some("lang/es"),
+            Some(("due", "<", "2026-11-01")),
+        ),
+        ("priority > 2", None, Some(("priority", ">", "2"))),
+        ("#journal", Some("journal"), None),
+        (
+            "reviewed = true and #debian/ch10",
+            Some("debian/ch10"),
+            Some(("reviewed", "=", "true")),
+        ),
+        ("tags contains topic", Some("topic"), None),
+    ] {
+        let want: Vec<String> = truth
+            .notes
+            .iter()
+            .filter(|n| passes(&truth, n, tag, prop))
+            .cloned()
+            .collect();
+        assert!(!want.is_empty(), "{filter} keeps something");
+        assert_eq!(
+            listed(&k, json!({"filter": filter, "limit": 1000})).await,
+            want,
+            "{filter}"
+        );
+    }
+    // The same filter narrows a line search.
+    let r = k
+        .call("vault_search", json!({"query": "Related", "mode": "plain", "filter": "#lang/es and status = draft", "limit": 1000}))
+        .await;
+    let mut found: Vec<String> = r.ok()["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["path"].as_str().unwrap().to_owned())
+        .collect();
+    found.dedup();
+    let want: Vec<String> = truth
+        .notes
+        .iter()
+        .filter(|n| passes(&truth, n, Some("lang/es"), Some(("status", "=", "draft"))))
+        .cloned()
+        .collect();
+    assert_eq!(found, want);
+    k.stop().await;
+}
+
+#[tokio::test]
+async fn moves_in_a_linked_vault_keep_every_link_on_its_file() {
+    let (f, truth) = linked_vault();
+    let before: BTreeMap<String, String> = snapshot(&f.vault());
+    let k = f.start().await;
+    let moves = [
+        ("topics/Package Management.md", "hubs/Packages and APT.md"),
+        ("es", "español/referencia"),
+        ("people/Ada Lovelace.md", "people/Augusta Ada King.md"),
+        ("attachments/diagram-0.png", "media/first diagram.png"),
+    ];
+    for (from, to) in moves {
+        k.call("vault_move", json!({"from": from, "to": to}))
+            .await
+            .ok();
+    }
+    let moved = |p: &str| -> String {
+        let mut p = p.to_owned();
+        for (from, to) in moves {
+            if p == from {
+                p = to.to_owned();
+            } else if let Some(rest) = p.strip_prefix(&format!("{from}/")) {
+                p = format!("{to}/{rest}");
+            }
+        }
+        p
+    };
+    let mut notes: Vec<String> = truth.notes.iter().map(|n| moved(n)).collect();
+    notes.sort();
+    let after = Truth {
+        notes,
+        links: truth
+            .links
+            .iter()
+            .map(|l| graph_vault::TrueLink {
+                from: moved(&l.from),
+                line: l.line,
+                form: l.form,
+                to: l.to.as_deref().map(moved),
+            })
+            .collect(),
+        tags: truth
+            .tags
+            .iter()
+            .map(|(n, t)| (moved(n), t.clone()))
+            .collect(),
+        ..Truth::default()
+    };
+    check_every_note(&k, &after).await;
+    // Only lines with links changed, and every file is where it should be.
+    let now = snapshot(&f.vault());
+    assert_eq!(now.len(), before.len());
+    for (path, text) in &before {
+        let new = &now[&moved(path)];
+        let link_lines: Vec<u64> = truth
+            .links
+            .iter()
+            .filter(|l| l.from == *path)
+            .map(|l| l.line)
+            .collect();
+        let (a, b): (Vec<&str>, Vec<&str>) = (text.lines().collect(), new.lines().collect());
+        assert_eq!(a.len(), b.len(), "{path}");
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            if x != y {
+                assert!(
+                    link_lines.contains(&(i as u64 + 1)),
+                    "{path}:{} changed without a link: {x:?} -> {y:?}",
+                    i + 1
+                );
+            }
+        }
+    }
     k.stop().await;
 }
