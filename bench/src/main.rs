@@ -15,6 +15,7 @@
 
 mod corpus;
 mod fts;
+mod graph;
 mod http;
 mod manual;
 mod model;
@@ -81,6 +82,22 @@ enum Command {
         /// Queries: the gold set's text.
         #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
         gold: PathBuf,
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        #[command(flatten)]
+        measure: Measure,
+    },
+    /// The vault's links, tags and properties on a generated linked vault:
+    /// the graph built from files, catch-up after an edit, backlinks, a
+    /// tag and property query, and a move that rewrites 500 links.
+    Graph {
+        /// Where the original manuals are (the notes are made of their sections).
+        #[arg(long, default_value = "fixtures/corpora")]
+        source: PathBuf,
+        #[arg(long, default_value_t = 5_000)]
+        notes: u64,
+        #[arg(long, default_value_t = 10)]
+        megabytes: u64,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
         #[command(flatten)]
@@ -303,6 +320,17 @@ async fn main() -> anyhow::Result<()> {
             let kura_bin = kura_binary(measure.kura)?;
             let r = vault::run(&source, notes, megabytes, &gold, rounds, &kura_bin).await?;
             emit(&r, measure.json, vault::print);
+        }
+        Command::Graph {
+            source,
+            notes,
+            megabytes,
+            rounds,
+            measure,
+        } => {
+            let kura_bin = kura_binary(measure.kura)?;
+            let r = graph::run(&source, notes, megabytes, rounds, &kura_bin).await?;
+            emit(&r, measure.json, graph::print);
         }
         Command::VibeGen {
             out,

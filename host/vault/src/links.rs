@@ -186,8 +186,14 @@ impl Vault {
     fn note_links(&self, g: &Graph, i: usize, limit: usize) -> Result<LinksOutput> {
         let note = &g.notes[i];
         let facts = &note.facts;
-        // The files are walked only for a note with links no note answers.
-        let files: Option<Names> = if g.targets(i).iter().any(Option::is_none) {
+        // The files are walked only for a note with a link no note answers
+        // that may be to an attachment.
+        let maybe_file = g
+            .targets(i)
+            .iter()
+            .zip(&facts.links)
+            .any(|(t, l)| t.is_none() && (graph::is_attachment(&l.target) || l.form == Form::Embed));
+        let files: Option<Names> = if maybe_file {
             Some(graph::attachments(&self.root)?)
         } else {
             None

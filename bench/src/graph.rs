@@ -1,0 +1,260 @@
+//! `kura-bench graph`: the vault's links, tags and properties at scale.
+//! The vault is generated like `kura-bench vault`'s (5,000 notes of the
+//! bundled manuals' sections), and every note is given front matter (tags,
+//! a status, a due date) and links to other notes in the three forms; one
+//! hub note is linked 500 times from 200 notes. Measured:
+//! - in process, what building the graph from files costs: reading every
+//!   note and extracting its facts, then resolving every link;
+//! - over stdio against the real binary: the first answer (the whole index
+//!   built from files in the background), how long after an external edit
+//!   a backlink appears, vault_links and vault_notes (a tag and property
+//!   filter) latencies, and the move of the hub (500 links in 200 files
+//!   rewritten, durable when the call returns).
+
+#![allow(clippy::disallowed_methods)] // a bench tool: writes its own vault
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use kura::client::Session;
+use kura::vault::graph::{Graph, facts::Facts};
+
+use crate::corpus::{self, Rng};
+use crate::{ms, peak_rss_mib, percentile, structured};
+
+/// Notes that link to the hub, and links to it in all.
+const HUB_FILES: usize = 200;
+const HUB_LINKS: usize = 500;
+
+/// Give every note front matter and links; returns the notes' paths.
+fn weave(vault: &Path, rng: &mut Rng) -> anyhow::Result<Vec<String>> {
+    let mut files: Vec<String> = corpus::markdown_files(vault)?
+        .into_iter()
+        .map(|p| {
+            p.strip_prefix(vault)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    files.sort();
+    let n = files.len();
+    for (i, f) in files.iter().enumerate() {
+        let path = vault.join(f);
+        let body = std::fs::read_to_string(&path)?;
+        let mut text = format!(
+            "---\ntags: [bench, bench/t{}]\nstatus: {}\ndue: 2026-{}-{:02}\n---\n{body}\n## Links\n",
+            i % 20,
+            ["draft", "review", "done"][i % 3],
+            10 + i % 3,
+            1 + i % 28
+        );
+        for k in 0..8 {
+            let to = &files[rng.below(n)];
+            let bare = to.trim_end_matches(".md");
+            match k % 3 {
+                0 => text.push_str(&format!("- [[{bare}]]\n")),
+                1 => text.push_str(&format!("- ![[{bare}#Links]]\n")),
+                _ => text.push_str(&format!("- [link](/{})\n", to.replace(' ', "%20"))),
+            }
+        }
+        if i < HUB_FILES {
+            // 500 links in 200 notes: three in the first hundred, two after.
+            let three = i < HUB_LINKS - 2 * HUB_FILES;
+            text.push_str("- [[hub]] and [[hub#Top|the hub]]");
+            if three {
+                text.push_str(" and [h](/bench/hub.md)");
+            }
+            text.push('\n');
+        }
+        std::fs::write(&path, text)?;
+    }
+    std::fs::create_dir_all(vault.join("bench"))?;
+    std::fs::write(vault.join("bench/hub.md"), "# Top\nThe hub.\n")?;
+    files.push("bench/hub.md".to_owned());
+    files.sort();
+    Ok(files)
+}
+
+/// Read every note and build the graph in process, as the index does at
+/// its first start: (extract ms, resolve ms, links).
+fn in_process(vault: &Path, files: &[String]) -> anyhow::Result<(f64, f64, usize)> {
+    let t = Instant::now();
+    let mut kept = Vec::with_capacity(files.len());
+    for f in files {
+        let text = std::fs::read_to_string(vault.join(f))?;
+        let facts = serde_json::to_value(Facts::of(&text))?;
+        kept.push((
+            f.clone(),
+            blake3::hash(text.as_bytes()).to_hex().to_string(),
+            facts,
+        ));
+    }
+    let extract = ms(t.elapsed());
+    let t = Instant::now();
+    let g = Graph::build(
+        1,
+        kept.iter()
+            .map(|(p, h, m)| (p.as_str(), h.as_str(), Some(m))),
+        None,
+    );
+    let resolve = ms(t.elapsed());
+    let links = g.notes.iter().map(|n| n.facts.links.len()).sum();
+    Ok((extract, resolve, links))
+}
+
+pub async fn run(
+    source: &Path,
+    notes: u64,
+    megabytes: u64,
+    rounds: usize,
+    kura_bin: &Path,
+) -> anyhow::Result<Value> {
+    let dir = tempfile::tempdir()?;
+    let vault = dir.path().join("vault");
+    let g = corpus::generate(source, &vault, notes, megabytes, 7)?;
+    let mut rng = Rng::new(28);
+    let files = weave(&vault, &mut rng)?;
+    let (extract, resolve, links) = in_process(&vault, &files)?;
+    eprintln!(
+        "vault: {} notes, {} links; facts {extract:.0} ms, graph {resolve:.0} ms",
+        files.len(),
+        links
+    );
+    std::fs::write(dir.path().join("none.toml"), "")?;
+    let args = vec![
+        "--vault-root".to_owned(),
+        vault.display().to_string(),
+        "--state-dir".to_owned(),
+        dir.path().join("state").display().to_string(),
+        "--config".to_owned(),
+        dir.path().join("none.toml").display().to_string(),
+    ];
+    let s = Session::spawn(kura_bin, &args).await?;
+    // The first answer waits for the background index of the whole vault.
+    let t = Instant::now();
+    structured(&s.call("vault_notes", json!({"limit": 1})).await?)?;
+    let first = ms(t.elapsed());
+    // An external edit: how long until the new backlink is answered.
+    let mut catch_up = Vec::new();
+    for k in 0..rounds * 4 {
+        let (from, to) = (
+            &files[rng.below(files.len())],
+            &files[rng.below(files.len())],
+        );
+        if from == to {
+            continue;
+        }
+        let path = vault.join(from);
+        let mut text = std::fs::read_to_string(&path)?;
+        text.push_str(&format!("- edit {k}: [[{}]]\n", to.trim_end_matches(".md")));
+        let t = Instant::now();
+        std::fs::write(&path, text)?;
+        loop {
+            let r = structured(
+                &s.call("vault_links", json!({"path": to, "limit": 1000}))
+                    .await?,
+            )?;
+            let seen = r["backlinks"].as_array().is_some_and(|b| {
+                b.iter().any(|x| {
+                    x["path"] == from.as_str()
+                        && x["context"]
+                            .as_str()
+                            .is_some_and(|c| c.contains(&format!("edit {k}:")))
+                })
+            });
+            if seen {
+                break;
+            }
+            anyhow::ensure!(
+                t.elapsed() < Duration::from_secs(10),
+                "the edit of {from} was never seen"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        catch_up.push(ms(t.elapsed()));
+    }
+    catch_up.sort_by(f64::total_cmp);
+    let mut back = Vec::new();
+    for _ in 0..rounds * 200 {
+        let note = &files[rng.below(files.len())];
+        let t = Instant::now();
+        structured(&s.call("vault_links", json!({"path": note})).await?)?;
+        back.push(ms(t.elapsed()));
+    }
+    back.sort_by(f64::total_cmp);
+    let mut query = Vec::new();
+    let mut kept = 0;
+    for i in 0..rounds * 100 {
+        let filter = format!("#bench/t{} and status = done and due < 2026-12-01", i % 20);
+        let t = Instant::now();
+        let r = structured(
+            &s.call("vault_notes", json!({"filter": filter, "limit": 1000}))
+                .await?,
+        )?;
+        query.push(ms(t.elapsed()));
+        kept = r["total"].as_u64().unwrap_or(0);
+    }
+    query.sort_by(f64::total_cmp);
+    let t = Instant::now();
+    let moved = structured(
+        &s.call(
+            "vault_move",
+            json!({"from": "bench/hub.md", "to": "bench/moved/Hub Note.md"}),
+        )
+        .await?,
+    )?;
+    let move_ms = ms(t.elapsed());
+    let rss = s.pid.and_then(|p| peak_rss_mib(&p.to_string()));
+    s.close().await?;
+    let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let lat = |v: &[f64]| json!({"p50": r3(percentile(v, 0.5)), "p95": r3(percentile(v, 0.95)), "n": v.len()});
+    Ok(json!({
+        "vault": { "notes": files.len(), "links": links, "megabytes": r3(g.bytes as f64 / 1048576.0) },
+        "in_process_ms": { "read_and_extract": r3(extract), "resolve": r3(resolve) },
+        "first_answer_ms": r3(first),
+        "catch_up_after_edit_ms": lat(&catch_up),
+        "vault_links_stdio_ms": lat(&back),
+        "vault_notes_filter_stdio_ms": lat(&query),
+        "filter_kept": kept,
+        "move_hub": {
+            "ms": r3(move_ms),
+            "links_rewritten": moved["links_rewritten"],
+            "notes_rewritten": moved["rewritten"].as_array().map_or(0, Vec::len),
+        },
+        "serve_peak_rss_mib": rss.map(r3),
+    }))
+}
+
+pub fn print(r: &Value) {
+    println!(
+        "vault                 {} notes, {} links, {} MB",
+        r["vault"]["notes"], r["vault"]["links"], r["vault"]["megabytes"]
+    );
+    println!(
+        "graph from files      read+extract {} ms, resolve {} ms (in process)",
+        r["in_process_ms"]["read_and_extract"], r["in_process_ms"]["resolve"]
+    );
+    println!(
+        "first answer          {} ms (the whole index, in the background)",
+        r["first_answer_ms"]
+    );
+    for (name, key) in [
+        ("catch-up after edit", "catch_up_after_edit_ms"),
+        ("vault_links (stdio)", "vault_links_stdio_ms"),
+        ("vault_notes filter", "vault_notes_filter_stdio_ms"),
+    ] {
+        let v = &r[key];
+        println!(
+            "{name:<21} p50 {} ms, p95 {} ms over {}",
+            v["p50"], v["p95"], v["n"]
+        );
+    }
+    let m = &r["move_hub"];
+    println!(
+        "move of the hub       {} ms: {} links in {} notes rewritten",
+        m["ms"], m["links_rewritten"], m["notes_rewritten"]
+    );
+}
