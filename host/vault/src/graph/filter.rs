@@ -195,10 +195,7 @@ impl Filter {
     /// Whether a note with these facts passes every clause.
     pub fn matches(&self, facts: &Facts) -> bool {
         self.0.iter().all(|c| match c {
-            Clause::Tag(t) => facts.tags.iter().any(|have| {
-                let have = have.to_lowercase();
-                have == *t || have.starts_with(&format!("{t}/"))
-            }),
+            Clause::Tag(t) => facts.tags.iter().any(|have| tag_is(have, t)),
             Clause::Prop { key, op, value } => {
                 let found = facts
                     .props
@@ -209,6 +206,18 @@ impl Filter {
             }
         })
     }
+}
+
+/// Whether tag `have` is `want` (lowercase) or nested under it, without
+/// case and without allocating.
+fn tag_is(have: &str, want: &str) -> bool {
+    let mut h = have.chars().flat_map(char::to_lowercase);
+    for w in want.chars() {
+        if h.next() != Some(w) {
+            return false;
+        }
+    }
+    matches!(h.next(), None | Some('/'))
 }
 
 fn holds(found: Option<&Value>, op: Op, want: &Scalar) -> bool {

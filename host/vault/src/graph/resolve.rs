@@ -16,6 +16,8 @@ use super::facts::Form;
 #[derive(Default)]
 pub struct Names {
     paths: Vec<String>,
+    /// Each path in lowercase, for matching without allocating.
+    lower: Vec<String>,
     /// Lowercase path (and, for a `.md` file, the path without it) → file.
     exact: HashMap<String, usize>,
     /// Lowercase file name (and, for a `.md` file, its stem) → files.
@@ -62,7 +64,8 @@ impl Names {
                 n.by_name.entry(stem.to_owned()).or_default().push(i);
             }
             n.by_name.entry(name).or_default().push(i);
-            n.exact.insert(lower, i);
+            n.exact.insert(lower.clone(), i);
+            n.lower.push(lower);
             for a in aliases(i) {
                 n.aliases
                     .entry(a.trim().to_lowercase())
@@ -115,10 +118,16 @@ impl Names {
             return Some(i);
         }
         let name = wanted.rsplit('/').next().unwrap_or(&wanted);
+        // The path, or its last segments (with or without `.md`).
+        let ends = |p: &str| {
+            p == wanted
+                || (p.len() > wanted.len()
+                    && p.ends_with(wanted.as_str())
+                    && p.as_bytes()[p.len() - wanted.len() - 1] == b'/')
+        };
         let fits = |i: &&usize| {
-            let p = self.paths[**i].to_lowercase();
-            let ends = |p: &str| p == wanted || p.ends_with(&format!("/{wanted}"));
-            ends(&p) || stem_md(&p).is_some_and(ends)
+            let p = self.lower[**i].as_str();
+            ends(p) || stem_md(p).is_some_and(ends)
         };
         let found = self
             .by_name
