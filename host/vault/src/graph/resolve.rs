@@ -30,7 +30,7 @@ fn stem_md(lower: &str) -> Option<&str> {
     lower.strip_suffix(".md")
 }
 
-fn parent(path: &str) -> &str {
+pub(super) fn parent(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 

@@ -8,7 +8,7 @@
 //! the `!` of an embed are kept: only the path part of a link changes.
 
 use super::facts::{Form, Occurrence, occurrences};
-use super::resolve::Names;
+use super::resolve::{Names, parent};
 
 /// The vault's files before and after a move, and where each file goes.
 pub struct Move<'a> {
@@ -35,10 +35,6 @@ fn encode(path: &str) -> String {
         }
     }
     out
-}
-
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(d, _)| d)
 }
 
 /// `to` relative to folder `dir`.
