@@ -7,6 +7,7 @@
 #![allow(clippy::disallowed_methods)] // tests look at the files with std::fs
 
 use kura_tests::{Fixture, Kura};
+use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
 async fn kura() -> (Fixture, Kura) {
@@ -869,10 +870,21 @@ async fn log_session_creates_appends_with_separator_and_uses_the_local_date() {
 
 #[tokio::test]
 async fn reindex_is_incremental_and_full_on_request() {
-    let (f, k) = kura().await;
-    // The start-up index first (a search waits for it), so that the
-    // reindex below finds everything indexed already.
-    k.call("search", json!({"query": "warm"})).await.ok();
+    let f = Fixture::new();
+    let log = f.dir.path().join("kura.log");
+    let k = Kura::start_logging(
+        f.vibe_args(&[]),
+        ClientLifecycleMode::Initialize,
+        std::fs::File::create(&log).unwrap().into(),
+    )
+    .await;
+    // The start-up index done, so that the reindex below finds everything
+    // indexed already and no late start-up re-check takes the edits first.
+    kura_tests::wait_for_log(
+        &log,
+        "vibe index ready",
+        std::time::Duration::from_secs(120),
+    );
     let first = k.call("reindex", json!({})).await;
     let s = first.ok()["stats"].clone();
     assert_eq!(s["scanned"], 20, "13 documents in vibeMCP, 7 in webapp");

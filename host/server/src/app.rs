@@ -57,7 +57,8 @@ fn spawn_sync(
                     ms = t.elapsed().as_millis() as u64,
                     "{what} index ready"
                 ),
-                Ok(None) => {}
+                // A search got there first: the start-up had nothing to do.
+                Ok(None) => tracing::info!("{what} index ready (already up to date)"),
                 Err(e) => tracing::warn!("{what} index: {}", e.message),
             }
         });
