@@ -671,3 +671,104 @@ async fn moves_in_a_linked_vault_keep_every_link_on_its_file() {
     }
     k.stop().await;
 }
+
+/// One question of `fixtures/eval/vault-links.jsonl`.
+struct LinkGold {
+    id: String,
+    query: String,
+    split: String,
+    expected: Vec<String>,
+}
+
+impl LinkGold {
+    fn parse(line: &str) -> LinkGold {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let s = |k: &str| v[k].as_str().unwrap().to_owned();
+        LinkGold {
+            id: s("id"),
+            query: s("query"),
+            split: s("split"),
+            expected: v["expected"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e.as_str().unwrap().to_owned())
+                .collect(),
+        }
+    }
+}
+
+/// The notes vault_find's `vault_read` actions name, in order.
+fn reads(found: &serde_json::Value) -> Vec<String> {
+    found["next_actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["type"] == "vault_read")
+        .filter_map(|a| a["params"]["path"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// `(first read right, a right note among the reads)` per question, with
+/// link evidence on or off.
+async fn link_gold_run(f: &Fixture, gold: &[LinkGold], links: bool) -> Vec<(bool, bool)> {
+    let mut cmd = command(&f.args(&[]));
+    cmd.env("LINK_EVIDENCE_ENABLED", links.to_string());
+    // Words only: the figures must not depend on whether a model is installed.
+    cmd.env("DENSE_SEARCH_ENABLED", "false");
+    let k = Kura::start_command(
+        cmd,
+        ClientLifecycleMode::Initialize,
+        std::process::Stdio::null(),
+    )
+    .await;
+    let mut out = Vec::new();
+    for g in gold {
+        let found = k.call("vault_find", json!({"query": g.query})).await;
+        let r = reads(found.ok());
+        let right = |p: &String| g.expected.contains(p);
+        out.push((r.first().is_some_and(right), r.iter().any(right)));
+    }
+    k.stop().await;
+    out
+}
+
+#[tokio::test]
+async fn links_as_evidence_on_the_linked_vault_gold_set() {
+    let (f, _) = linked_vault();
+    let text =
+        std::fs::read_to_string(kura_tests::workspace().join("fixtures/eval/vault-links.jsonl"))
+            .unwrap();
+    let gold: Vec<LinkGold> = text.lines().map(LinkGold::parse).collect();
+    let off = link_gold_run(&f, &gold, false).await;
+    let on = link_gold_run(&f, &gold, true).await;
+    let share = |run: &[(bool, bool)], split: &str, any: bool| {
+        let part: Vec<_> = gold
+            .iter()
+            .zip(run)
+            .filter(|(g, _)| g.split == split)
+            .map(|(_, r)| if any { r.1 } else { r.0 })
+            .collect();
+        part.iter().filter(|&&b| b).count() as f64 / part.len() as f64
+    };
+    eprintln!("vault_find on the linked vault, words only (first read right / a right note read):");
+    for split in ["dev", "test"] {
+        for (name, run) in [("links off", &off), ("links on", &on)] {
+            eprintln!(
+                "  {split:4} {name:9}  {:.3} / {:.3}",
+                share(run, split, false),
+                share(run, split, true)
+            );
+        }
+    }
+    for (g, (a, b)) in gold.iter().zip(off.iter().zip(&on)) {
+        if a != b {
+            eprintln!("  {} [{}] off {a:?} on {b:?}: {}", g.id, g.split, g.query);
+        }
+    }
+    // The weight was chosen on the dev half: there, links must not lose.
+    assert!(
+        share(&on, "dev", false) >= share(&off, "dev", false),
+        "link evidence made the dev half's first reads worse"
+    );
+}

@@ -38,6 +38,9 @@ struct State {
     /// Bumped by every sync or write that changed the index (and by the
     /// first sync), so that caches of search results know when to drop.
     generation: u64,
+    /// Bumped whenever a file the index does not hold (an attachment next
+    /// to the notes) may have changed, for those who keep a list of them.
+    others: u64,
 }
 
 impl State {
@@ -115,6 +118,9 @@ impl LiveIndex {
                 Changes::Nothing => return Ok(None),
                 Changes::Paths(paths) => {
                     if let Some(files) = self.just_files(inner, root, &paths) {
+                        if files.iter().any(|f| !(self.indexable)(f)) {
+                            state.others += 1;
+                        }
                         let stats =
                             inner
                                 .index
@@ -128,6 +134,7 @@ impl LiveIndex {
         }
         let stats = self.sync_locked(inner, root, &SyncOptions::default())?;
         state.saw(&stats);
+        state.others += 1;
         state.synced = true;
         Ok(Some(stats))
     }
@@ -144,6 +151,16 @@ impl LiveIndex {
     pub fn generation(&self) -> u64 {
         self.inner().map_or(0, |i| {
             i.state.lock().unwrap_or_else(|e| e.into_inner()).generation
+        })
+    }
+
+    /// Changes whenever a file the index does not hold may have changed
+    /// (every time, where no watcher could be set up), as far as the last
+    /// re-check knows: a list of such files made at one value is current
+    /// while it stays.
+    pub fn others_generation(&self) -> u64 {
+        self.inner().map_or(0, |i| {
+            i.state.lock().unwrap_or_else(|e| e.into_inner()).others
         })
     }
 
@@ -210,6 +227,7 @@ impl LiveIndex {
             }
         };
         state.saw(&stats);
+        state.others += 1;
         state.synced |= whole;
         Ok(stats)
     }
@@ -238,6 +256,9 @@ impl LiveIndex {
             let mut state = i.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.synced {
                 state.saw(&stats);
+            }
+            if !(self.indexable)(path) {
+                state.others += 1;
             }
             Ok(stats)
         });

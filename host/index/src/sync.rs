@@ -135,9 +135,12 @@ impl SectionIndex {
         self.finish(batch, Commit::Now)
     }
 
-    /// Bring just these files up to date (after a write through the server):
-    /// each is re-read if it changed, dropped if it is gone, or dropped when
-    /// `indexable` says it is not a file this index holds.
+    /// Bring just these files up to date (those the watcher named): each
+    /// is re-read if it changed, dropped if it is gone, or dropped when
+    /// `indexable` says it is not a file this index holds. The manifest
+    /// (and what is derived from it) follows at once; tantivy commits like
+    /// after a write, before the next search or once changes pause, so an
+    /// editor saving keystroke by keystroke pays for one commit.
     pub fn update_files<E: Into<Extracted>>(
         &self,
         root: &Root,
@@ -145,7 +148,7 @@ impl SectionIndex {
         indexable: impl Fn(&RelPath) -> bool,
         extract: impl Fn(&RelPath, &str) -> E,
     ) -> Result<SyncStats> {
-        self.update(root, paths, indexable, extract, Commit::Now)
+        self.update(root, paths, indexable, extract, Commit::Soon)
     }
 
     /// [`SectionIndex::update_files`] for a file the server just wrote:

@@ -160,6 +160,9 @@ struct Cand {
     /// Among the [`NEAR`] sections nearest the query, at least [`NEAR_MIN`]
     /// (Stage 2's signal).
     near: bool,
+    /// The share of the strongest other hits whose note links to this
+    /// one's or is linked from it (Stage 1.5, from the vault's graph).
+    linked: f64,
     /// Stage 1.5's ranking score.
     rank: f64,
 }
@@ -435,6 +438,7 @@ impl Vault {
             coverage,
             meaning: 0.0,
             near: false,
+            linked: 0.0,
             rank: 0.0,
         }
     }

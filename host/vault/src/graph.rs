@@ -40,11 +40,37 @@ pub struct Graph {
     generation: u64,
     /// In path order.
     pub notes: Vec<Note>,
-    names: Names,
+    names: Arc<Names>,
     /// For each note, the note each of its links resolves to.
     out: Vec<Vec<Option<u32>>>,
     /// For each note, the links to it from other notes, in path order.
     back: Vec<Vec<Edge>>,
+}
+
+/// Where each link of note `from` points, its edges added to `back`
+/// (links from a note to itself are not backlinks).
+fn resolve_links(
+    names: &Names,
+    notes: &[Note],
+    from: usize,
+    back: &mut [Vec<Edge>],
+) -> Vec<Option<u32>> {
+    let n = &notes[from];
+    n.facts
+        .links
+        .iter()
+        .enumerate()
+        .map(|(k, l)| {
+            let to = names.resolve(&n.path, &l.target, l.form)?;
+            if to != from {
+                back[to].push(Edge {
+                    from: from as u32,
+                    link: k as u32,
+                });
+            }
+            Some(to as u32)
+        })
+        .collect()
 }
 
 /// Whether a link's target names a file other than a note (`.png`, `.pdf`):
@@ -61,7 +87,10 @@ pub fn is_attachment(target: &str) -> bool {
 
 impl Graph {
     /// The graph of the notes the index holds, `(path, content hash, kept
-    /// facts)`, reusing `previous`'s facts of unchanged notes.
+    /// facts)`, reusing `previous`'s facts of unchanged notes. While the
+    /// notes and their aliases stay the same (an edit of a note's text),
+    /// only the changed notes' links are resolved again; otherwise every
+    /// link is, since a new name can change where any link points.
     pub fn build<'a>(
         generation: u64,
         files: impl Iterator<Item = (&'a str, &'a str, Option<&'a serde_json::Value>)>,
@@ -70,11 +99,16 @@ impl Graph {
         let reuse: HashMap<&str, &Note> = previous
             .map(|g| g.notes.iter().map(|n| (n.path.as_str(), n)).collect())
             .unwrap_or_default();
+        let mut changed = Vec::new();
         let notes: Vec<Note> = files
-            .map(|(path, hash, meta)| {
+            .enumerate()
+            .map(|(i, (path, hash, meta))| {
                 let facts = match reuse.get(path) {
                     Some(n) if n.hash == hash => n.facts.clone(),
-                    _ => Arc::new(Facts::kept(meta)),
+                    _ => {
+                        changed.push(i);
+                        Arc::new(Facts::kept(meta))
+                    }
                 };
                 Note {
                     path: path.to_owned(),
@@ -83,35 +117,61 @@ impl Graph {
                 }
             })
             .collect();
+        match previous {
+            Some(p) if p.same_names(&notes, &changed) => p.updated(generation, notes, &changed),
+            _ => Graph::whole(generation, notes),
+        }
+    }
+
+    /// Every link resolved.
+    fn whole(generation: u64, notes: Vec<Note>) -> Graph {
         let names = Names::new(notes.iter().map(|n| n.path.clone()).collect(), |i| {
             &notes[i].facts.aliases
         });
         let mut back = vec![Vec::new(); notes.len()];
-        let out: Vec<Vec<Option<u32>>> = notes
-            .iter()
-            .enumerate()
-            .map(|(from, n)| {
-                n.facts
-                    .links
-                    .iter()
-                    .enumerate()
-                    .map(|(k, l)| {
-                        let to = names.resolve(&n.path, &l.target, l.form)?;
-                        if to != from {
-                            back[to].push(Edge {
-                                from: from as u32,
-                                link: k as u32,
-                            });
-                        }
-                        Some(to as u32)
-                    })
-                    .collect()
-            })
+        let out: Vec<Vec<Option<u32>>> = (0..notes.len())
+            .map(|from| resolve_links(&names, &notes, from, &mut back))
             .collect();
         Graph {
             generation,
             notes,
-            names,
+            names: Arc::new(names),
+            out,
+            back,
+        }
+    }
+
+    /// Whether `notes` are this graph's notes by path, and the `changed`
+    /// ones declare the aliases they did: names resolve as they did.
+    fn same_names(&self, notes: &[Note], changed: &[usize]) -> bool {
+        self.notes.len() == notes.len()
+            && self.notes.iter().zip(notes).all(|(a, b)| a.path == b.path)
+            && changed
+                .iter()
+                .all(|&i| self.notes[i].facts.aliases == notes[i].facts.aliases)
+    }
+
+    /// This graph with the `changed` notes' links resolved again.
+    fn updated(&self, generation: u64, notes: Vec<Note>, changed: &[usize]) -> Graph {
+        let mut out = self.out.clone();
+        let mut back = self.back.clone();
+        let mut touched = Vec::new();
+        for &c in changed {
+            for t in self.out[c].iter().flatten().map(|&t| t as usize) {
+                back[t].retain(|e| e.from as usize != c);
+            }
+            out[c] = resolve_links(&self.names, &notes, c, &mut back);
+            touched.extend(out[c].iter().flatten().map(|&t| t as usize));
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for t in touched {
+            back[t].sort_unstable_by_key(|e| (e.from, e.link));
+        }
+        Graph {
+            generation,
+            notes,
+            names: self.names.clone(),
             out,
             back,
         }
@@ -136,6 +196,17 @@ impl Graph {
     /// The links to note `i` from other notes.
     pub fn backlinks(&self, i: usize) -> &[Edge] {
         &self.back[i]
+    }
+
+    /// The notes note `i` links to or is linked from, itself left out.
+    pub fn neighbours(&self, i: usize) -> std::collections::HashSet<usize> {
+        self.out[i]
+            .iter()
+            .flatten()
+            .map(|&t| t as usize)
+            .chain(self.back[i].iter().map(|e| e.from as usize))
+            .filter(|&t| t != i)
+            .collect()
     }
 
     /// The link an edge stands for.
@@ -166,16 +237,20 @@ impl Graph {
     }
 }
 
-/// The vault's graph, kept for the index generation it was built from.
+/// The vault's graph, kept for the index generation it was built from,
+/// and its attachments, kept while no file outside the index changes.
 #[derive(Default)]
-pub struct Kept(Mutex<Option<Arc<Graph>>>);
+pub struct Kept {
+    graph: Mutex<Option<Arc<Graph>>>,
+    files: Mutex<Option<(u64, Arc<Names>)>>,
+}
 
 impl Kept {
     /// The graph of the index as it is now (brought up to date first).
     pub fn current(&self, index: &crate::index::LiveIndex, root: &Root) -> Result<Arc<Graph>> {
         index.refresh(root)?;
         let generation = index.generation();
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = self.graph.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(g) = kept.as_ref().filter(|g| g.generation == generation) {
             return Ok(g.clone());
         }
@@ -189,6 +264,20 @@ impl Kept {
         ));
         *kept = Some(graph.clone());
         Ok(graph)
+    }
+
+    /// The vault's attachments as of the index's last re-check (call after
+    /// [`Kept::current`]): walked again only when the re-check saw a file
+    /// the index does not hold change.
+    pub fn attachments(&self, index: &crate::index::LiveIndex, root: &Root) -> Result<Arc<Names>> {
+        let seen = index.others_generation();
+        let mut kept = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, files)) = kept.as_ref().filter(|(at, _)| *at == seen) {
+            return Ok(files.clone());
+        }
+        let files = Arc::new(attachments(root)?);
+        *kept = Some((seen, files.clone()));
+        Ok(files)
     }
 }
 
@@ -239,23 +328,7 @@ mod tests {
     use super::*;
 
     fn graph(notes: &[(&str, &str)]) -> Graph {
-        let metas: Vec<(String, String, serde_json::Value)> = notes
-            .iter()
-            .map(|(p, text)| {
-                (
-                    p.to_string(),
-                    blake3::hash(text.as_bytes()).to_hex().to_string(),
-                    serde_json::to_value(Facts::of(text)).unwrap(),
-                )
-            })
-            .collect();
-        Graph::build(
-            1,
-            metas
-                .iter()
-                .map(|(p, h, m)| (p.as_str(), h.as_str(), Some(m))),
-            None,
-        )
+        build_from(&metas(notes), None)
     }
 
     #[test]
@@ -300,6 +373,65 @@ mod tests {
         );
         assert!(Arc::ptr_eq(&g1.notes[0].facts, &g2.notes[0].facts));
         assert_eq!(g2.backlinks(1).len(), 1);
+    }
+
+    fn metas(notes: &[(&str, &str)]) -> Vec<(String, String, serde_json::Value)> {
+        notes
+            .iter()
+            .map(|(p, text)| {
+                (
+                    p.to_string(),
+                    blake3::hash(text.as_bytes()).to_hex().to_string(),
+                    serde_json::to_value(Facts::of(text)).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn build_from(m: &[(String, String, serde_json::Value)], previous: Option<&Graph>) -> Graph {
+        Graph::build(
+            2,
+            m.iter().map(|(p, h, v)| (p.as_str(), h.as_str(), Some(v))),
+            previous,
+        )
+    }
+
+    fn edges(g: &Graph) -> (Vec<Vec<Option<u32>>>, Vec<Vec<Edge>>) {
+        (g.out.clone(), g.back.clone())
+    }
+
+    #[test]
+    fn an_edit_resolves_only_its_note_again_and_agrees_with_a_whole_build() {
+        let before = [
+            ("a.md", "[[b]] [[c]] [[a]]\n"),
+            ("b.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
+            ("c.md", "[[b]]\n"),
+            ("d.md", "[[bee]]\n"),
+        ];
+        let g1 = build_from(&metas(&before), None);
+        // c now links to a and d, no longer to b; a links to itself and d.
+        let after = [
+            ("a.md", "[[d]] [[a]] [[bee]]\n"),
+            ("b.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
+            ("c.md", "[[d]] and [[a]] and [[nowhere]]\n"),
+            ("d.md", "[[bee]]\n"),
+        ];
+        let m = metas(&after);
+        let g2 = build_from(&m, Some(&g1));
+        assert!(Arc::ptr_eq(&g1.names, &g2.names), "names kept");
+        assert_eq!(edges(&g2), edges(&build_from(&m, None)));
+        // A changed alias changes the names: every link is resolved again.
+        let renamed = [
+            ("a.md", "[[d]] [[a]] [[bee]]\n"),
+            ("b.md", "---\naliases: [wasp]\n---\n[[c]] [[a]]\n"),
+            ("c.md", "[[d]] and [[a]] and [[nowhere]]\n"),
+            ("d.md", "[[bee]]\n"),
+        ];
+        let m = metas(&renamed);
+        let g3 = build_from(&m, Some(&g2));
+        assert!(!Arc::ptr_eq(&g2.names, &g3.names));
+        assert_eq!(g3.targets(3), [None], "d's [[bee]] no longer resolves");
+        assert_eq!(edges(&g3), edges(&build_from(&m, None)));
     }
 
     #[test]

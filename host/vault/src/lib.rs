@@ -60,6 +60,8 @@ pub struct Vault {
     pub meaning: Meaning,
     /// The notes' links, tags and properties, derived from the index.
     pub graph: graph::Kept,
+    /// `LINK_EVIDENCE_ENABLED`: vault_find weighs links between its hits.
+    pub link_evidence: bool,
     /// Where a move keeps its journal (none: moves are refused).
     pub state: Option<crate::fs::StateDir>,
     /// One move at a time.
@@ -105,6 +107,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         coverage_min_ratio: o.config.coverage_min_ratio,
         marginal_gain_min: o.config.marginal_gain_min,
         graph: graph::Kept::default(),
+        link_evidence: o.config.link_evidence_enabled,
         state,
         moving: std::sync::Mutex::new(()),
     }))

@@ -117,6 +117,11 @@ impl Vault {
         self.graph.current(&self.index, &self.root)
     }
 
+    /// The vault's attachments, as of the graph's last refresh.
+    fn attachments(&self) -> Result<std::sync::Arc<Names>> {
+        self.graph.attachments(&self.index, &self.root)
+    }
+
     /// The notes `filter` keeps (None: no filter, every file).
     pub(crate) fn kept_by(
         &self,
@@ -160,7 +165,7 @@ impl Vault {
         match self.subject(&g, &input.path)? {
             Subject::Note(i) => self.note_links(&g, i, limit),
             Subject::File(path) => {
-                let files = graph::attachments(&self.root)?;
+                let files = self.attachments()?;
                 let mut backlinks: Vec<Backlink> = g
                     .unresolved()
                     .filter(|&(i, k)| {
@@ -191,8 +196,8 @@ impl Vault {
         let maybe_file = g.targets(i).iter().zip(&facts.links).any(|(t, l)| {
             t.is_none() && (graph::is_attachment(&l.target) || l.form == Form::Embed)
         });
-        let files: Option<Names> = if maybe_file {
-            Some(graph::attachments(&self.root)?)
+        let files: Option<std::sync::Arc<Names>> = if maybe_file {
+            Some(self.attachments()?)
         } else {
             None
         };
@@ -206,7 +211,7 @@ impl Vault {
                 fragment: l.fragment.clone(),
                 form: l.form,
                 line: l.line,
-                resolved: match g.target(i, k, files.as_ref()) {
+                resolved: match g.target(i, k, files.as_deref()) {
                     Target::Note(t) => Some(g.notes[t].path.clone()),
                     Target::File(p) => Some(p.to_owned()),
                     Target::Missing => None,
@@ -235,7 +240,7 @@ impl Vault {
         let g = self.current_graph()?;
         let limit = input.limit.unwrap_or(50) as usize;
         let files = match input.only {
-            Some("unresolved") => Some(graph::attachments(&self.root)?),
+            Some("unresolved") => Some(self.attachments()?),
             _ => None,
         };
         let mut notes = Vec::new();

@@ -42,6 +42,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("corrective_enabled", Kind::Bool),
     ("dense_search_enabled", Kind::Bool),
     ("synonyms_enabled", Kind::Bool),
+    ("link_evidence_enabled", Kind::Bool),
     ("sem_cache_enabled", Kind::Bool),
     ("sem_cache_max_summary_gap", Kind::Int),
     ("sem_cache_max_summary_conflict", Kind::Int),
@@ -83,6 +84,8 @@ pub struct Config {
     /// Query expansion from the installed synonym dictionary and the
     /// manuals' own `synonyms.txt`.
     pub synonyms_enabled: bool,
+    /// vault_find ranks a note linked to or from its strongest hits higher.
+    pub link_evidence_enabled: bool,
     pub sem_cache_enabled: bool,
     pub sem_cache_max_summary_gap: i64,
     pub sem_cache_max_summary_conflict: i64,
@@ -149,6 +152,7 @@ impl Default for Config {
             corrective_enabled: true,
             dense_search_enabled: true,
             synonyms_enabled: true,
+            link_evidence_enabled: true,
             sem_cache_enabled: true,
             sem_cache_max_summary_gap: -1,
             sem_cache_max_summary_conflict: -1,
