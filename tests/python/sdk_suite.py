@@ -5,10 +5,13 @@ With HTTP_URL and TOKEN, the suite talks Streamable HTTP to a kura already servi
 there (bearer TOKEN); otherwise it starts kura itself over stdio.
 Prints one line per check and a closing 'N passed, N failed' line; exits 1 on any failure.
 The SDK validates every successful structuredContent against the tool's outputSchema.
+With KURA_SDK_LINKED=FILE (the truth about a generated linked vault, as JSON), the suite checks
+the graph tools on that vault against it instead.
 """
 
 import asyncio
 import json
+import os
 import sys
 import traceback
 
@@ -185,6 +188,37 @@ async def checks(s, handshake):
         p = await s.get_prompt("session_start", {"project": "vibeMCP", "focus": "004"})
         text = field(p, "messages")[0].content.text
         assert "## Task Details" in text and "## Suggested Actions" in text, text
+
+    async def linked_vault():
+        # Every note's links and backlinks, the orphans, the broken links and the filters as the
+        # test's own record of the vault says; then a hub's move keeps every backlink in place.
+        with open(os.environ["KURA_SDK_LINKED"], encoding="utf-8") as fh:
+            truth = json.load(fh)
+
+        async def links_of(path):
+            out = sc(await call("vault_links", {"path": path, "limit": 1000}))
+            links = sorted(([l["line"], l["form"], l["resolved"]] for l in out["links"]),
+                           key=lambda l: (l[0], l[1], l[2] or ""))
+            back = sorted([b["path"], b["line"], b["form"]] for b in out["backlinks"])
+            return links, back
+
+        for path, want in truth["notes"].items():
+            links, back = await links_of(path)
+            assert links == want["links"], (path, links, want["links"])
+            assert back == want["backlinks"], (path, back, want["backlinks"])
+        for args, want in truth["lists"]:
+            out = sc(await call("vault_notes", dict(args, limit=1000)))
+            assert [n["path"] for n in out["notes"]] == want, (args, out["total"])
+        hub, to = truth["move"]
+        moved = sc(await call("vault_move", {"from": hub, "to": to}))
+        assert moved["links_rewritten"] > 0, moved
+        assert (await links_of(to))[1] == truth["notes"][hub]["backlinks"]
+        sc(await call("vault_move", {"from": to, "to": hub}))
+        assert (await links_of(hub))[1] == truth["notes"][hub]["backlinks"]
+
+    if os.environ.get("KURA_SDK_LINKED"):
+        await check(f"{handshake}: linked_vault_links_lists_and_a_move", linked_vault)
+        return results
 
     for name, fn in [
         ("vibe_tools_validate_against_output_schemas", vibe_tools_validate),

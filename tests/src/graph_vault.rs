@@ -44,6 +44,100 @@ pub struct Truth {
     pub props: BTreeMap<String, Map<String, Value>>,
 }
 
+/// `(line, form, file)` of each link, sorted.
+pub type Links = Vec<(u64, String, Option<String>)>;
+
+impl Truth {
+    /// The links written in `note`, sorted.
+    pub fn links_from(&self, note: &str) -> Links {
+        let mut v: Links = self
+            .links
+            .iter()
+            .filter(|l| l.from == note)
+            .map(|l| (l.line, l.form.to_owned(), l.to.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// `(note, line, form)` of the links to `note` from other notes, sorted.
+    pub fn backlinks(&self, note: &str) -> Vec<(String, u64, String)> {
+        let mut v: Vec<_> = self
+            .links
+            .iter()
+            .filter(|l| l.to.as_deref() == Some(note) && l.from != note)
+            .map(|l| (l.from.clone(), l.line, l.form.to_owned()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The notes nothing else links to, in path order.
+    pub fn orphans(&self) -> Vec<String> {
+        self.notes
+            .iter()
+            .filter(|n| self.backlinks(n).is_empty())
+            .cloned()
+            .collect()
+    }
+
+    /// The notes with a link that points nowhere, in path order.
+    pub fn with_broken_links(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .links
+            .iter()
+            .filter(|l| l.to.is_none())
+            .map(|l| l.from.clone())
+            .collect();
+        v.dedup();
+        v
+    }
+
+    /// The notes tagged `tag` or a tag below it, in path order.
+    pub fn tagged(&self, tag: &str) -> Vec<String> {
+        self.notes
+            .iter()
+            .filter(|n| {
+                self.tags[n.as_str()]
+                    .iter()
+                    .any(|t| t == tag || t.starts_with(&format!("{tag}/")))
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// The truth as the Python SDK suite reads it: each note's links and
+    /// backlinks, vault_notes arguments with the notes they must list, and
+    /// a move (a topic hub and where to).
+    pub fn to_json(&self) -> Value {
+        let notes: Map<String, Value> = self
+            .notes
+            .iter()
+            .map(|n| {
+                (
+                    n.clone(),
+                    json!({"links": self.links_from(n), "backlinks": self.backlinks(n)}),
+                )
+            })
+            .collect();
+        let hub = self
+            .notes
+            .iter()
+            .filter(|n| n.starts_with("topics/"))
+            .max_by_key(|n| self.backlinks(n).len())
+            .expect("a topic hub");
+        json!({
+            "notes": notes,
+            "lists": [
+                [{"only": "orphans"}, self.orphans()],
+                [{"only": "unresolved"}, self.with_broken_links()],
+                [{"filter": "#debian/ch02"}, self.tagged("debian/ch02")],
+            ],
+            "move": [hub, "archive/Moved Hub.md"],
+        })
+    }
+}
+
 /// A note being written: its lines, and the links recorded with their line.
 struct Note {
     path: String,

@@ -50,8 +50,19 @@ fn serve_http(f: &Fixture) -> (std::process::Child, String) {
 
 fn run_suite(python: &Path, expect_handshake: &str, http: bool) {
     let f = Fixture::new();
-    let server = http.then(|| serve_http(&f));
+    let out = suite(python, &f, http, None);
+    assert!(out.contains("10 passed, 0 failed"), "{out}");
+    assert!(out.contains(expect_handshake), "{out}");
+}
+
+/// Run the suite on the fixture's roots (the linked vault's checks with
+/// `linked`, the truth about the vault it holds); its output.
+fn suite(python: &Path, f: &Fixture, http: bool, linked: Option<&Path>) -> String {
+    let server = http.then(|| serve_http(f));
     let mut cmd = Command::new(python);
+    if let Some(truth) = linked {
+        cmd.env("KURA_SDK_LINKED", truth);
+    }
     cmd.arg(workspace().join("tests/python/sdk_suite.py"))
         .arg(kura_bin())
         .arg(f.vault())
@@ -74,14 +85,37 @@ fn run_suite(python: &Path, expect_handshake: &str, http: bool) {
         out.status.success(),
         "Python SDK suite failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("10 passed, 0 failed"), "{stdout}");
-    assert!(stdout.contains(expect_handshake), "{stdout}");
     // The SDK ends its HTTP session with a DELETE and warns about any
     // answer but 200 or 204: a user's client log should stay quiet.
     assert!(
         !stderr.contains("Session termination failed"),
         "the SDK complained about kura's answer to DELETE:\n{stderr}"
     );
+    stdout.into_owned()
+}
+
+/// Both SDK lines on the generated linked vault: every note's links and
+/// backlinks, orphans, broken links, a tag query and a hub's move, checked
+/// against the generator's record.
+fn run_linked(python: &Path) {
+    let f = Fixture::new();
+    std::fs::remove_dir_all(f.vault()).unwrap();
+    std::fs::create_dir_all(f.vault()).unwrap();
+    let truth = kura_tests::graph_vault::build(&f.vault(), &workspace().join("fixtures/corpora"));
+    let file = f.dir.path().join("truth.json");
+    std::fs::write(&file, truth.to_json().to_string()).unwrap();
+    let out = suite(python, &f, false, Some(&file));
+    assert!(out.contains("1 passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn python_sdk_1x_on_the_linked_vault() {
+    run_linked(&toolchain::python_sdk("sdk1", SDK_1X));
+}
+
+#[test]
+fn python_sdk_2x_on_the_linked_vault() {
+    run_linked(&toolchain::python_sdk("sdk2", SDK_2X));
 }
 
 #[test]

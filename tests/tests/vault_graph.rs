@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use kura_tests::graph_vault::{self, Truth};
+use kura_tests::graph_vault::{self, Links, Truth};
 use kura_tests::{Fixture, Kura, command};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
@@ -373,31 +373,6 @@ fn linked_vault() -> (Fixture, Truth) {
     (f, truth)
 }
 
-/// `(line, form, file)` of each link, sorted.
-type Links = Vec<(u64, String, Option<String>)>;
-
-fn true_links_from(truth: &Truth, note: &str) -> Links {
-    let mut v: Links = truth
-        .links
-        .iter()
-        .filter(|l| l.from == note)
-        .map(|l| (l.line, l.form.to_owned(), l.to.clone()))
-        .collect();
-    v.sort();
-    v
-}
-
-fn true_backlinks(truth: &Truth, note: &str) -> Vec<(String, u64, String)> {
-    let mut v: Vec<_> = truth
-        .links
-        .iter()
-        .filter(|l| l.to.as_deref() == Some(note) && l.from != note)
-        .map(|l| (l.from.clone(), l.line, l.form.to_owned()))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Every note's links and backlinks as kura answers them, against the truth.
 async fn check_every_note(k: &Kura, truth: &Truth) {
     for note in &truth.notes {
@@ -418,7 +393,7 @@ async fn check_every_note(k: &Kura, truth: &Truth) {
             })
             .collect();
         links.sort();
-        assert_eq!(links, true_links_from(truth, note), "links of {note}");
+        assert_eq!(links, truth.links_from(note), "links of {note}");
         let mut back: Vec<(String, u64, String)> = out["backlinks"]
             .as_array()
             .unwrap()
@@ -432,7 +407,7 @@ async fn check_every_note(k: &Kura, truth: &Truth) {
             })
             .collect();
         back.sort();
-        assert_eq!(back, true_backlinks(truth, note), "backlinks of {note}");
+        assert_eq!(back, truth.backlinks(note), "backlinks of {note}");
         let tags: Vec<String> = out["tags"]
             .as_array()
             .unwrap()
@@ -472,24 +447,13 @@ async fn a_linked_vault_s_every_link_backlink_orphan_and_broken_link_is_as_writt
     );
     let k = f.start().await;
     check_every_note(&k, &truth).await;
-    let orphans: Vec<String> = truth
-        .notes
-        .iter()
-        .filter(|n| true_backlinks(&truth, n).is_empty())
-        .cloned()
-        .collect();
+    let orphans = truth.orphans();
     assert!(orphans.iter().any(|o| o.starts_with("inbox/")));
     assert_eq!(
         listed(&k, json!({"only": "orphans", "limit": 1000})).await,
         orphans
     );
-    let mut broken: Vec<String> = truth
-        .links
-        .iter()
-        .filter(|l| l.to.is_none())
-        .map(|l| l.from.clone())
-        .collect();
-    broken.dedup();
+    let broken = truth.with_broken_links();
     assert!(broken.len() >= 5);
     assert_eq!(
         listed(&k, json!({"only": "unresolved", "limit": 1000})).await,
