@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use kura::client::Session;
 use kura::vault::graph::{Graph, facts::Facts};
 
 use crate::corpus::{self, Rng};
@@ -105,16 +104,10 @@ fn in_process(vault: &Path, files: &[String]) -> anyhow::Result<(f64, f64, usize
     Ok((extract, resolve, links))
 }
 
-pub async fn run(
-    source: &Path,
-    notes: u64,
-    megabytes: u64,
-    rounds: usize,
-    kura_bin: &Path,
-) -> anyhow::Result<Value> {
+pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> anyhow::Result<Value> {
     let dir = tempfile::tempdir()?;
     let vault = dir.path().join("vault");
-    let g = corpus::generate(source, &vault, notes, megabytes, 7)?;
+    let g = crate::vault::generate(size, dir.path())?;
     let mut rng = Rng::new(28);
     let files = weave(&vault, &mut rng)?;
     let (extract, resolve, links) = in_process(&vault, &files)?;
@@ -123,16 +116,7 @@ pub async fn run(
         files.len(),
         links
     );
-    std::fs::write(dir.path().join("none.toml"), "")?;
-    let args = vec![
-        "--vault-root".to_owned(),
-        vault.display().to_string(),
-        "--state-dir".to_owned(),
-        dir.path().join("state").display().to_string(),
-        "--config".to_owned(),
-        dir.path().join("none.toml").display().to_string(),
-    ];
-    let s = Session::spawn(kura_bin, &args).await?;
+    let s = crate::vault::serve(kura_bin, dir.path()).await?;
     // The first answer waits for the background index of the whole vault.
     let t = Instant::now();
     structured(&s.call("vault_notes", json!({"limit": 1})).await?)?;

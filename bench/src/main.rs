@@ -72,13 +72,8 @@ enum Command {
     },
     /// vault_find and artifact_audit over stdio on a generated vault.
     Vault {
-        /// Where the original manuals are (the notes are made of their sections).
-        #[arg(long, default_value = "fixtures/corpora")]
-        source: PathBuf,
-        #[arg(long, default_value_t = 5_000)]
-        notes: u64,
-        #[arg(long, default_value_t = 10)]
-        megabytes: u64,
+        #[command(flatten)]
+        size: VaultSize,
         /// Queries: the gold set's text.
         #[arg(long, default_value = "fixtures/eval/gold.jsonl")]
         gold: PathBuf,
@@ -91,13 +86,8 @@ enum Command {
     /// the graph built from files, catch-up after an edit, backlinks, a
     /// tag and property query, and a move that rewrites 500 links.
     Graph {
-        /// Where the original manuals are (the notes are made of their sections).
-        #[arg(long, default_value = "fixtures/corpora")]
-        source: PathBuf,
-        #[arg(long, default_value_t = 5_000)]
-        notes: u64,
-        #[arg(long, default_value_t = 10)]
-        megabytes: u64,
+        #[command(flatten)]
+        size: VaultSize,
         #[arg(long, default_value_t = 5)]
         rounds: usize,
         #[command(flatten)]
@@ -206,6 +196,18 @@ struct Measure {
     json: bool,
 }
 
+/// A generated vault's size (`kura-bench vault` and `graph`).
+#[derive(clap::Args, Clone)]
+struct VaultSize {
+    /// Where the original manuals are (the notes are made of their sections).
+    #[arg(long, default_value = "fixtures/corpora")]
+    source: PathBuf,
+    #[arg(long, default_value_t = 5_000)]
+    notes: u64,
+    #[arg(long, default_value_t = 10)]
+    megabytes: u64,
+}
+
 #[derive(clap::Args, Clone)]
 struct Size {
     /// Where the original manuals are.
@@ -309,27 +311,23 @@ async fn main() -> anyhow::Result<()> {
             );
         }
         Command::Vault {
-            source,
-            notes,
-            megabytes,
+            size,
             gold,
             rounds,
             measure,
         } => {
             let gold = load_gold(&gold).map_err(|e| anyhow::anyhow!(e))?;
             let kura_bin = kura_binary(measure.kura)?;
-            let r = vault::run(&source, notes, megabytes, &gold, rounds, &kura_bin).await?;
+            let r = vault::run(&size, &gold, rounds, &kura_bin).await?;
             emit(&r, measure.json, vault::print);
         }
         Command::Graph {
-            source,
-            notes,
-            megabytes,
+            size,
             rounds,
             measure,
         } => {
             let kura_bin = kura_binary(measure.kura)?;
-            let r = graph::run(&source, notes, megabytes, rounds, &kura_bin).await?;
+            let r = graph::run(&size, rounds, &kura_bin).await?;
             emit(&r, measure.json, graph::print);
         }
         Command::VibeGen {

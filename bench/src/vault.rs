@@ -57,17 +57,41 @@ fn artifact(sections: usize, per: usize, source_lines: usize, rng: &mut Rng) -> 
     out
 }
 
+/// `kura serve` over the vault in `dir/vault`, its state in `dir/state`,
+/// with no configuration file.
+pub async fn serve(kura_bin: &Path, dir: &Path) -> anyhow::Result<Session> {
+    std::fs::write(dir.join("none.toml"), "")?;
+    let args = vec![
+        "--vault-root".to_owned(),
+        dir.join("vault").display().to_string(),
+        "--state-dir".to_owned(),
+        dir.join("state").display().to_string(),
+        "--config".to_owned(),
+        dir.join("none.toml").display().to_string(),
+    ];
+    Session::spawn(kura_bin, &args).await
+}
+
+/// A vault of `size` generated in `dir/vault`.
+pub fn generate(size: &crate::VaultSize, dir: &Path) -> anyhow::Result<corpus::Generated> {
+    corpus::generate(
+        &size.source,
+        &dir.join("vault"),
+        size.notes,
+        size.megabytes,
+        7,
+    )
+}
+
 pub async fn run(
-    source: &Path,
-    notes: u64,
-    megabytes: u64,
+    size: &crate::VaultSize,
     gold: &[Gold],
     rounds: usize,
     kura_bin: &Path,
 ) -> anyhow::Result<Value> {
     let dir = tempfile::tempdir()?;
     let vault = dir.path().join("vault");
-    let g = corpus::generate(source, &vault, notes, megabytes, 7)?;
+    let g = generate(size, dir.path())?;
     eprintln!(
         "vault: {} notes, {:.1} MB",
         g.files,
@@ -80,16 +104,7 @@ pub async fn run(
         vault.join("bench/artifact.md"),
         artifact(30, 9, 2000, &mut rng),
     )?;
-    std::fs::write(dir.path().join("none.toml"), "")?;
-    let args = vec![
-        "--vault-root".to_owned(),
-        vault.display().to_string(),
-        "--state-dir".to_owned(),
-        dir.path().join("state").display().to_string(),
-        "--config".to_owned(),
-        dir.path().join("none.toml").display().to_string(),
-    ];
-    let s = Session::spawn(kura_bin, &args).await?;
+    let s = serve(kura_bin, dir.path()).await?;
     // The first call waits for the background index of the whole vault.
     let t = Instant::now();
     structured(&s.call("vault_find", json!({"query": "warm up"})).await?)?;

@@ -171,11 +171,7 @@ impl Vault {
                 max_chars: self.max_chars as u64,
             },
             text: w.text,
-            hash: self
-                .root
-                .read(&path)
-                .ok()
-                .map(|b| super::section::sha256(&b)),
+            hash: self.root.read(&path).ok().map(|b| crate::text::sha256(&b)),
         })
     }
 

@@ -14,8 +14,8 @@ use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
 use crate::plugins::WriteKind;
-use crate::text::Lines;
 use crate::text::markdown::{Section, sections};
+use crate::text::{Lines, sha256};
 
 /// How vault_edit changes the section.
 pub const EDITS: [&str; 3] = ["append", "prepend", "replace"];
@@ -45,15 +45,6 @@ pub struct EditOutput {
     pub end_line: u64,
     /// The note's SHA-256 after the edit (the next edit's `expected_hash`).
     pub hash: String,
-}
-
-/// The SHA-256 of a note's bytes, in hex (vibe's `hash` too).
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 fn words(heading: &str) -> Vec<String> {

@@ -13,6 +13,7 @@ use super::{FOLDERS, STATUSES, Vibe, doc_type, local_date};
 use crate::args::Input;
 use crate::error::{Error, Result, VibeCode};
 use crate::fs::{EntryKind, RelPath};
+use crate::text::sha256;
 
 /// A document's metadata (002): front matter fields, status for tasks,
 /// `updated` (front matter, else the file's modification date).
@@ -125,12 +126,6 @@ pub struct ProjectDetail {
     pub path: String,
     pub last_updated: Option<String>,
     pub folders: BTreeMap<String, Vec<FileEntry>>,
-}
-
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let d = sha2::Sha256::digest(bytes);
-    d.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn rfc3339(mtime_ns: i128) -> Option<String> {
@@ -551,13 +546,5 @@ mod tests {
     #[test]
     fn session_dates_come_from_the_name() {
         assert_eq!(session_date("2025-02-09-debugging.md", 0), "2025-02-09");
-    }
-
-    #[test]
-    fn sha256_is_the_standard_one() {
-        assert_eq!(
-            sha256(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
     }
 }

@@ -7,12 +7,12 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::read::sha256;
 use super::{FOLDERS, STATUSES, Vibe, doc};
 use crate::args::Input;
 use crate::error::{Code, Error, Result, VibeCode};
 use crate::fs::RelPath;
 use crate::index::SyncStats;
+use crate::text::sha256;
 
 mod format;
 

@@ -7,6 +7,16 @@ pub mod markdown;
 pub mod reference;
 pub use kura_text::{Folded, compare, facet, normalize, phrase, tokenize};
 
+/// The SHA-256 of a file's bytes in lowercase hex: the `hash` a read
+/// returns and a write's `expected_hash` is compared with (vault and vibe).
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Byte offsets of the starts of a text's lines. Lines end at `\n`; a final
 /// line without `\n` still counts; an empty text has no lines.
 pub struct Lines<'a> {
@@ -161,6 +171,14 @@ pub fn byte_of_char(text: &str, c: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sha256_is_the_standard_one() {
+        assert_eq!(
+            sha256(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
 
     #[test]
     fn lines_count_and_bounds() {
