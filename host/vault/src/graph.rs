@@ -45,6 +45,24 @@ pub struct Graph {
     out: Vec<Vec<Option<u32>>>,
     /// For each note, the links to it from other notes, in path order.
     back: Vec<Vec<Edge>>,
+    /// Each tag (lowercase) → the notes that carry it, in path order: a
+    /// filter with a tag looks at those notes only, not at every note's
+    /// facts (a cache miss or more each).
+    tags: HashMap<String, Vec<u32>>,
+}
+
+/// Each tag (lowercase) → the notes that carry it.
+fn tag_index(notes: &[Note]) -> HashMap<String, Vec<u32>> {
+    let mut tags: HashMap<String, Vec<u32>> = HashMap::new();
+    for (i, n) in notes.iter().enumerate() {
+        for t in &n.facts.tags {
+            let v = tags.entry(t.to_lowercase()).or_default();
+            if v.last() != Some(&(i as u32)) {
+                v.push(i as u32);
+            }
+        }
+    }
+    tags
 }
 
 /// Where each link of note `from` points, its edges added to `back`
@@ -134,6 +152,7 @@ impl Graph {
             .collect();
         Graph {
             generation,
+            tags: tag_index(&notes),
             notes,
             names: Arc::new(names),
             out,
@@ -170,6 +189,7 @@ impl Graph {
         }
         Graph {
             generation,
+            tags: tag_index(&notes),
             notes,
             names: self.names.clone(),
             out,
@@ -229,6 +249,27 @@ impl Graph {
                 .filter(|(_, t)| t.is_none())
                 .map(move |(k, _)| (i, k))
         })
+    }
+
+    /// The notes `filter` keeps, in path order.
+    pub fn kept(&self, filter: &filter::Filter) -> Vec<usize> {
+        let pool: Vec<usize> = match filter.first_tag() {
+            Some(t) => {
+                let mut v: Vec<usize> = self
+                    .tags
+                    .iter()
+                    .filter(|(have, _)| filter::tag_is(have, t))
+                    .flat_map(|(_, notes)| notes.iter().map(|&i| i as usize))
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+            None => (0..self.notes.len()).collect(),
+        };
+        pool.into_iter()
+            .filter(|&i| filter.matches(&self.notes[i].facts))
+            .collect()
     }
 
     /// Notes no other note links to, in path order.
@@ -432,6 +473,35 @@ mod tests {
         assert!(!Arc::ptr_eq(&g2.names, &g3.names));
         assert_eq!(g3.targets(3), [None], "d's [[bee]] no longer resolves");
         assert_eq!(edges(&g3), edges(&build_from(&m, None)));
+    }
+
+    #[test]
+    fn a_filter_keeps_through_the_tag_index_what_every_note_s_facts_keep() {
+        let g = graph(&[
+            (
+                "a.md",
+                "---\ntags: [Project/X, done]\nstatus: open\n---\n#inline\n",
+            ),
+            ("b.md", "---\ntags: [project/x/sub]\nstatus: done\n---\n"),
+            ("c.md", "---\ntags: project/xy\n---\n#Project/X\n"),
+            ("d.md", "no tags\n"),
+        ]);
+        for text in [
+            "#project/x",
+            "#PROJECT/X and status = done",
+            "status exists",
+            "#inline",
+            "#nowhere",
+            "tags contains project/xy",
+        ] {
+            let f = filter::Filter::parse(text).unwrap();
+            let every: Vec<usize> = (0..g.notes.len())
+                .filter(|&i| f.matches(&g.notes[i].facts))
+                .collect();
+            assert_eq!(g.kept(&f), every, "{text}");
+        }
+        let f = filter::Filter::parse("#project/x").unwrap();
+        assert_eq!(g.kept(&f), [0, 1, 2]);
     }
 
     #[test]

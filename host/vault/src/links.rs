@@ -132,10 +132,9 @@ impl Vault {
         };
         let g = self.current_graph()?;
         Ok(Some(
-            g.notes
-                .iter()
-                .filter(|n| filter.matches(&n.facts))
-                .map(|n| n.path.clone())
+            g.kept(&filter)
+                .into_iter()
+                .map(|i| g.notes[i].path.clone())
                 .collect(),
         ))
     }
@@ -245,10 +244,12 @@ impl Vault {
         };
         let mut notes = Vec::new();
         let mut total = 0u64;
-        for (i, note) in g.notes.iter().enumerate() {
-            if filter.as_ref().is_some_and(|f| !f.matches(&note.facts)) {
-                continue;
-            }
+        let pool: Vec<usize> = match &filter {
+            Some(f) => g.kept(f),
+            None => (0..g.notes.len()).collect(),
+        };
+        for i in pool {
+            let note = &g.notes[i];
             let unresolved: Vec<Unresolved> = match &files {
                 Some(files) => (0..note.facts.links.len())
                     .filter(|&k| matches!(g.target(i, k, Some(files)), Target::Missing))

@@ -192,6 +192,15 @@ impl Filter {
         )))
     }
 
+    /// The filter's first tag clause (lowercase), by which a caller may
+    /// narrow the notes before [`Filter::matches`].
+    pub fn first_tag(&self) -> Option<&str> {
+        self.0.iter().find_map(|c| match c {
+            Clause::Tag(t) => Some(t.as_str()),
+            Clause::Prop { .. } => None,
+        })
+    }
+
     /// Whether a note with these facts passes every clause.
     pub fn matches(&self, facts: &Facts) -> bool {
         self.0.iter().all(|c| match c {
@@ -210,7 +219,7 @@ impl Filter {
 
 /// Whether tag `have` is `want` (lowercase) or nested under it, without
 /// case and without allocating.
-fn tag_is(have: &str, want: &str) -> bool {
+pub fn tag_is(have: &str, want: &str) -> bool {
     let mut h = have.chars().flat_map(char::to_lowercase);
     for w in want.chars() {
         if h.next() != Some(w) {
