@@ -91,6 +91,12 @@ fn resolve_links(
         .collect()
 }
 
+/// Whether a link that no note answers may be to one of the vault's other
+/// files: its target has a file extension, or it is an embed.
+pub fn may_name_a_file(l: &Link) -> bool {
+    is_attachment(&l.target) || l.form == Form::Embed
+}
+
 /// Whether a link's target names a file other than a note (`.png`, `.pdf`):
 /// such links resolve against the vault's files, not the graph.
 pub fn is_attachment(target: &str) -> bool {
@@ -187,9 +193,18 @@ impl Graph {
         for t in touched {
             back[t].sort_unstable_by_key(|e| (e.from, e.link));
         }
+        // The tag index stays while no changed note's tags changed.
+        let tags = if changed
+            .iter()
+            .all(|&i| self.notes[i].facts.tags == notes[i].facts.tags)
+        {
+            self.tags.clone()
+        } else {
+            tag_index(&notes)
+        };
         Graph {
             generation,
-            tags: tag_index(&notes),
+            tags,
             notes,
             names: self.names.clone(),
             out,
@@ -355,7 +370,7 @@ impl Graph {
         }
         let l = &self.notes[i].facts.links[k];
         files
-            .filter(|_| is_attachment(&l.target) || l.form == Form::Embed)
+            .filter(|_| may_name_a_file(l))
             .and_then(|f| {
                 f.resolve(&self.notes[i].path, &l.target, l.form)
                     .map(|j| f.path(j))
@@ -365,10 +380,11 @@ impl Graph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn graph(notes: &[(&str, &str)]) -> Graph {
+    /// The graph of notes given by path and text.
+    pub(crate) fn graph(notes: &[(&str, &str)]) -> Graph {
         build_from(&metas(notes), None)
     }
 
@@ -446,7 +462,7 @@ mod tests {
         let before = [
             ("a.md", "[[b]] [[c]] [[a]]\n"),
             ("b.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
-            ("c.md", "[[b]]\n"),
+            ("c.md", "[[b]] #keep\n"),
             ("d.md", "[[bee]]\n"),
         ];
         let g1 = build_from(&metas(&before), None);
@@ -454,18 +470,19 @@ mod tests {
         let after = [
             ("a.md", "[[d]] [[a]] [[bee]]\n"),
             ("b.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
-            ("c.md", "[[d]] and [[a]] and [[nowhere]]\n"),
+            ("c.md", "[[d]] and [[a]] and [[nowhere]] #keep\n"),
             ("d.md", "[[bee]]\n"),
         ];
         let m = metas(&after);
         let g2 = build_from(&m, Some(&g1));
         assert!(Arc::ptr_eq(&g1.names, &g2.names), "names kept");
         assert_eq!(edges(&g2), edges(&build_from(&m, None)));
+        assert_eq!(g2.tags, build_from(&m, None).tags, "tags kept");
         // A changed alias changes the names: every link is resolved again.
         let renamed = [
             ("a.md", "[[d]] [[a]] [[bee]]\n"),
             ("b.md", "---\naliases: [wasp]\n---\n[[c]] [[a]]\n"),
-            ("c.md", "[[d]] and [[a]] and [[nowhere]]\n"),
+            ("c.md", "[[d]] and [[a]] and [[nowhere]] #keep\n"),
             ("d.md", "[[bee]]\n"),
         ];
         let m = metas(&renamed);
@@ -473,6 +490,20 @@ mod tests {
         assert!(!Arc::ptr_eq(&g2.names, &g3.names));
         assert_eq!(g3.targets(3), [None], "d's [[bee]] no longer resolves");
         assert_eq!(edges(&g3), edges(&build_from(&m, None)));
+        assert_eq!(g3.tags, build_from(&m, None).tags);
+        // A changed tag with the names unchanged: the tag index follows.
+        let retagged = [
+            ("a.md", "[[d]] [[a]] [[bee]]\n"),
+            ("b.md", "---\naliases: [wasp]\n---\n[[c]] [[a]]\n"),
+            ("c.md", "[[d]] and [[a]] and [[nowhere]] #other\n"),
+            ("d.md", "[[bee]]\n"),
+        ];
+        let m = metas(&retagged);
+        let g4 = build_from(&m, Some(&g3));
+        assert!(Arc::ptr_eq(&g3.names, &g4.names));
+        assert_eq!(g4.tags, build_from(&m, None).tags);
+        assert_eq!(g4.tags.get("other"), Some(&vec![2]));
+        assert!(!g4.tags.contains_key("keep"));
     }
 
     #[test]

@@ -192,9 +192,11 @@ impl Vault {
         let facts = &note.facts;
         // The files are walked only for a note with a link no note answers
         // that may be to an attachment.
-        let maybe_file = g.targets(i).iter().zip(&facts.links).any(|(t, l)| {
-            t.is_none() && (graph::is_attachment(&l.target) || l.form == Form::Embed)
-        });
+        let maybe_file = g
+            .targets(i)
+            .iter()
+            .zip(&facts.links)
+            .any(|(t, l)| t.is_none() && graph::may_name_a_file(l));
         let files: Option<std::sync::Arc<Names>> = if maybe_file {
             Some(self.attachments()?)
         } else {

@@ -426,24 +426,7 @@ impl<'a> Measures<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::facts::Facts;
-
-    fn graph(notes: &[(&str, &str)]) -> Graph {
-        let metas: Vec<(String, serde_json::Value)> = notes
-            .iter()
-            .map(|(p, text)| {
-                (
-                    p.to_string(),
-                    serde_json::to_value(Facts::of(text)).unwrap(),
-                )
-            })
-            .collect();
-        Graph::build(
-            1,
-            metas.iter().map(|(p, m)| (p.as_str(), "h", Some(m))),
-            None,
-        )
-    }
+    use crate::graph::tests::graph;
 
     fn cand(file: &str, bm25: f32) -> Cand {
         Cand {
