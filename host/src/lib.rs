@@ -22,6 +22,7 @@ pub use kura_embed as embed;
 pub use kura_index as index;
 pub use kura_manual as manual;
 pub use kura_plugins as plugins;
+pub use kura_registry as registry;
 pub use kura_server as server;
 pub use kura_server::app;
 pub use kura_vault as vault;

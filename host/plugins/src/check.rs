@@ -10,8 +10,10 @@ use std::time::{Duration, Instant};
 mod sample;
 
 use super::slot::{Cell, World};
-use super::{Limits, Plugins, Runtime, Source, State, Wasm, bindings, cache, embedded, inspect};
-use crate::config::{Config, Slot};
+use super::{
+    Admission, Limits, Plugins, Runtime, Source, State, Trust, Wasm, bindings, cache, inspect,
+};
+use crate::config::{Config, Digest, Slot};
 use crate::fs::StateDir;
 use sample::Sample;
 pub use sample::sample_candidates;
@@ -83,15 +85,24 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
             return r;
         }
     };
+    let digest = Digest::of(&bytes);
     r.push(
         "component",
-        format!(
-            "{} ({}, blake3 {})",
-            path.display(),
-            mib(bytes.len()),
-            &blake3::hash(&bytes).to_hex()[..16]
-        ),
+        format!("{} ({}, {digest})", path.display(), mib(bytes.len())),
     );
+    let signer = match Trust::new(config).and_then(|trust| {
+        let signature = super::signature_beside(path)?;
+        trust.judge(&bytes, signature.as_deref())
+    }) {
+        Ok(signer) => {
+            r.push("signer", signer.to_string());
+            signer
+        }
+        Err(e) => {
+            r.fail("signer", e);
+            return r;
+        }
+    };
     let outline = match inspect::outline(&bytes) {
         Ok(o) => o,
         Err(e) => {
@@ -138,6 +149,8 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         slot,
         source: Source::File(path.to_owned()),
         bytes,
+        digest,
+        signer,
         outline,
     };
     match slot {
@@ -226,11 +239,18 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
     if !instantiate(r, &runtime, wasm, limits, pre.instance_pre()) {
         return;
     }
-    let cell = Arc::new(Cell::new(wasm.slot, limits, wasm.source.clone()));
+    let cell = Arc::new(Cell::new(
+        wasm.slot,
+        limits,
+        wasm.source.clone(),
+        super::Admission::default(),
+    ));
     cell.settle(Ok(super::Loaded {
         pre,
         source: wasm.source.clone(),
         hash: blake3::hash(&wasm.bytes).to_hex().to_string(),
+        digest: wasm.digest.clone(),
+        signer: wasm.signer.clone(),
         size: wasm.bytes.len(),
         origin: cache::Origin::Compiled,
         load_time: compile,
@@ -318,52 +338,63 @@ pub struct Listed {
     pub slot: Slot,
     pub source: String,
     pub size: Option<usize>,
-    pub hash: Option<String>,
-    pub compiled: &'static str,
+    pub digest: Option<Digest>,
+    pub signer: Option<String>,
+    /// Loaded from the cache or compiled, and how long it took; or why the
+    /// slot cannot load.
+    pub loaded: Result<Option<(cache::Origin, Duration)>, String>,
     pub limits: Limits,
 }
 
-/// The component each slot would serve with this configuration.
+/// What each slot would serve with this configuration: each component
+/// read, verified and loaded as a start would (compiled into the cache
+/// when it is not there yet).
 pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, String> {
-    let runtime = Runtime::new(None).map_err(|e| e.to_string())?;
+    let runtime =
+        Runtime::new(state.and_then(|s| s.try_clone().ok())).map_err(|e| e.to_string())?;
+    let trust = Arc::new(Trust::new(config)?);
     let mut out = Vec::new();
     for slot in Slot::ALL {
         let limits = Limits::new(slot, config.slot_limits(slot));
-        let (source, bytes) = match (&config.plugins.slot(slot).path, embedded(slot)) {
-            (Some(p), _) => (
-                p.display().to_string(),
-                crate::fs::read_operator_file(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            ),
-            (None, Some(b)) => ("embedded default".to_owned(), b.to_vec()),
-            (None, None) => {
-                out.push(Listed {
-                    slot,
-                    source: match slot {
-                        Slot::Embedder => "the installed model (built in), if any".into(),
-                        _ => "baseline rules only (built in)".into(),
-                    },
-                    size: None,
-                    hash: None,
-                    compiled: "-",
-                    limits,
-                });
-                continue;
-            }
+        let Some(source) = Source::of(config, slot, true) else {
+            out.push(Listed {
+                slot,
+                source: match slot {
+                    Slot::Embedder => "the installed model (built in), if any".into(),
+                    _ => "baseline rules only (built in)".into(),
+                },
+                size: None,
+                digest: None,
+                signer: None,
+                loaded: Ok(None),
+                limits,
+            });
+            continue;
         };
-        let hash = blake3::hash(&bytes);
-        let compiled = match state {
-            Some(s) if cache::has(s, &runtime.engine, &hash) => "cached",
-            Some(_) => "not yet",
-            None => "no state folder",
+        let name = source.to_string();
+        let admission = Admission::of(config, slot, &trust);
+        let listed = match Wasm::read(slot, source, &admission, runtime.state()) {
+            Ok(wasm) => Listed {
+                slot,
+                source: name,
+                size: Some(wasm.bytes.len()),
+                digest: Some(wasm.digest.clone()),
+                signer: Some(wasm.signer.to_string()),
+                loaded: prepare_any(&runtime, &wasm, &limits)
+                    .map(|l| Some((l.origin, l.load_time))),
+                limits,
+            },
+            Err(e) => Listed {
+                slot,
+                source: name,
+                size: None,
+                digest: None,
+                signer: None,
+                loaded: Err(e.message),
+                limits,
+            },
         };
-        out.push(Listed {
-            slot,
-            source,
-            size: Some(bytes.len()),
-            hash: Some(hash.to_hex()[..16].to_owned()),
-            compiled,
-            limits,
-        });
+        out.push(listed);
     }
     Ok(out)
 }
@@ -378,42 +409,41 @@ pub fn precompile(
         Ok(rt) => rt,
         Err(e) => return vec![(Slot::Reranker, Err(e.to_string()))],
     };
+    let trust = match Trust::new(config) {
+        Ok(t) => Arc::new(t),
+        Err(e) => return vec![(Slot::Reranker, Err(e))],
+    };
     let mut out = Vec::new();
     for slot in Slot::ALL {
-        let source = match &config.plugins.slot(slot).path {
-            Some(p) => Source::File(p.clone()),
-            None if embedded(slot).is_some() => Source::Embedded,
-            None => continue,
+        let Some(source) = Source::of(config, slot, true) else {
+            continue;
         };
         let limits = Limits::new(slot, config.slot_limits(slot));
-        let outcome = Wasm::read(slot, source)
+        let admission = Admission::of(config, slot, &trust);
+        let outcome = Wasm::read(slot, source, &admission, runtime.state())
             .map_err(|e| e.message)
             .and_then(|wasm| {
-                let said = |l: super::Summary| {
-                    format!("{} in {} ({})", l.origin, ms(l.load_time), mib(l.size))
-                };
-                match slot {
-                    Slot::Reranker => prepared::<bindings::reranker::RerankerPre<super::State>>(
-                        &runtime, &wasm, &limits,
-                    ),
-                    Slot::ClaimGraph => prepared::<
-                        bindings::claim_graph::ClaimGraphPre<super::State>,
-                    >(&runtime, &wasm, &limits),
-                    Slot::Auditor => prepared::<bindings::auditor::AuditorPre<super::State>>(
-                        &runtime, &wasm, &limits,
-                    ),
-                    Slot::WritePolicy => prepared::<
-                        bindings::write_policy::WritePolicyPre<super::State>,
-                    >(&runtime, &wasm, &limits),
-                    Slot::Embedder => prepared::<bindings::embedder::EmbedderPre<super::State>>(
-                        &runtime, &wasm, &limits,
-                    ),
-                }
-                .map(said)
+                prepare_any(&runtime, &wasm, &limits)
+                    .map(|l| format!("{} in {} ({})", l.origin, ms(l.load_time), mib(l.size)))
             });
         out.push((slot, outcome));
     }
     out
+}
+
+/// Prepare a component for whichever world its slot has.
+fn prepare_any(rt: &Runtime, wasm: &Wasm, limits: &Limits) -> Result<super::Summary, String> {
+    match wasm.slot {
+        Slot::Reranker => prepared::<bindings::reranker::RerankerPre<State>>(rt, wasm, limits),
+        Slot::ClaimGraph => {
+            prepared::<bindings::claim_graph::ClaimGraphPre<State>>(rt, wasm, limits)
+        }
+        Slot::Auditor => prepared::<bindings::auditor::AuditorPre<State>>(rt, wasm, limits),
+        Slot::WritePolicy => {
+            prepared::<bindings::write_policy::WritePolicyPre<State>>(rt, wasm, limits)
+        }
+        Slot::Embedder => prepared::<bindings::embedder::EmbedderPre<State>>(rt, wasm, limits),
+    }
 }
 
 fn prepared<P: World>(

@@ -33,7 +33,9 @@ mod output;
 mod reranker;
 mod signature;
 mod slot;
+pub mod store;
 pub mod template;
+pub mod trust;
 mod write_policy;
 
 use std::sync::{Arc, Condvar, Mutex};
@@ -52,7 +54,8 @@ pub use cache::Origin;
 pub use embedder::{EMBED_BATCH, Embedder, VECTOR_MAX};
 pub use limits::Limits;
 pub use reranker::{RerankCandidate, Reranked};
-pub use slot::{Loaded, NotReady, Source};
+pub use slot::{Admission, Loaded, NotReady, Source};
+pub use trust::{Signer, Trust};
 pub use write_policy::{WriteKind, WriteRequest};
 
 use limits::{Limiter, TICK};
@@ -182,29 +185,58 @@ fn engine() -> wasmtime::Result<Engine> {
     Engine::new(&config)
 }
 
-/// A slot's component before it is compiled: its bytes and outline checked.
+/// A slot's component before it is compiled: its bytes, where they came
+/// from and who vouches for them, its outline checked.
 pub struct Wasm {
     pub slot: Slot,
     pub source: Source,
     pub bytes: Vec<u8>,
+    pub digest: config::Digest,
+    pub signer: Signer,
     pub outline: inspect::Outline,
 }
 
 impl Wasm {
-    /// Read (a file, or the embedded default) and check the outline and
-    /// the export's type against the slot's world: milliseconds, no compile.
-    pub fn read(slot: Slot, source: Source) -> Result<Wasm, LoadError> {
+    /// Read (a file, a pulled reference from the store, or the embedded
+    /// default), prove its digest and signature as `admission` asks, and
+    /// check the outline and the export's type against the slot's world:
+    /// milliseconds, no compile.
+    pub fn read(
+        slot: Slot,
+        source: Source,
+        admission: &Admission,
+        state: Option<&StateDir>,
+    ) -> Result<Wasm, LoadError> {
         let fail = |message: String| LoadError {
             slot,
             source_name: source.to_string(),
             message,
         };
-        let bytes = match &source {
-            Source::Embedded => embedded(slot)
-                .ok_or_else(|| fail("has no embedded default".into()))?
-                .to_vec(),
-            Source::File(p) => crate::fs::read_operator_file(p)
-                .map_err(|e| fail(format!("cannot read the component: {e}")))?,
+        let (bytes, signature) = match &source {
+            Source::Embedded => (
+                embedded(slot)
+                    .ok_or_else(|| fail("has no embedded default".into()))?
+                    .to_vec(),
+                None,
+            ),
+            Source::File(p) => {
+                let bytes = crate::fs::read_operator_file(p)
+                    .map_err(|e| fail(format!("cannot read the component: {e}")))?;
+                (bytes, signature_beside(p).map_err(&fail)?)
+            }
+            Source::Oci(r) => {
+                let stored = store::resolve(state, r).map_err(&fail)?;
+                (stored.bytes, stored.signature)
+            }
+        };
+        let digest = config::Digest::of(&bytes);
+        trust::check_pin(admission.pin.as_ref(), &digest).map_err(&fail)?;
+        let signer = match source {
+            Source::Embedded => Signer::BuiltIn,
+            _ => admission
+                .trust
+                .judge(&bytes, signature.as_deref())
+                .map_err(&fail)?,
         };
         let outline = inspect::outline(&bytes).map_err(&fail)?;
         outline.check(slot).map_err(&fail)?;
@@ -213,8 +245,22 @@ impl Wasm {
             slot,
             source,
             bytes,
+            digest,
+            signer,
             outline,
         })
+    }
+}
+
+/// The detached signature beside a component file: `FILE.minisig`,
+/// minisign's own name for it.
+pub fn signature_beside(path: &std::path::Path) -> Result<Option<Vec<u8>>, String> {
+    let mut sig = path.as_os_str().to_owned();
+    sig.push(".minisig");
+    match crate::fs::read_operator_file(std::path::Path::new(&sig)) {
+        Ok(s) => Ok(Some(s)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read its signature: {e}")),
     }
 }
 
@@ -292,6 +338,8 @@ impl Runtime {
             pre,
             source: wasm.source.clone(),
             hash: hash.to_hex().to_string(),
+            digest: wasm.digest.clone(),
+            signer: wasm.signer.clone(),
             size: wasm.bytes.len(),
             origin,
             load_time: t.elapsed(),
@@ -408,16 +456,22 @@ impl Plugins {
     pub fn load(config: &Config, state: Option<&StateDir>) -> Result<Plugins, LoadError> {
         let state = state.and_then(|s| s.try_clone().ok());
         let runtime = Runtime::new(state)?;
+        let trust = Arc::new(Trust::new(config).map_err(|message| LoadError {
+            slot: Slot::Reranker,
+            source_name: "the configuration".into(),
+            message,
+        })?);
         let manual = config.manuals_root.is_some();
         let vault = config.vault_root.is_some();
         let mut jobs = Vec::new();
+        let (rt, t, j) = (&runtime, &trust, &mut jobs);
         let plugins = Plugins {
-            write_policy: start_slot(&runtime, config, Slot::WritePolicy, vault, &mut jobs)?,
-            reranker: start_slot(&runtime, config, Slot::Reranker, manual, &mut jobs)?,
-            claim_graph: start_slot(&runtime, config, Slot::ClaimGraph, manual, &mut jobs)?,
-            auditor: start_slot(&runtime, config, Slot::Auditor, vault, &mut jobs)?,
+            write_policy: start_slot(rt, config, t, Slot::WritePolicy, vault, j)?,
+            reranker: start_slot(rt, config, t, Slot::Reranker, manual, j)?,
+            claim_graph: start_slot(rt, config, t, Slot::ClaimGraph, manual, j)?,
+            auditor: start_slot(rt, config, t, Slot::Auditor, vault, j)?,
             // No default: without one configured, the installed model.
-            embedder: start_slot(&runtime, config, Slot::Embedder, false, &mut jobs)?,
+            embedder: start_slot(rt, config, t, Slot::Embedder, false, j)?,
             runtime,
         };
         // One loader, smallest component first: Cranelift already compiles
@@ -494,7 +548,8 @@ impl Plugins {
         })
     }
 
-    /// The component files in use, for a watcher.
+    /// The component files in use, for a watcher (a pulled component's is
+    /// the lock file: a new pull swaps it in).
     pub fn files(&self) -> Vec<std::path::PathBuf> {
         let sources = [
             self.write_policy.as_ref().map(|c| &c.source),
@@ -508,8 +563,11 @@ impl Plugins {
             .flatten()
             .filter_map(|s| match s {
                 Source::File(p) => Some(p.clone()),
+                Source::Oci(_) => Some(self.runtime.state()?.path().join(store::LOCK)),
                 Source::Embedded => None,
             })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
             .collect()
     }
 

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::slot::{Cell, Loaded, NotReady, Source, World};
-use super::{LoadError, Runtime, Wasm, embedded};
+use super::slot::{Admission, Cell, Loaded, NotReady, Source, World};
+use super::{LoadError, Runtime, Trust, Wasm};
 use crate::config::{Config, Slot};
 use crate::error::{Code, Error};
 use crate::limits::Limits;
@@ -37,26 +37,26 @@ pub(super) type Job = (usize, Box<dyn FnOnce() + Send>);
 pub(super) fn start_slot<P: World>(
     runtime: &Arc<Runtime>,
     config: &Config,
+    trust: &Arc<Trust>,
     slot: Slot,
     wanted: bool,
     jobs: &mut Vec<Job>,
 ) -> Result<Option<Arc<Cell<P>>>, LoadError> {
-    let source = match &config.plugins.slot(slot).path {
-        Some(p) => Source::File(p.clone()),
-        None if wanted && embedded(slot).is_some() => Source::Embedded,
-        None => return Ok(None),
+    let Some(source) = Source::of(config, slot, wanted) else {
+        return Ok(None);
     };
     let t = Instant::now();
-    let wasm = Wasm::read(slot, source.clone())?;
+    let admission = Admission::of(config, slot, trust);
+    let wasm = Wasm::read(slot, source.clone(), &admission, runtime.state())?;
     tracing::debug!(
         target: "kura::plugin",
         slot = slot.name(),
         bytes = wasm.bytes.len(),
         us = t.elapsed().as_micros() as u64,
-        "read and outline checked"
+        "read, verified and outline checked"
     );
     let limits = Limits::new(slot, config.slot_limits(slot));
-    let cell = Arc::new(Cell::new(slot, limits, source));
+    let cell = Arc::new(Cell::new(slot, limits, source, admission));
     let (rt, c) = (runtime.clone(), cell.clone());
     jobs.push((
         wasm.bytes.len(),
@@ -81,6 +81,8 @@ pub(super) fn settle_load<P: World>(
             target: "kura::plugin",
             slot,
             source = %l.source,
+            digest = %l.digest,
+            signer = %l.signer,
             size = l.size,
             origin = %l.origin,
             ms = l.load_time.as_millis() as u64,
@@ -115,7 +117,13 @@ pub(super) fn reload_slot<P: World>(
     if cell.source == Source::Embedded {
         return None;
     }
-    Some(match Wasm::read(cell.slot, cell.source.clone()) {
+    let read = Wasm::read(
+        cell.slot,
+        cell.source.clone(),
+        &cell.admission,
+        runtime.state(),
+    );
+    Some(match read {
         Ok(wasm) => settle_load(runtime, cell, &wasm, true),
         Err(e) => {
             tracing::error!(

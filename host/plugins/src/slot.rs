@@ -11,7 +11,8 @@ use super::State;
 use super::bindings;
 use super::cache::Origin;
 use super::limits::Limits;
-use crate::config::Slot;
+use super::trust::{Signer, Trust};
+use crate::config::{ComponentRef, Config, Digest, OciRef, Slot};
 
 /// Where a slot's component came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +20,21 @@ pub enum Source {
     /// Built into kura.
     Embedded,
     File(std::path::PathBuf),
+    /// Pulled from a registry: served from the lock file and the store.
+    Oci(OciRef),
+}
+
+impl Source {
+    /// A slot's source under `config`: its configured component, else the
+    /// embedded default when the slot is `wanted` and has one.
+    pub fn of(config: &Config, slot: Slot, wanted: bool) -> Option<Source> {
+        match config.plugins.slot(slot).component() {
+            Some(ComponentRef::File(p)) => Some(Source::File(p.to_owned())),
+            Some(ComponentRef::Oci(r)) => Some(Source::Oci(r)),
+            None if wanted && super::embedded(slot).is_some() => Some(Source::Embedded),
+            None => None,
+        }
+    }
 }
 
 impl std::fmt::Display for Source {
@@ -26,6 +42,24 @@ impl std::fmt::Display for Source {
         match self {
             Source::Embedded => f.write_str("the embedded default"),
             Source::File(p) => write!(f, "{}", p.display()),
+            Source::Oci(r) => write!(f, "{r}"),
+        }
+    }
+}
+
+/// What a slot's component must prove before it is compiled: the digest
+/// it is pinned to, and the signature the operator's trust asks for.
+#[derive(Clone, Debug, Default)]
+pub struct Admission {
+    pub trust: Arc<Trust>,
+    pub pin: Option<Digest>,
+}
+
+impl Admission {
+    pub fn of(config: &Config, slot: Slot, trust: &Arc<Trust>) -> Admission {
+        Admission {
+            trust: trust.clone(),
+            pin: config.plugins.slot(slot).pin(),
         }
     }
 }
@@ -35,8 +69,11 @@ impl std::fmt::Display for Source {
 pub struct Loaded<P> {
     pub pre: P,
     pub source: Source,
-    /// BLAKE3 of the wasm, hex.
+    /// BLAKE3 of the wasm, hex (the compile cache's key).
     pub hash: String,
+    /// SHA-256 of the wasm: what a pin, a lock and a registry name.
+    pub digest: Digest,
+    pub signer: Signer,
     pub size: usize,
     pub origin: Origin,
     pub load_time: Duration,
@@ -62,16 +99,18 @@ pub struct Cell<P> {
     pub slot: Slot,
     pub limits: Limits,
     pub source: Source,
+    pub admission: Admission,
     phase: Mutex<Phase<P>>,
     changed: Condvar,
 }
 
 impl<P> Cell<P> {
-    pub fn new(slot: Slot, limits: Limits, source: Source) -> Cell<P> {
+    pub fn new(slot: Slot, limits: Limits, source: Source, admission: Admission) -> Cell<P> {
         Cell {
             slot,
             limits,
             source,
+            admission,
             phase: Mutex::new(Phase::Loading),
             changed: Condvar::new(),
         }
@@ -182,6 +221,7 @@ mod tests {
             Slot::Reranker,
             Limits::new(Slot::Reranker, l),
             Source::Embedded,
+            Admission::default(),
         )
     }
 
@@ -190,6 +230,8 @@ mod tests {
             pre: n,
             source: Source::Embedded,
             hash: String::new(),
+            digest: Digest::of(b""),
+            signer: Signer::BuiltIn,
             size: 0,
             origin: Origin::Compiled,
             load_time: Duration::ZERO,

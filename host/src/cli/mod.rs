@@ -133,6 +133,36 @@ pub enum PluginsCommand {
         #[command(flatten)]
         settings: Settings,
     },
+    /// Fetch a component from an OCI registry into the state folder's
+    /// store, check its digests (and its signature against the trusted
+    /// keys) and record it in the lock file; a slot can then name the
+    /// reference (`[plugins] reranker = "oci://..."`), served offline.
+    Pull {
+        /// oci://HOST[:PORT]/REPOSITORY[:TAG][@sha256:DIGEST]
+        reference: String,
+        /// Reach this registry by plain HTTP (a registry on this machine
+        /// always is).
+        #[arg(long)]
+        plain_http: bool,
+        #[command(flatten)]
+        settings: Settings,
+    },
+    /// Publish a component to an OCI registry in the Wasm artifact layout,
+    /// with its detached signature (FILE.minisig, or --signature) beside it.
+    Push {
+        /// The component (.wasm).
+        file: PathBuf,
+        /// oci://HOST[:PORT]/REPOSITORY:TAG
+        reference: String,
+        /// The minisign signature to push with it (default: FILE.minisig
+        /// when it exists).
+        #[arg(long)]
+        signature: Option<PathBuf>,
+        /// Reach this registry by plain HTTP (a registry on this machine
+        /// always is).
+        #[arg(long)]
+        plain_http: bool,
+    },
     /// Write a ready-to-build component for a slot in a language.
     New {
         /// rust, python or js.

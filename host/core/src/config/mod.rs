@@ -7,9 +7,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod plugins;
+mod reference;
 
 pub use plugins::{PluginsConfig, Slot, SlotConfig, SlotLimits};
-use plugins::{normalize_plugins, slot_table};
+use plugins::{SLOT_FIELDS, normalize_plugins, slot_table};
+pub use reference::{ComponentRef, Digest, OCI_SCHEME, OciRef};
 
 /// The default of `max_file_bytes`: the largest file kura reads whole or
 /// writes (the file system layer applies it to each root).
@@ -58,6 +60,8 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("plugin_timeout_ms", Kind::Int),
     ("plugin_memory_mib", Kind::Int),
     ("plugin_instances", Kind::Int),
+    ("plugin_trusted_keys", Kind::List),
+    ("plugin_require_signature", Kind::Bool),
     ("read_only", Kind::Bool),
     ("tools", Kind::List),
     ("sandbox", Kind::Bool),
@@ -105,6 +109,13 @@ pub struct Config {
     /// Core instances, and as many memories and tables, one component may
     /// create (componentize-py needs 14).
     pub plugin_instances: i64,
+    /// The minisign public keys (base64, the second line of a `.pub` file)
+    /// whose signatures kura accepts on a component.
+    #[serde(deserialize_with = "list")]
+    pub plugin_trusted_keys: Vec<String>,
+    /// Refuse a component without a valid signature by a trusted key (the
+    /// embedded defaults are part of kura itself).
+    pub plugin_require_signature: bool,
     /// Serve no tool that writes (a read-only vault and workspaces).
     pub read_only: bool,
     /// Serve only these tools: names (`vault_read`) or domains (`manual`,
@@ -168,6 +179,8 @@ impl Default for Config {
             plugin_timeout_ms: 2000,
             plugin_memory_mib: 256,
             plugin_instances: 64,
+            plugin_trusted_keys: Vec::new(),
+            plugin_require_signature: false,
             read_only: false,
             tools: Vec::new(),
             sandbox: true,
@@ -323,12 +336,10 @@ fn cli_layer(
             let slot = Slot::parse(slot_name)
                 .ok_or_else(|| bad(format!("unknown plugin slot (slots: {})", Slot::names())))?;
             let value = match field {
-                "path" => toml::Value::String(raw.clone()),
+                "path" | "digest" => toml::Value::String(raw.clone()),
                 "memory_mib" | "timeout_ms" | "instances" => parse_value(name, Kind::Int, raw)?,
                 _ => {
-                    return Err(bad(
-                        "unknown plugin setting (path, memory_mib, timeout_ms, instances)".into(),
-                    ));
+                    return Err(bad(format!("unknown plugin setting ({SLOT_FIELDS})")));
                 }
             };
             slot_table(plugins, slot).insert(field.to_owned(), value);
@@ -413,6 +424,15 @@ impl Config {
         }
         for slot in Slot::ALL {
             let c = self.plugins.slot(slot);
+            c.check().map_err(|message| ConfigError::Value {
+                name: format!("plugins.{slot}"),
+                value: c
+                    .path
+                    .as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                message,
+            })?;
             for (name, v) in [
                 ("plugin_memory_mib", Some(self.plugin_memory_mib)),
                 ("plugin_instances", Some(self.plugin_instances)),
@@ -649,6 +669,34 @@ mod tests {
         assert!(e.to_string().contains("unknown plugin setting"), "{e}");
         let e = resolve(None, &[], &[("plugins.reranker.instances", "0")]).unwrap_err();
         assert!(e.to_string().contains("plugins.reranker.instances"), "{e}");
+    }
+
+    #[test]
+    fn a_slot_names_an_oci_reference_and_pins_a_digest() {
+        let pin = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+        let c = resolve(
+            Some(&format!(
+                "plugin_trusted_keys = [\"RWQkey\"]\n[plugins.reranker]\npath = \"oci://127.0.0.1:5000/kura/r:1\"\ndigest = \"{pin}\""
+            )),
+            &[("PLUGIN_REQUIRE_SIGNATURE", "true")],
+            &[("plugins.auditor", "a.wasm")],
+        )
+        .unwrap();
+        let ComponentRef::Oci(r) = c.plugins.reranker.component().unwrap() else {
+            panic!("an oci reference")
+        };
+        assert_eq!(r.to_string(), "oci://127.0.0.1:5000/kura/r:1");
+        assert_eq!(c.plugins.reranker.pin().unwrap().as_str(), pin);
+        assert_eq!(
+            c.plugins.auditor.component(),
+            Some(ComponentRef::File(Path::new("a.wasm")))
+        );
+        assert_eq!(c.plugin_trusted_keys, ["RWQkey"]);
+        assert!(c.plugin_require_signature);
+        let e = resolve(None, &[], &[("plugins.reranker", "oci://nohost")]).unwrap_err();
+        assert!(e.to_string().contains("plugins.reranker"), "{e}");
+        let e = resolve(None, &[], &[("plugins.reranker.digest", "sha256:12")]).unwrap_err();
+        assert!(e.to_string().contains("not a digest"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::reference::{ComponentRef, Digest, OCI_SCHEME, OciRef};
+
 /// A plugin slot: one `kura:plugins` world. Printed as the world's name
 /// (`write-policy`); `write_policy` is accepted everywhere too, and is the
 /// spelling of the environment variables (`KURA_PLUGIN_WRITE_POLICY`).
@@ -67,20 +69,56 @@ impl std::fmt::Display for Slot {
 }
 
 /// One slot's configuration: its component (unset: the embedded default, or
-/// none for the write policy, whose baseline is built in) and its limits
-/// (unset: the global `plugin_*` settings).
+/// none for the write policy, whose baseline is built in), the digest it is
+/// pinned to, and its limits (unset: the global `plugin_*` settings).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SlotConfig {
+    /// A `.wasm` file, or an `oci://` reference (pulled beforehand).
     pub path: Option<PathBuf>,
+    /// `sha256:...`: the component's bytes must have this digest.
+    pub digest: Option<String>,
     pub memory_mib: Option<i64>,
     pub timeout_ms: Option<i64>,
     pub instances: Option<i64>,
 }
 
-/// The `[plugins]` table. In TOML a slot is a path (`reranker =
-/// "r.wasm"`) or a table (`[plugins.reranker]` with `path`, `memory_mib`,
-/// `timeout_ms`, `instances`).
+/// A slot's fields, as the errors name them.
+pub(super) const SLOT_FIELDS: &str = "path, digest, memory_mib, timeout_ms, instances";
+
+impl SlotConfig {
+    /// Where the component comes from (checked by `Config::resolve`).
+    pub fn component(&self) -> Option<ComponentRef<'_>> {
+        let path = self.path.as_deref()?;
+        match path.to_str().filter(|s| s.starts_with(OCI_SCHEME)) {
+            Some(s) => OciRef::parse(s).ok().map(ComponentRef::Oci),
+            None => Some(ComponentRef::File(path)),
+        }
+    }
+
+    /// The pinned digest (checked by `Config::resolve`).
+    pub fn pin(&self) -> Option<Digest> {
+        self.digest.as_deref().and_then(|d| Digest::parse(d).ok())
+    }
+
+    /// Why the component's reference or pin cannot be read.
+    pub(super) fn check(&self) -> Result<(), String> {
+        if let Some(s) = self.path.as_deref().and_then(|p| p.to_str())
+            && s.starts_with(OCI_SCHEME)
+        {
+            OciRef::parse(s)?;
+        }
+        if let Some(d) = &self.digest {
+            Digest::parse(d)?;
+        }
+        Ok(())
+    }
+}
+
+/// The `[plugins]` table. In TOML a slot is a path or reference
+/// (`reranker = "r.wasm"`, `reranker = "oci://host/repo:tag"`) or a table
+/// (`[plugins.reranker]` with `path`, `digest`, `memory_mib`, `timeout_ms`,
+/// `instances`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginsConfig {
@@ -144,7 +182,7 @@ pub(super) fn normalize_plugins(t: toml::Table) -> Result<toml::Table, String> {
             t @ toml::Value::Table(_) => t,
             _ => {
                 return Err(format!(
-                    "[plugins] {k}: expected a component path or a table (path, memory_mib, timeout_ms, instances)"
+                    "[plugins] {k}: expected a component path or a table ({SLOT_FIELDS})"
                 ));
             }
         };

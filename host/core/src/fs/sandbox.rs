@@ -16,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, Slot};
+use crate::config::{ComponentRef, Config, Slot};
 
 /// Read-only beneath these besides the configured ones: the local time
 /// zone, read by chrono when it first formats a local date.
@@ -43,7 +43,8 @@ impl Plan {
     /// elsewhere is refused at its reload).
     pub fn with_components(mut self, config: &Config) -> Plan {
         for slot in Slot::ALL {
-            let Some(path) = config.plugins.slot(slot).path.as_deref() else {
+            // A pulled component is read from the state folder.
+            let Some(ComponentRef::File(path)) = config.plugins.slot(slot).component() else {
                 continue;
             };
             let folder = |p: &Path| match p.parent() {
