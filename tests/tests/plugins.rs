@@ -387,7 +387,7 @@ async fn plugins_command(f: &Fixture, subcommand: &str, extra: &[&str]) -> Strin
 }
 
 #[tokio::test]
-async fn plugins_list_names_each_slots_component_and_whether_it_is_compiled() {
+async fn plugins_list_names_each_slots_component_its_digest_and_its_load() {
     let f = Fixture::new();
     let wasm = hostile_wasm();
     let policy = format!("write_policy={}", wasm.display());
@@ -415,7 +415,10 @@ async fn plugins_list_names_each_slots_component_and_whether_it_is_compiled() {
     assert!(
         policy_row.ends_with(&wasm.display().to_string())
             && policy_row.contains(&format!("{size:.1} MiB"))
-            && policy_row.contains("not yet")
+            && policy_row
+                .contains(kura::config::Digest::of(&std::fs::read(&wasm).unwrap()).short())
+            && policy_row.contains("unsigned")
+            && policy_row.contains(" ms compiled")
             && policy_row.contains("/ 750 ms /"),
         "{policy_row}"
     );
@@ -423,7 +426,15 @@ async fn plugins_list_names_each_slots_component_and_whether_it_is_compiled() {
         row(&before, "reranker").ends_with("embedded default"),
         "{before}"
     );
-    plugins_command(&f, "precompile", &extra).await;
+    assert!(
+        row(&before, "reranker").contains("kura (built in)"),
+        "{before}"
+    );
+    // The listing loaded each component as a start would: into the cache.
     let after = plugins_command(&f, "list", &extra).await;
-    assert!(row(&after, "write-policy").contains("cached"), "{after}");
+    assert!(
+        row(&after, "write-policy").contains(" ms cached"),
+        "{after}"
+    );
+    plugins_command(&f, "precompile", &extra).await;
 }

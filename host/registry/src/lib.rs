@@ -284,12 +284,14 @@ impl Registry {
             .map(Some)
     }
 
-    /// Push a component (and its signature) under `reference`'s tag;
+    /// Push a component (and its signature) under `reference`'s tag, its
+    /// layer titled with its file name (what OCI tools name it on a pull);
     /// returns the manifest's digest.
     pub async fn push(
         &self,
         reference: &OciRef,
         bytes: &[u8],
+        title: &str,
         config: &WasmConfig,
         signature: Option<&[u8]>,
     ) -> Result<Digest, Error> {
@@ -301,7 +303,14 @@ impl Registry {
         let config = self
             .put_blob(&image, &config, WASM_CONFIG_MEDIA_TYPE)
             .await?;
-        let layer = self.put_blob(&image, bytes, WASM_LAYER_MEDIA_TYPE).await?;
+        let mut layer = self.put_blob(&image, bytes, WASM_LAYER_MEDIA_TYPE).await?;
+        layer.annotations = Some(
+            [(
+                "org.opencontainers.image.title".to_owned(),
+                title.to_owned(),
+            )]
+            .into(),
+        );
         let manifest = OciImageManifest {
             schema_version: 2,
             media_type: Some(MANIFEST_MEDIA_TYPE.into()),

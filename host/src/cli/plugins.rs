@@ -248,7 +248,18 @@ fn push(
     let config = crate::registry::WasmConfig::new(&digest, outline.exports, outline.imports);
     let registry = crate::registry::Registry::new(&reference, &registry_options(plain_http));
     let manifest = tokio::runtime::Handle::current()
-        .block_on(registry.push(&reference, &bytes, &config, signature.as_deref()))
+        .block_on(
+            registry.push(
+                &reference,
+                &bytes,
+                &file
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "component.wasm".into()),
+                &config,
+                signature.as_deref(),
+            ),
+        )
         .map_err(|e| e.to_string())?;
     println!("pushed    {reference}");
     println!("manifest  {manifest}");
