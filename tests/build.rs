@@ -11,6 +11,9 @@ fn main() {
     // A write policy whose `check` has another signature.
     let path = build_guest("kura-mistyped-policy", &["fixtures/components/mistyped"]);
     println!("cargo:rustc-env=KURA_TEST_MISTYPED_WASM={}", path.display());
+    // A reranker that uses its slot's grants (HTTP, a folder, variables).
+    let path = build_guest("kura-granted-reranker", &["fixtures/components/granted"]);
+    println!("cargo:rustc-env=KURA_TEST_GRANTED_WASM={}", path.display());
     // The default reranker as a file, to configure it like a user's own.
     let path = build_guest("kura-reranker", &["components/reranker", "text"]);
     println!("cargo:rustc-env=KURA_TEST_RERANKER_WASM={}", path.display());

@@ -39,6 +39,11 @@ pub fn reranker_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_RERANKER_WASM"))
 }
 
+/// A reranker that uses its slot's grants (`fixtures/components/granted`).
+pub fn granted_wasm() -> PathBuf {
+    PathBuf::from(env!("KURA_TEST_GRANTED_WASM"))
+}
+
 /// A copy of the default auditor component, built for the tests.
 pub fn auditor_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_AUDITOR_WASM"))

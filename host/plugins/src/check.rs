@@ -90,10 +90,16 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         "component",
         format!("{} ({}, {digest})", path.display(), mib(bytes.len())),
     );
-    let signer = match Trust::new(config).and_then(|trust| {
-        let signature = super::signature_beside(path)?;
-        trust.judge(&bytes, signature.as_deref())
-    }) {
+    let trust = match Trust::new(config) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            r.fail("signer", e);
+            return r;
+        }
+    };
+    let signer = match super::signature_beside(path)
+        .and_then(|signature| trust.judge(&bytes, signature.as_deref()))
+    {
         Ok(signer) => {
             r.push("signer", signer.to_string());
             signer
@@ -130,7 +136,9 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         .map(String::as_str)
         .filter(|i| i.contains(':'))
         .collect();
-    match outline.check(slot) {
+    let admission = Admission::of(config, slot, &trust);
+    r.push("grants", admission.grants.describe());
+    match outline.check(slot, admission.grants.http()) {
         Ok(()) => r.push(
             "imports",
             format!(
@@ -151,6 +159,7 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         bytes,
         digest,
         signer,
+        grants: admission.grants.clone(),
         outline,
     };
     match slot {
@@ -229,7 +238,7 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
         ),
     );
     let (component, compile) = (c.component, c.compile);
-    let pre = match runtime.link::<P>(&component) {
+    let pre = match runtime.link::<P>(&component, &wasm.grants) {
         Ok(p) => p,
         Err(e) => {
             r.fail("link", e);
@@ -251,6 +260,7 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
         hash: blake3::hash(&wasm.bytes).to_hex().to_string(),
         digest: wasm.digest.clone(),
         signer: wasm.signer.clone(),
+        grants: wasm.grants.clone(),
         size: wasm.bytes.len(),
         origin: cache::Origin::Compiled,
         load_time: compile,
@@ -277,7 +287,7 @@ fn instantiate(
     pre: &InstancePre<State>,
 ) -> bool {
     let t = Instant::now();
-    let used = match runtime.probe(wasm.slot, &limits, pre) {
+    let used = match runtime.probe(wasm.slot, &limits, &wasm.grants, pre) {
         Ok(u) => u,
         Err(e) => {
             r.fail("instantiate", e);
@@ -288,7 +298,7 @@ fn instantiate(
     let needed = (1..=limits.instances).find(|n| {
         let mut l = limits;
         l.instances = *n;
-        runtime.probe(wasm.slot, &l, pre).is_ok()
+        runtime.probe(wasm.slot, &l, &wasm.grants, pre).is_ok()
     });
     r.push(
         "instantiate",
@@ -340,6 +350,8 @@ pub struct Listed {
     pub size: Option<usize>,
     pub digest: Option<Digest>,
     pub signer: Option<String>,
+    /// What the slot is granted (`none`: nothing beyond kura's default).
+    pub grants: String,
     /// Loaded from the cache or compiled, and how long it took; or why the
     /// slot cannot load.
     pub loaded: Result<Option<(cache::Origin, Duration)>, String>,
@@ -366,6 +378,7 @@ pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, St
                 size: None,
                 digest: None,
                 signer: None,
+                grants: "none".into(),
                 loaded: Ok(None),
                 limits,
             });
@@ -373,6 +386,7 @@ pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, St
         };
         let name = source.to_string();
         let admission = Admission::of(config, slot, &trust);
+        let grants = admission.grants.describe();
         let listed = match Wasm::read(slot, source, &admission, runtime.state()) {
             Ok(wasm) => Listed {
                 slot,
@@ -380,6 +394,7 @@ pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, St
                 size: Some(wasm.bytes.len()),
                 digest: Some(wasm.digest.clone()),
                 signer: Some(wasm.signer.to_string()),
+                grants,
                 loaded: prepare_any(&runtime, &wasm, &limits)
                     .map(|l| Some((l.origin, l.load_time))),
                 limits,
@@ -390,6 +405,7 @@ pub fn list(config: &Config, state: Option<&StateDir>) -> Result<Vec<Listed>, St
                 size: None,
                 digest: None,
                 signer: None,
+                grants,
                 loaded: Err(e.message),
                 limits,
             },
@@ -491,7 +507,8 @@ pub fn measure_reranker(
         cached_load,
         ..
     } = Compiled::new(&runtime, &bytes)?;
-    let pre = runtime.link::<bindings::reranker::RerankerPre<super::State>>(&component)?;
+    let grants = Arc::default();
+    let pre = runtime.link::<bindings::reranker::RerankerPre<super::State>>(&component, &grants)?;
     let limits = Limits::new(
         Slot::Reranker,
         Config::default().slot_limits(Slot::Reranker),
@@ -516,11 +533,11 @@ pub fn measure_reranker(
         let out = super::output::Captured::default();
         let _busy = runtime.busy();
         let t = Instant::now();
-        let mut store = runtime.store(Slot::Reranker, &limits, &out);
+        let mut store = runtime.store(Slot::Reranker, &limits, &grants, &out)?;
         pre.instantiate(&mut store).map_err(|e| e.to_string())?;
         inst.push(t.elapsed());
         let t = Instant::now();
-        let mut store = runtime.store(Slot::Reranker, &limits, &out);
+        let mut store = runtime.store(Slot::Reranker, &limits, &grants, &out)?;
         scores = pre
             .instantiate(&mut store)
             .and_then(|i| i.call_rerank(&mut store, query, &list))

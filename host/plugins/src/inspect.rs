@@ -99,9 +99,10 @@ fn package(import: &str) -> &str {
 fn fix_for(package: &str) -> &'static str {
     match package {
         "wasi:http" => {
-            "componentize-js adds it unless told not to: build with `--disable http fetch-event` \
-             (jco componentize: `--disable http --disable fetch-event`); in Rust or Python, drop \
-             the HTTP client dependency"
+            "a component that calls a service needs the operator's grant \
+             (`plugins.<slot>.http_hosts`); otherwise componentize-js adds it unless told not to: \
+             build with `--disable http fetch-event` (jco componentize: `--disable http --disable \
+             fetch-event`); in Rust or Python, drop the HTTP client dependency"
         }
         _ => "a plugin computes from its arguments only; remove the dependency that imports it",
     }
@@ -111,7 +112,8 @@ impl Outline {
     /// Check the outline against a slot's world: every export the world
     /// needs is there and every import is one kura provides. The error is
     /// one line.
-    pub fn check(&self, slot: Slot) -> Result<(), String> {
+    /// `http`: the slot is granted HTTP hosts, so `wasi:http` is provided.
+    pub fn check(&self, slot: Slot, http: bool) -> Result<(), String> {
         let missing: Vec<&str> = required_exports(slot)
             .iter()
             .copied()
@@ -137,7 +139,11 @@ impl Outline {
             .iter()
             .map(String::as_str)
             // Plain names (`candidate`) are the world's own types.
-            .filter(|i| i.contains(':') && !PROVIDED.contains(&package(i)))
+            .filter(|i| {
+                i.contains(':')
+                    && !PROVIDED.contains(&package(i))
+                    && !(http && package(i) == "wasi:http")
+            })
             .collect();
         if let Some(first) = foreign.first() {
             return Err(format!(
@@ -192,18 +198,21 @@ mod tests {
             ],
             &["check"],
         );
-        let e = o.check(Slot::WritePolicy).unwrap_err();
+        let e = o.check(Slot::WritePolicy, false).unwrap_err();
         assert!(e.contains("`wasi:http/types@0.2.10`"), "{e}");
         assert!(e.contains("--disable http fetch-event"), "{e}");
+        assert!(e.contains("plugins.<slot>.http_hosts"), "{e}");
         assert!(!e.contains('\n'));
+        // A slot granted HTTP hosts is given wasi:http.
+        o.check(Slot::WritePolicy, true).unwrap();
     }
 
     #[test]
     fn the_world_is_found_from_the_exports() {
         let o = outline_of(&["wasi:cli/stderr@0.2.0", "candidate"], &["rerank"]);
         assert_eq!(o.slot(), Some(Slot::Reranker));
-        assert!(o.check(Slot::Reranker).is_ok());
-        let e = o.check(Slot::Auditor).unwrap_err();
+        assert!(o.check(Slot::Reranker, false).is_ok());
+        let e = o.check(Slot::Auditor, false).unwrap_err();
         assert!(
             e.contains("missing export `audit`") && e.contains("rerank"),
             "{e}"

@@ -26,6 +26,7 @@ pub mod cache;
 pub mod check;
 pub mod claim_graph;
 mod embedder;
+pub mod grants;
 pub mod inspect;
 pub mod limits;
 mod load;
@@ -83,6 +84,9 @@ pub struct State {
     table: ResourceTable,
     limiter: Limiter,
     slot: Slot,
+    /// wasi:http, linked only for a slot granted HTTP hosts.
+    http: wasmtime_wasi_http::WasiHttpCtx,
+    gate: grants::HttpGate,
 }
 
 impl WasiView for State {
@@ -90,6 +94,16 @@ impl WasiView for State {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl wasmtime_wasi_http::WasiHttpView for State {
+    fn http(&mut self) -> wasmtime_wasi_http::WasiHttpCtxView<'_> {
+        wasmtime_wasi_http::WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.gate,
         }
     }
 }
@@ -193,6 +207,7 @@ pub struct Wasm {
     pub bytes: Vec<u8>,
     pub digest: config::Digest,
     pub signer: Signer,
+    pub grants: Arc<grants::Grants>,
     pub outline: inspect::Outline,
 }
 
@@ -239,7 +254,9 @@ impl Wasm {
                 .map_err(&fail)?,
         };
         let outline = inspect::outline(&bytes).map_err(&fail)?;
-        outline.check(slot).map_err(&fail)?;
+        outline
+            .check(slot, admission.grants.http())
+            .map_err(&fail)?;
         signature::check(slot, &bytes).map_err(&fail)?;
         Ok(Wasm {
             slot,
@@ -247,6 +264,7 @@ impl Wasm {
             bytes,
             digest,
             signer,
+            grants: admission.grants.clone(),
             outline,
         })
     }
@@ -304,11 +322,28 @@ impl Runtime {
         self.ticker.busy()
     }
 
-    /// A fresh store for one call: no files, no env, no network; what the
-    /// component prints is captured in `out`.
-    pub(crate) fn store(&self, slot: Slot, limits: &Limits, out: &Captured) -> Store<State> {
+    /// A fresh store for one call: no files, no env, no network but what
+    /// the slot is granted; what the component prints is captured in `out`.
+    pub(crate) fn store(
+        &self,
+        slot: Slot,
+        limits: &Limits,
+        grants: &Arc<grants::Grants>,
+        out: &Captured,
+    ) -> Result<Store<State>, String> {
         let mut wasi = WasiCtx::builder();
         wasi.stdout(out.clone()).stderr(out.clone());
+        for (k, v) in &grants.env {
+            wasi.env(k, v);
+        }
+        if let Some(folder) = &grants.folder {
+            wasi.preopened_dir(
+                folder,
+                grants::FOLDER_IN_GUEST,
+                wasmtime_wasi::FsPerms::ReadOnly,
+            )
+            .map_err(|e| format!("cannot open its granted folder {}: {e}", folder.display()))?;
+        }
         let mut store = Store::new(
             &self.engine,
             State {
@@ -316,12 +351,14 @@ impl Runtime {
                 table: ResourceTable::new(),
                 limiter: limits.limiter(),
                 slot,
+                http: wasmtime_wasi_http::WasiHttpCtx::new(),
+                gate: grants::HttpGate::new(grants.clone(), limits.timeout),
             },
         );
         store.limiter(|s| &mut s.limiter);
         store.set_epoch_deadline(limits.deadline_ticks());
         store.epoch_deadline_trap();
-        store
+        Ok(store)
     }
 
     /// Compile (or load from the cache), link against the world and
@@ -332,23 +369,28 @@ impl Runtime {
         let (component, origin) =
             cache::compile(&self.engine, &wasm.bytes, &hash, self.state.as_ref())
                 .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
-        let pre = self.link::<P>(&component)?;
-        self.probe(wasm.slot, limits, pre.instance_pre())?;
+        let pre = self.link::<P>(&component, &wasm.grants)?;
+        self.probe(wasm.slot, limits, &wasm.grants, pre.instance_pre())?;
         Ok(Loaded {
             pre,
             source: wasm.source.clone(),
             hash: hash.to_hex().to_string(),
             digest: wasm.digest.clone(),
             signer: wasm.signer.clone(),
+            grants: wasm.grants.clone(),
             size: wasm.bytes.len(),
             origin,
             load_time: t.elapsed(),
         })
     }
 
-    fn link<P: World>(&self, component: &Component) -> Result<P, String> {
+    fn link<P: World>(&self, component: &Component, grants: &grants::Grants) -> Result<P, String> {
         let mut linker = Linker::<State>::new(&self.engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| e.to_string())?;
+        if grants.http() {
+            wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)
+                .map_err(|e| e.to_string())?;
+        }
         P::link(&mut linker).map_err(|e| e.to_string())?;
         let pre = linker
             .instantiate_pre(component)
@@ -362,11 +404,12 @@ impl Runtime {
         &self,
         slot: Slot,
         limits: &Limits,
+        grants: &Arc<grants::Grants>,
         pre: &InstancePre<State>,
     ) -> Result<limits::Used, String> {
         let _busy = self.busy();
         let out = Captured::default();
-        let mut store = self.store(slot, limits, &out);
+        let mut store = self.store(slot, limits, grants, &out)?;
         let outcome = pre.instantiate(&mut store);
         out.log(slot.name());
         match outcome {
@@ -402,7 +445,15 @@ impl Runtime {
     ) -> Result<R, Error> {
         let _busy = self.busy();
         let out = Captured::default();
-        let mut store = self.store(cell.slot, &cell.limits, &out);
+        let mut store = self
+            .store(cell.slot, &cell.limits, &loaded.grants, &out)
+            .map_err(|why| {
+                Error::new(
+                    Code::PluginFailed,
+                    format!("the {} plugin failed: {why}", cell.slot),
+                )
+                .with("plugin", cell.slot.name())
+            })?;
         let outcome = f(&mut store, &loaded.pre);
         out.log(cell.slot.name());
         outcome.map_err(|e| {

@@ -83,6 +83,7 @@ pub(super) fn settle_load<P: World>(
             source = %l.source,
             digest = %l.digest,
             signer = %l.signer,
+            grants = %l.grants.describe(),
             size = l.size,
             origin = %l.origin,
             ms = l.load_time.as_millis() as u64,

@@ -10,6 +10,7 @@ use wasmtime::component::{HasSelf, InstancePre, Linker};
 use super::State;
 use super::bindings;
 use super::cache::Origin;
+use super::grants::Grants;
 use super::limits::Limits;
 use super::trust::{Signer, Trust};
 use crate::config::{ComponentRef, Config, Digest, OciRef, Slot};
@@ -47,12 +48,14 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// What a slot's component must prove before it is compiled: the digest
-/// it is pinned to, and the signature the operator's trust asks for.
+/// What a slot's component must prove before it is compiled (the digest
+/// it is pinned to, the signature the operator's trust asks for) and what
+/// it is granted once it runs.
 #[derive(Clone, Debug, Default)]
 pub struct Admission {
     pub trust: Arc<Trust>,
     pub pin: Option<Digest>,
+    pub grants: Arc<Grants>,
 }
 
 impl Admission {
@@ -60,6 +63,9 @@ impl Admission {
         Admission {
             trust: trust.clone(),
             pin: config.plugins.slot(slot).pin(),
+            grants: Arc::new(Grants::of(config, slot, |k| {
+                std::env::var(k).ok().filter(|v| !v.is_empty())
+            })),
         }
     }
 }
@@ -74,6 +80,7 @@ pub struct Loaded<P> {
     /// SHA-256 of the wasm: what a pin, a lock and a registry name.
     pub digest: Digest,
     pub signer: Signer,
+    pub grants: Arc<Grants>,
     pub size: usize,
     pub origin: Origin,
     pub load_time: Duration,
@@ -232,6 +239,7 @@ mod tests {
             hash: String::new(),
             digest: Digest::of(b""),
             signer: Signer::BuiltIn,
+            grants: Arc::default(),
             size: 0,
             origin: Origin::Compiled,
             load_time: Duration::ZERO,

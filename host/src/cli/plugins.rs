@@ -101,6 +101,9 @@ fn list(settings: &Settings) -> Result<(), String> {
             limits,
             l.source
         );
+        if l.grants != "none" {
+            println!("{:<13} grants: {}", "", l.grants);
+        }
         if let Err(why) = &l.loaded {
             failed = true;
             println!("{:<13} error: {why}", "");
@@ -171,9 +174,11 @@ fn pull(reference: &str, plain_http: bool, settings: &Settings) -> Result<(), St
             outline.exports.join(", ")
         )
     })?;
+    // wasi:http is what a grant provides: said below, required at start.
     outline
-        .check(slot)
+        .check(slot, true)
         .map_err(|e| format!("{reference}: {e}"))?;
+    let wants_http = outline.imports.iter().any(|i| i.starts_with("wasi:http/"));
     let signer = trust
         .judge(&pulled.bytes, pulled.signature.as_deref())
         .map_err(|e| format!("{reference} {e}; nothing was kept"))?;
@@ -200,6 +205,12 @@ fn pull(reference: &str, plain_http: bool, settings: &Settings) -> Result<(), St
         pulled.bytes.len() as f64 / (1 << 20) as f64
     );
     println!("signer    {signer}");
+    if wants_http {
+        println!(
+            "needs     outbound HTTP: grant it the hosts it may call (plugins.{}.http_hosts)",
+            slot.key()
+        );
+    }
     let lock_path = state.path().join(store::LOCK);
     match old {
         Some(o) if o.digest != pulled.digest.as_str() => println!(

@@ -336,8 +336,9 @@ fn cli_layer(
             let slot = Slot::parse(slot_name)
                 .ok_or_else(|| bad(format!("unknown plugin slot (slots: {})", Slot::names())))?;
             let value = match field {
-                "path" | "digest" => toml::Value::String(raw.clone()),
+                "path" | "digest" | "folder" => toml::Value::String(raw.clone()),
                 "memory_mib" | "timeout_ms" | "instances" => parse_value(name, Kind::Int, raw)?,
+                "http_hosts" | "env" => parse_value(name, Kind::List, raw)?,
                 _ => {
                     return Err(bad(format!("unknown plugin setting ({SLOT_FIELDS})")));
                 }

@@ -81,10 +81,17 @@ pub struct SlotConfig {
     pub memory_mib: Option<i64>,
     pub timeout_ms: Option<i64>,
     pub instances: Option<i64>,
+    /// Grants: outbound HTTP to these hosts (`host` or `host:port`).
+    pub http_hosts: Option<Vec<String>>,
+    /// Grants: this folder, read-only (the component sees it as `/data`).
+    pub folder: Option<PathBuf>,
+    /// Grants: these environment variables, copied from kura's.
+    pub env: Option<Vec<String>>,
 }
 
 /// A slot's fields, as the errors name them.
-pub(super) const SLOT_FIELDS: &str = "path, digest, memory_mib, timeout_ms, instances";
+pub(super) const SLOT_FIELDS: &str =
+    "path, digest, memory_mib, timeout_ms, instances, http_hosts, folder, env";
 
 impl SlotConfig {
     /// Where the component comes from (checked by `Config::resolve`).
@@ -110,6 +117,33 @@ impl SlotConfig {
         }
         if let Some(d) = &self.digest {
             Digest::parse(d)?;
+        }
+        for host in self.http_hosts.iter().flatten() {
+            let ok = !host.is_empty()
+                && !host.contains(['/', '*', ' ', '@'])
+                && host.rsplit_once(':').is_none_or(|(h, port)| {
+                    !h.is_empty()
+                        && (h.ends_with(']') || !h.contains(':'))
+                        && port.parse::<u16>().is_ok()
+                });
+            if !ok {
+                return Err(format!(
+                    "http_hosts: `{host}` is not a host or host:port (no scheme, path or wildcard)"
+                ));
+            }
+        }
+        if let Some(f) = &self.folder
+            && !f.is_absolute()
+        {
+            return Err(format!(
+                "folder: `{}` must be an absolute path",
+                f.display()
+            ));
+        }
+        for name in self.env.iter().flatten() {
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(format!("env: `{name}` is not a variable name"));
+            }
         }
         Ok(())
     }

@@ -22,6 +22,16 @@ use crate::config::{ComponentRef, Config, Slot};
 /// zone, read by chrono when it first formats a local date.
 const TIME_ZONE: [&str; 2] = ["/etc/localtime", "/usr/share/zoneinfo"];
 
+/// What the resolver reads to look a host name up: readable only when a
+/// slot is granted HTTP to a host by name.
+const RESOLVER: [&str; 5] = [
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+];
+
 /// What the process may reach once confined.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -32,6 +42,8 @@ pub struct Plan {
     /// Remove an empty folder directly beneath these (the demo's temporary
     /// folder is removed from its parent at exit).
     pub remove_dir: Vec<PathBuf>,
+    /// TCP ports the process may connect to (a slot's HTTP grant).
+    pub connect: Vec<u16>,
 }
 
 impl Plan {
@@ -41,10 +53,24 @@ impl Plan {
     /// confinement: the folder of its resolved path is readable too
     /// (resolved now, before confining; a link changed later to lead
     /// elsewhere is refused at its reload).
+    ///
+    /// And what the slots are granted: a granted folder is readable; a
+    /// granted HTTP host's port (80 and 443 when none is named) may be
+    /// connected to, and the resolver's files are readable when a host is
+    /// named rather than given as an address.
     pub fn with_components(mut self, config: &Config) -> Plan {
         for slot in Slot::ALL {
+            let c = config.plugins.slot(slot);
+            if let Some(folder) = &c.folder
+                && !self.read.contains(folder)
+            {
+                self.read.push(folder.clone());
+            }
+            for host in c.http_hosts.iter().flatten() {
+                self.grant_connect(host);
+            }
             // A pulled component is read from the state folder.
-            let Some(ComponentRef::File(path)) = config.plugins.slot(slot).component() else {
+            let Some(ComponentRef::File(path)) = c.component() else {
                 continue;
             };
             let folder = |p: &Path| match p.parent() {
@@ -60,6 +86,36 @@ impl Plan {
         }
         self.read.extend(TIME_ZONE.iter().map(PathBuf::from));
         self
+    }
+}
+
+impl Plan {
+    /// A granted HTTP host: its port (80 and 443 when none is named), and
+    /// the resolver's files when it is a name, not an address.
+    fn grant_connect(&mut self, host: &str) {
+        let (name, ports) = match host.rsplit_once(':') {
+            Some((h, p)) if !h.is_empty() && (h.ends_with(']') || !h.contains(':')) => {
+                (h, p.parse().map(|p| vec![p]).unwrap_or_default())
+            }
+            _ => (host, vec![80, 443]),
+        };
+        for p in ports {
+            if !self.connect.contains(&p) {
+                self.connect.push(p);
+            }
+        }
+        let address = name
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok();
+        if !address {
+            for f in RESOLVER.map(PathBuf::from) {
+                if !self.read.contains(&f) {
+                    self.read.push(f);
+                }
+            }
+        }
     }
 }
 
@@ -84,8 +140,17 @@ impl Outcome {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let net = if plan.connect.is_empty() {
+            "no TCP bind or connect".to_owned()
+        } else {
+            let ports: Vec<String> = plan.connect.iter().map(u16::to_string).collect();
+            format!(
+                "TCP connect to ports [{}] only (the slots' HTTP grants), no bind",
+                ports.join(", ")
+            )
+        };
         let rules = format!(
-            "read-only [{}], read-write [{}], no TCP bind or connect",
+            "read-only [{}], read-write [{}], {net}",
             list(&plan.read),
             list(&plan.write)
         );
@@ -103,8 +168,8 @@ impl Outcome {
 #[cfg(target_os = "linux")]
 pub fn confine(plan: &Plan) -> Outcome {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-        make_bitflags, path_beneath_rules,
+        ABI, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        RulesetStatus, make_bitflags, path_beneath_rules,
     };
     // The rights through Linux 6.12 (refer, truncate, device ioctl, TCP);
     // an older kernel enforces what it knows.
@@ -120,6 +185,13 @@ pub fn confine(plan: &Plan) -> Outcome {
                 &plan.remove_dir,
                 make_bitflags!(AccessFs::{RemoveDir}),
             ))
+        })
+        .and_then(|r| {
+            r.add_rules(
+                plan.connect
+                    .iter()
+                    .map(|p| Ok(NetPort::new(*p, AccessNet::ConnectTcp))),
+            )
         })
         .and_then(|r| r.restrict_self());
     match applied {
@@ -174,7 +246,7 @@ mod tests {
         let plan = Plan {
             read: vec![manuals.clone()],
             write: vec![vault.clone()],
-            remove_dir: Vec::new(),
+            ..Plan::default()
         };
         let (m, v, o) = (manuals.clone(), vault.clone(), outside.clone());
         let (outcome, r) = confined(plan, move || {
@@ -276,6 +348,66 @@ mod tests {
             };
             assert_eq!(read(linked_only), Err(std::io::ErrorKind::PermissionDenied));
         }
+    }
+
+    #[test]
+    fn the_sandbox_follows_a_slots_grants_and_nothing_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let (weights, other) = (dir.path().join("weights"), dir.path().join("other"));
+        std::fs::create_dir_all(&weights).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(weights.join("w.txt"), "1").unwrap();
+        std::fs::write(other.join("secret.txt"), "s").unwrap();
+        let granted = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let refused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = |l: &std::net::TcpListener| l.local_addr().unwrap().port();
+        let config = Config {
+            plugins: crate::config::PluginsConfig {
+                reranker: crate::config::SlotConfig {
+                    http_hosts: Some(vec![
+                        format!("127.0.0.1:{}", port(&granted)),
+                        "scores.example.org".into(),
+                    ]),
+                    folder: Some(weights.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let plan = Plan::default().with_components(&config);
+        assert_eq!(plan.connect, [port(&granted), 80, 443]);
+        assert!(plan.read.contains(&weights));
+        assert!(
+            plan.read.contains(&PathBuf::from("/etc/resolv.conf")),
+            "a named host"
+        );
+        let (g, r) = (port(&granted), port(&refused));
+        let (w, o) = (weights.clone(), other.clone());
+        let (outcome, got) = confined(plan, move || {
+            (
+                std::net::TcpStream::connect(("127.0.0.1", g)).is_ok(),
+                std::net::TcpStream::connect(("127.0.0.1", r))
+                    .map(drop)
+                    .map_err(|e| e.kind()),
+                std::fs::read_to_string(w.join("w.txt")).ok(),
+                std::fs::read_to_string(o.join("secret.txt")).map_err(|e| e.kind()),
+            )
+        });
+        if kernel_abi() < 4 {
+            // No network rules before ABI 4: the plan is what can be shown.
+            assert!(
+                !matches!(outcome, Outcome::Full) || kernel_abi() == 0,
+                "{outcome:?}"
+            );
+            return;
+        }
+        assert_eq!(outcome, Outcome::Full);
+        let (connected, other_port, read, secret) = got;
+        assert!(connected, "the granted port");
+        assert_eq!(other_port, Err(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(read.as_deref(), Some("1"));
+        assert_eq!(secret, Err(std::io::ErrorKind::PermissionDenied));
     }
 
     /// The kernel's Landlock ABI (0: none), asked directly.
