@@ -438,3 +438,54 @@ async fn plugins_list_names_each_slots_component_its_digest_and_its_load() {
     );
     plugins_command(&f, "precompile", &extra).await;
 }
+
+/// `kura plugins check FILE --eval ARGS`, run from the checkout (the gold
+/// set's default paths): its output and whether it passed.
+async fn admission(wasm: &std::path::Path, extra: &[&str]) -> (String, bool) {
+    let f = Fixture::new();
+    let mut args: Vec<String> = ["plugins", "check"].map(String::from).to_vec();
+    args.push(wasm.display().to_string());
+    args.extend(
+        ["--eval", "--gold", "fixtures/eval/gold.jsonl"]
+            .iter()
+            .chain(extra)
+            .map(|s| s.to_string()),
+    );
+    args.extend(f.args(&[]).into_iter().skip(1));
+    let out = command(&args)
+        .current_dir(kura_tests::workspace())
+        .output()
+        .await
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        out.status.success(),
+    )
+}
+
+#[tokio::test]
+async fn the_admission_eval_prints_both_sides_and_refuses_a_swap_that_lowers_mrr() {
+    let (said, ok) = admission(&rust_reranker_wasm(), &["--max-mrr-drop", "0.01"]).await;
+    for line in [
+        "admission eval of a reranker: 235 questions (fixtures/eval/gold.jsonl)",
+        "current      the embedded default",
+        "[dev] current",
+        "[test] candidate",
+        "[all] candidate",
+        "change       hit@5 ",
+    ] {
+        assert!(said.contains(line), "no `{line}` in\n{said}");
+    }
+    // The example scores token overlap only: below the default on this set.
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("verdict      refused: MRR@5 falls by"),
+        "{said}"
+    );
+    // The default's own bytes in its place change nothing.
+    let (said, ok) = admission(&reranker_wasm(), &["--max-mrr-drop", "0"]).await;
+    assert!(ok, "{said}");
+    assert!(said.contains("hit@5 +0.000, MRR@5 +0.000"), "{said}");
+    assert!(said.contains("verdict      admitted"), "{said}");
+    assert!(!said.contains("warning "), "no component failed: {said}");
+}

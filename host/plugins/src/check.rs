@@ -32,6 +32,8 @@ pub struct Line {
 #[derive(Clone, Debug, Default)]
 pub struct Report {
     pub lines: Vec<Line>,
+    /// The slot the component was checked for, once known.
+    pub slot: Option<Slot>,
 }
 
 impl Report {
@@ -126,6 +128,7 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         );
         return r;
     };
+    r.slot = Some(slot);
     r.push(
         "world",
         format!("{slot} (exports: {})", outline.exports.join(", ")),

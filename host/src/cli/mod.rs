@@ -116,14 +116,17 @@ pub enum PluginsCommand {
         #[command(flatten)]
         settings: Settings,
     },
-    /// Check a component: its world, its imports, compile time, what it
-    /// needs to instantiate, and a call on sample input.
+    /// Check a component: its digest and signer, its world, its grants
+    /// and imports, compile time, what it needs to instantiate, a call on
+    /// sample input; with --eval, what it does to manual search's quality.
     Check {
         /// The component (.wasm).
         file: PathBuf,
         /// The slot to check it for (default: found from its exports).
         #[arg(long)]
         slot: Option<String>,
+        #[command(flatten)]
+        admission: crate::eval::AdmissionArgs,
         #[command(flatten)]
         settings: Settings,
     },

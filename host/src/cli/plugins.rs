@@ -28,17 +28,27 @@ pub(super) fn run(command: PluginsCommand) -> Result<(), String> {
         PluginsCommand::Check {
             file,
             slot,
+            admission,
             settings,
         } => {
             let config = load_config(&settings)?;
             let slot = slot.as_deref().map(parse_slot).transpose()?;
             let report = check::check(&file, slot, &config);
             print!("{report}");
-            if report.ok() {
-                Ok(())
-            } else {
-                Err(format!("{} did not pass the check", file.display()))
+            if !report.ok() {
+                return Err(format!("{} did not pass the check", file.display()));
             }
+            if admission.eval {
+                let slot = report.slot.ok_or("the check found no slot")?;
+                println!();
+                if !crate::eval::admit(&file, slot, &config, &admission)? {
+                    return Err(format!(
+                        "{} lowers MRR@5 by more than the margin",
+                        file.display()
+                    ));
+                }
+            }
+            Ok(())
         }
         PluginsCommand::Precompile { settings } => precompile(&settings),
         PluginsCommand::Pull {

@@ -23,21 +23,25 @@ use serde_json::{Value, json};
 use crate::app::App;
 use crate::config::Config;
 
+mod admission;
+pub use admission::{AdmissionArgs, admit};
+
+/// The manuals of the gold sets, and the gold sets, from a checkout's root.
+pub const ROOT: &str = "fixtures/corpora";
+pub const GOLD: [&str; 4] = [
+    "fixtures/eval/gold.jsonl",
+    "fixtures/eval/cross-dev.jsonl",
+    "fixtures/eval/en-ja-dev.jsonl",
+    "fixtures/eval/blind.jsonl",
+];
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct EvalArgs {
     /// Folder holding the manuals the gold set names.
-    #[arg(long, default_value = "fixtures/corpora")]
+    #[arg(long, default_value = ROOT)]
     pub root: PathBuf,
     /// The gold set (JSON lines; repeat for several files).
-    #[arg(
-        long,
-        default_values = [
-            "fixtures/eval/gold.jsonl",
-            "fixtures/eval/cross-dev.jsonl",
-            "fixtures/eval/en-ja-dev.jsonl",
-            "fixtures/eval/blind.jsonl"
-        ]
-    )]
+    #[arg(long, default_values = GOLD)]
     pub gold: Vec<PathBuf>,
     /// vault_find's gold set (over a vault put together from the corpora).
     #[arg(long, default_value = "fixtures/eval/vault.jsonl")]
@@ -190,12 +194,24 @@ pub fn score(
 
 /// Run the gold set on one app.
 fn run_set(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
+    Ok(run_answers(app, gold)?.0)
+}
+
+/// Run the gold set on one app: the outcomes, and how many answers say a
+/// component failed (`late_rerank: "failed"`, or a claim graph `blocked`).
+fn run_answers(app: &App, gold: &[Gold]) -> Result<(Vec<Outcome>, usize), String> {
     let mut out = Vec::new();
+    let mut failed = 0;
     for g in gold {
         let args = json!({ "query": g.query, "manual_id": g.manual, "use_cache": false });
         let t = Instant::now();
         let found = call(app, "manual_find", &args)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
+        if found["applied"]["late_rerank"] == "failed"
+            || found["summary"]["integration_status"] == "blocked"
+        {
+            failed += 1;
+        }
         let trace = found["trace_id"].as_str().unwrap_or_default().to_owned();
         let hits = call(
             app,
@@ -221,7 +237,7 @@ fn run_set(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
         }
         out.push(score(&g.id, &files, &g.expected, &g.sides, ms));
     }
-    Ok(out)
+    Ok((out, failed))
 }
 
 fn call(app: &App, tool: &str, args: &Value) -> Result<Value, String> {
