@@ -89,6 +89,7 @@ impl Work {
 type Client = RunningService<RoleClient, ()>;
 
 async fn connect(url: &str) -> anyhow::Result<Client> {
+    kura::registry::install_crypto_provider();
     let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(TOKEN);
     let transport = StreamableHttpClientTransport::from_config(config);
     Ok(().serve(transport).await?)

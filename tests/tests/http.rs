@@ -426,6 +426,7 @@ async fn sigterm_with_a_listen_open_ends_the_server_at_once() {
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+    kura::registry::install_crypto_provider();
     let f = Fixture::new();
     let vibe = f.vibe().display().to_string();
     let (mut child, addr) = serve_with(&f, &["--vibe-root", &vibe]);

@@ -100,12 +100,18 @@ pub struct Registry {
     name: String,
 }
 
+/// Install ring as the process's TLS crypto provider, once. reqwest is
+/// built with rustls but no provider of its own (ring is the one the rest
+/// of kura builds), so any reqwest client in a process linking kura — this
+/// crate's, or another's such as rmcp's HTTP client — needs it first. A
+/// second install is refused; either way one is installed.
+pub fn install_crypto_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl Registry {
     pub fn new(reference: &OciRef, options: &Options) -> Registry {
-        // reqwest takes rustls without a crypto provider: ring is the one
-        // the rest of kura builds. A second install is refused; either way
-        // one is installed.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        install_crypto_provider();
         let protocol = if options.plain_http || reference.is_loopback() {
             ClientProtocol::HttpsExcept(vec![reference.registry.clone()])
         } else {
