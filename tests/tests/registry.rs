@@ -20,7 +20,7 @@ const QUERY: &str = "算出プロパティとは";
 struct Registry {
     child: Child,
     host: String,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Registry {
@@ -55,15 +55,23 @@ impl Registry {
             assert!(Instant::now() < until, "the registry did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Registry {
-            child,
-            host,
-            _dir: dir,
-        }
+        Registry { child, host, dir }
     }
 
     fn reference(&self, name: &str) -> String {
         format!("oci://{}/{name}", self.host)
+    }
+
+    /// Where the registry keeps a blob (its filesystem storage driver's
+    /// layout), to alter it behind the registry's back.
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.dir
+            .path()
+            .join("data/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
     }
 }
 
@@ -345,6 +353,25 @@ async fn a_digest_that_does_not_match_is_refused() {
     let wasm = copy(&rust_reranker_wasm(), dir, "reranker.wasm");
     let reference = registry.reference("kura/reranker:1.0");
     push(&wasm, &reference);
+    // A registry that serves other bytes than the digest its manifest
+    // names (its storage altered): refused, nothing kept.
+    let altered = registry.blob_file(&digest_of(&wasm));
+    let original = std::fs::read(&altered).unwrap();
+    let mut changed = original.clone();
+    let last = changed.len() - 1;
+    changed[last] ^= 1;
+    std::fs::write(&altered, &changed).unwrap();
+    let (ok, said, err) = pull(&f, &reference, &[]);
+    assert!(!ok, "{said}");
+    // Caught as the bytes arrive (oci-client's check) or once they are
+    // all there (kura's): either way the line names the expected digest.
+    assert!(
+        err.contains(&digest_of(&wasm))
+            && (err.contains("Invalid digest") || err.contains("hashing to")),
+        "{err}"
+    );
+    assert!(!dir.join("state/components/lock.toml").exists());
+    std::fs::write(&altered, &original).unwrap();
     // A manifest digest the registry does not have.
     let wrong = Digest::of(b"no such manifest");
     let (ok, said, err) = pull(
