@@ -434,6 +434,19 @@ impl Kura {
             .collect()
     }
 
+    /// Whether manual_find's ranking of `query` comes to differ from
+    /// `first` (a reloaded component), asked again for up to 20 s.
+    pub async fn ranking_changes(&self, query: &str, first: &[(String, u64, String)]) -> bool {
+        for _ in 0..100 {
+            let r = self.find_reranked(query).await;
+            if self.ranking(&r).await != first {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        false
+    }
+
     pub async fn stop(self) {
         let _ = self.client.cancel().await;
     }
