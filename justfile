@@ -54,6 +54,15 @@ bench-plugins:
     cargo test --release -p kura-tests --test examples -- reranker_example
     target/release/kura-bench plugins --rounds 50
 
+# the same, with the JavaScript example also compiled ahead of time (componentize-js --aot). Its
+# partial evaluator, weval, is built from source the first time (about 10 minutes): its own
+# installer downloads a binary from outside the package registries.
+bench-plugins-aot:
+    cargo install weval --version 0.5.0 --locked --root target/toolchains/weval
+    cargo test --release -p kura-tests --test examples -- reranker_example
+    cd components/examples/js-reranker && ../../../target/toolchains/componentize-js/node_modules/.bin/componentize-js reranker.js --wit ../../../wit -n reranker -d http fetch-event --aot --weval-bin ../../../target/toolchains/weval/bin/weval -o ../../../target/examples/js-reranker-aot.wasm
+    target/release/kura-bench plugins --rounds 50
+
 # cargo-fuzz targets (path, args, markdown, scan, framing, http, model), a minute each. cargo-fuzz wants
 # nightly's -Z flags; RUSTC_BOOTSTRAP lets the pinned stable toolchain take them. (CI builds the
 # targets on stable through the workspace's clippy.)
