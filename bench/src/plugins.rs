@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kura::plugins::check::{RerankBench, reranker_candidates, sample_candidates};
+use kura::plugins::check::{RerankBench, rerank_candidates, sample_candidates};
 
 const QUERY: &str = "算出プロパティ キャッシュ computed cache";
 
@@ -33,7 +33,7 @@ struct Timings {
 pub fn run(target: &Path, rounds: usize) -> anyhow::Result<()> {
     let rounds = rounds.max(1);
     let candidates = sample_candidates();
-    let list = reranker_candidates(&candidates);
+    let list = rerank_candidates(&candidates);
     let builds: [(&str, PathBuf); 4] = [
         (
             "Rust wasm",

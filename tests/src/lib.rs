@@ -435,16 +435,20 @@ impl Kura {
     }
 
     /// Whether manual_find's ranking of `query` comes to differ from
-    /// `first` (a reloaded component), asked again for up to 20 s.
+    /// `first` (a reloaded component) within 20 s. The reload is seen only
+    /// through the answers, so it is asked again every 200 ms until then.
     pub async fn ranking_changes(&self, query: &str, first: &[(String, u64, String)]) -> bool {
-        for _ in 0..100 {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
             let r = self.find_reranked(query).await;
             if self.ranking(&r).await != first {
                 return true;
             }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
         }
-        false
     }
 
     pub async fn stop(self) {

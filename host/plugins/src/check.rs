@@ -16,9 +16,9 @@ use super::{
 };
 use crate::config::{Config, Digest, Slot};
 use crate::fs::StateDir;
-pub use bench::{RerankBench, RerankRound, reranker_candidates};
+pub use bench::{RerankBench, RerankRound};
 use sample::Sample;
-pub use sample::sample_candidates;
+pub use sample::{rerank_candidates, sample_candidates};
 use wasmtime::component::InstancePre;
 
 /// One line of a report: a label and what was found; `ok` false marks a

@@ -19,6 +19,17 @@ pub struct RerankCandidate<'a> {
     pub score: f64,
 }
 
+impl From<&RerankCandidate<'_>> for WitCandidate {
+    fn from(c: &RerankCandidate<'_>) -> WitCandidate {
+        WitCandidate {
+            id: c.id.clone(),
+            heading_path: c.heading.to_owned(),
+            text: c.text.to_owned(),
+            score: c.score,
+        }
+    }
+}
+
 /// What a rerank came to.
 #[derive(Debug)]
 pub enum Reranked {
@@ -51,15 +62,7 @@ impl Plugins {
                 ));
             }
         };
-        let list: Vec<WitCandidate> = candidates
-            .iter()
-            .map(|c| WitCandidate {
-                id: c.id.clone(),
-                heading_path: c.heading.to_owned(),
-                text: c.text.to_owned(),
-                score: c.score,
-            })
-            .collect();
+        let list: Vec<WitCandidate> = candidates.iter().map(WitCandidate::from).collect();
         let outcome = self.runtime.call(cell, &loaded, |store, pre| {
             pre.instantiate(&mut *store)?
                 .call_rerank(&mut *store, query, &list)

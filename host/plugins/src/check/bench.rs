@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use super::Compiled;
 use crate::config::{Config, Slot};
-use crate::{Limits, Runtime, bindings};
+use crate::{Limits, RerankCandidate, Runtime, bindings};
 
 /// One reranker component ready to be timed (for `kura-bench plugins`):
 /// compiled once, then called round after round, so that a bench can
@@ -35,21 +35,6 @@ pub struct RerankRound {
     /// Instantiate and rerank the candidates, as kura does per call.
     pub call: Duration,
     pub scores: Vec<f64>,
-}
-
-/// The candidates as the world's records (first-stage score 1.0).
-pub fn reranker_candidates(
-    candidates: &[(String, String, String)],
-) -> Vec<bindings::types::Candidate> {
-    candidates
-        .iter()
-        .map(|(id, heading, text)| bindings::types::Candidate {
-            id: id.clone(),
-            heading_path: heading.clone(),
-            text: text.clone(),
-            score: 1.0,
-        })
-        .collect()
 }
 
 impl RerankBench {
@@ -107,15 +92,16 @@ impl RerankBench {
         Ok((t.elapsed(), scores))
     }
 
-    /// Time an instantiation, an empty call and a call over `list`.
+    /// Time an instantiation, an empty call and a call over `candidates`.
     pub fn round(
         &self,
         query: &str,
-        list: &[bindings::types::Candidate],
+        candidates: &[RerankCandidate<'_>],
     ) -> Result<RerankRound, String> {
+        let list: Vec<bindings::types::Candidate> = candidates.iter().map(Into::into).collect();
         let (instantiate, _) = self.call(None)?;
         let (empty_call, _) = self.call(Some(("", &[])))?;
-        let (call, scores) = self.call(Some((query, list)))?;
+        let (call, scores) = self.call(Some((query, &list)))?;
         Ok(RerankRound {
             instantiate,
             empty_call,

@@ -13,6 +13,20 @@ pub(super) trait Sample: World + Sized {
     fn sample(p: &Plugins) -> Result<String, String>;
 }
 
+/// `candidates` (id, heading, text) as the reranker slot takes them, each
+/// with a first-stage score of 1.0.
+pub fn rerank_candidates(candidates: &[(String, String, String)]) -> Vec<RerankCandidate<'_>> {
+    candidates
+        .iter()
+        .map(|(id, heading, text)| RerankCandidate {
+            id: id.clone(),
+            heading,
+            text,
+            score: 1.0,
+        })
+        .collect()
+}
+
 /// 200 candidates of ~500 bytes, as manual_find sends them.
 pub fn sample_candidates() -> Vec<(String, String, String)> {
     (0..200)
@@ -35,15 +49,7 @@ impl Sample for bindings::reranker::RerankerPre<crate::State> {
 
     fn sample(p: &Plugins) -> Result<String, String> {
         let owned = sample_candidates();
-        let list: Vec<RerankCandidate<'_>> = owned
-            .iter()
-            .map(|(id, heading, text)| RerankCandidate {
-                id: id.clone(),
-                heading,
-                text,
-                score: 1.0,
-            })
-            .collect();
+        let list = rerank_candidates(&owned);
         match p.rerank("算出プロパティ キャッシュ computed cache", &list) {
             Some(Reranked::Scores(s)) => {
                 let lo = s.iter().copied().fold(f64::INFINITY, f64::min);
