@@ -14,7 +14,6 @@
 //! their tools.
 
 pub use kura_bridge as bridge;
-#[cfg(feature = "fault-injection")]
 pub use kura_core::fault;
 pub use kura_core::{args, config, error, fs, job, policy, scan, text};
 pub use kura_domain as domain;

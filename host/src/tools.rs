@@ -44,6 +44,40 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_admits_a_tool_only_with_every_domain_it_reaches() {
+        let p = |words: &str| Profile::parse(words.split_whitespace(), CATALOG).unwrap();
+        let copy = find("bridge_copy_section").unwrap();
+        // The bridge writes into the vault: naming the bridge and the
+        // manuals is not a grant of the vault.
+        assert!(!p("tools=manual,bridge").admits(copy));
+        assert!(!p("tools=bridge").admits(copy));
+        assert!(!p("tools=bridge,vault_read,manual").admits(copy));
+        assert!(p("tools=bridge,vault,manual").admits(copy));
+        // Named by its own name, a tool is granted as named.
+        assert!(p("tools=bridge_copy_section").admits(copy));
+        assert!(!p("read_only tools=bridge,vault,manual").admits(copy));
+        for t in all().filter(|t| t.domain.name == "manual") {
+            assert!(p("tools=manual,bridge").admits(t), "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn an_empty_or_odd_tools_list_is_refused_at_start() {
+        for bad in [
+            "tok-0123456789abcdefgh tools=",
+            "tok-0123456789abcdefgh tools=,",
+            "tok-0123456789abcdefgh tools= read_only",
+            "tok-0123456789abcdefgh tools=vault,nothing",
+        ] {
+            let err = Tokens::parse(bad, CATALOG).err();
+            assert!(err.as_deref().is_some_and(|e| e.starts_with("line 1:")), "{bad}: {err:?}");
+        }
+        // Duplicates are the same grant.
+        let p = Profile::parse(["tools=vault,vault,vault_read"], CATALOG).unwrap();
+        assert!(p.admits(find("vault_create").unwrap()));
+    }
+
+    #[test]
     fn only_a_listed_token_is_admitted_with_its_profile() {
         let tokens = Tokens::parse(
             "# team\nalpha-0123456789abcdef\n\nreader-0123456789abcdef read_only\n\

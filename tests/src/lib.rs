@@ -20,12 +20,22 @@ pub mod toolchain;
 
 /// The path of the built `kura` binary (same profile as these tests).
 pub fn kura_bin() -> PathBuf {
+    built_bin("kura")
+}
+
+/// The test-only `kura-faulty` (this crate's binary): `kura` with the
+/// faults of its `KURA_FAULT_*` variables armed.
+pub fn kura_faulty_bin() -> PathBuf {
+    built_bin("kura-faulty")
+}
+
+fn built_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
     let dir = exe
         .parent()
         .and_then(|d| d.parent())
         .expect("target profile folder");
-    let bin = dir.join("kura");
+    let bin = dir.join(name);
     assert!(
         bin.exists(),
         "{} is missing: build it first (`cargo test --workspace` does)",
@@ -267,7 +277,20 @@ impl Reply {
 }
 
 pub fn command(args: &[String]) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(kura_bin());
+    command_of(kura_bin(), args)
+}
+
+/// [`command`] of `kura-faulty`, with the faults `vars` name armed.
+pub fn faulty_command(args: &[String], vars: &[(&str, String)]) -> tokio::process::Command {
+    let mut cmd = command_of(kura_faulty_bin(), args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+fn command_of(bin: PathBuf, args: &[String]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(bin);
     cmd.args(args);
     // Only the configuration the test gives: none of kura's settings from the
     // environment of whoever runs the tests.

@@ -647,8 +647,10 @@ fn every_json_rpc_line_gets_an_answer() {
 #[tokio::test]
 async fn a_panic_inside_a_tool_ends_that_call_only() {
     let f = Fixture::new();
-    let mut cmd = command(&f.args(&[]));
-    cmd.env("KURA_FAULT_PANIC_IN", "vault_read");
+    let cmd = kura_tests::faulty_command(
+        &f.args(&[]),
+        &[("KURA_FAULT_PANIC_IN", "vault_read".to_owned())],
+    );
     let k = kura_tests::Kura::start_command(
         cmd,
         rmcp::service::ClientLifecycleMode::Initialize,

@@ -520,8 +520,10 @@ async fn slow_search(f: &Fixture, ms: u64, extra: &[&str]) -> Kura {
     let manuals = f.manuals().display().to_string();
     let mut args = vec!["--manuals-root", manuals.as_str()];
     args.extend_from_slice(extra);
-    let mut cmd = kura_tests::command(&f.args(&args));
-    cmd.env("KURA_FAULT_SLOW_SEARCH_MS", ms.to_string());
+    let cmd = kura_tests::faulty_command(
+        &f.args(&args),
+        &[("KURA_FAULT_SLOW_SEARCH_MS", ms.to_string())],
+    );
     Kura::start_command(
         cmd,
         rmcp::service::ClientLifecycleMode::Initialize,

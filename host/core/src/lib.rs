@@ -7,7 +7,6 @@
 pub mod args;
 pub mod config;
 pub mod error;
-#[cfg(feature = "fault-injection")]
 pub mod fault;
 pub mod fs;
 pub mod job;

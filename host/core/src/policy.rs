@@ -37,6 +37,32 @@ fn deny(code: Code, message: impl Into<String>) -> Result<(), Deny> {
     })
 }
 
+/// Whether folder name `segment` is `name` on some file system kura may
+/// serve: compared after canonical decomposition (NFD) and full Unicode
+/// case folding, as casefolded ext4 and APFS compare names, so that no
+/// spelling (`.SYSTEM`, `.ſystem` with a long s, `Daily` with a Kelvin
+/// sign for a K elsewhere) reaches a protected folder. Applied whether or
+/// not the vault's own file system folds case: a vault synced to one that
+/// does merges those folders there.
+pub fn names_folder(segment: &str, name: &str) -> bool {
+    use unicode_normalization::UnicodeNormalization;
+    if segment.is_ascii() && name.is_ascii() {
+        return segment.eq_ignore_ascii_case(name);
+    }
+    let (a, b): (String, String) = (segment.nfd().collect(), name.nfd().collect());
+    unicase::eq(a.as_str(), b.as_str())
+}
+
+/// The reserved folder at the vault's top.
+pub const RESERVED: &str = ".system";
+/// The folder of daily notes at the vault's top.
+pub const DAILY: &str = "daily";
+
+/// Whether vault path `path` lies under the reserved `.system/` (or is it).
+pub fn is_reserved(path: &str) -> bool {
+    names_folder(top_segment(path), RESERVED)
+}
+
 /// The first path segment decides the area: the reserved `.system/` and the
 /// append-only `daily/` live at the vault root only.
 fn top_segment(path: &str) -> &str {
@@ -78,13 +104,16 @@ pub fn is_daily_name(name: &str) -> bool {
 
 /// Decide one write. `path` is vault-relative and already validated by the host.
 pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
-    match top_segment(path) {
-        ".system" => deny(
+    let top = top_segment(path);
+    if names_folder(top, RESERVED) {
+        return deny(
             Code::Forbidden,
             format!("`{path}` is under `.system/`, which is reserved for the server"),
-        ),
-        "daily" => {
-            let rest = path.strip_prefix("daily/").unwrap_or("");
+        );
+    }
+    match top {
+        top if names_folder(top, DAILY) => {
+            let rest = path.split_once('/').map_or("", |(_, r)| r);
             if rest.contains('/') || !is_daily_name(rest) {
                 return deny(
                     Code::Forbidden,
@@ -146,6 +175,30 @@ mod tests {
             assert_eq!(err.code, Code::Forbidden, "{kind:?}");
         }
         assert!(check(Kind::Create, ".system", false).is_err());
+    }
+
+    #[test]
+    fn reserved_folders_are_compared_under_full_case_folding() {
+        // `.ſystem` (long s) folds to `.system` as `.SYSTEM` does.
+        for p in [".SYSTEM/x.md", ".ſystem/x.md", ".Syſtem/a/b.md", ".system"] {
+            assert_eq!(
+                check(Kind::Create, p, false).unwrap_err().code,
+                Code::Forbidden,
+                "{p}"
+            );
+            assert!(is_reserved(p), "{p}");
+        }
+        for p in ["Daily/2026-01-01.md", "DAILY/2026-01-01.md"] {
+            assert_eq!(
+                check(Kind::Overwrite, p, true).unwrap_err().code,
+                Code::Forbidden,
+                "{p}"
+            );
+        }
+        // The decomposed and composed spellings of one name are one name.
+        assert!(names_folder("Cafe\u{301}", "café"));
+        assert!(!names_folder(".systems", RESERVED));
+        assert!(!is_reserved("notes/.system/x.md"));
     }
 
     #[test]

@@ -60,10 +60,17 @@ impl Profile {
         }
     }
 
+    /// Whether the holder may see and call `t`: named itself, or through
+    /// its domain — and then only when every domain the tool also reaches
+    /// (the bridge: the vault and the manuals) is named as well, so that a
+    /// profile never reaches data through a tool that it cannot reach
+    /// otherwise. A tool named by its own name is granted as named.
     pub fn admits(&self, t: &ToolDef) -> bool {
+        let named = |n: &str| self.tools.iter().any(|p| p == n);
         (t.read_only() || !self.read_only)
             && (self.tools.is_empty()
-                || self.tools.iter().any(|p| p == t.name || p == t.domain.name))
+                || named(t.name)
+                || (named(t.domain.name) && t.domain.needs.iter().all(|d| named(d.name))))
     }
 
     /// Whether the holder may see `domain`'s data at all — through any
@@ -94,12 +101,22 @@ impl Profile {
         for word in words {
             match word.split_once('=') {
                 None if word == "read_only" => profile.read_only = true,
-                Some(("tools", list)) => profile.tools.extend(
-                    list.split(',')
-                        .map(str::trim)
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_owned),
-                ),
+                Some(("tools", list)) => {
+                    let before = profile.tools.len();
+                    profile.tools.extend(
+                        list.split(',')
+                            .map(str::trim)
+                            .filter(|t| !t.is_empty())
+                            .map(str::to_owned),
+                    );
+                    // `tools=` with nothing after it (a file written from
+                    // an unset variable) must not mean "every tool".
+                    if profile.tools.len() == before {
+                        return Err(format!(
+                            "`{word}` names no tool; name the tools or domains to grant, or leave `tools=` out for all"
+                        ));
+                    }
+                }
                 _ => return Err(format!("`{word}` is not `read_only` or `tools=...`")),
             }
         }

@@ -246,9 +246,9 @@ impl App {
         job: Job,
     ) -> Option<Result<Value>> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
-        #[cfg(feature = "fault-injection")]
-        kura_core::fault::panic_in(tool);
-        Some(def.call(&self.domains, Args::new(args), job))
+        Some(kura_core::fault::call(tool, || {
+            def.call(&self.domains, Args::new(args), job)
+        }))
     }
 
     /// A served tool's error for a call cancelled before it ran.

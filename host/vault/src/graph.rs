@@ -6,6 +6,7 @@
 //! edit or a rename the watcher saw), reusing the facts of every note whose
 //! content hash did not change.
 
+mod destination;
 pub mod facts;
 pub mod filter;
 pub mod resolve;

@@ -2,29 +2,34 @@
 //! and every link to what moved (and every link in what moved that its new
 //! place would change) is rewritten to keep pointing at the same file
 //! ([`crate::graph::rewrite`]). All or nothing: the whole change is planned
-//! first (each rewritten note's new text, each rename), saved as a journal
-//! in the state folder, then carried out; a process killed half-way finds
-//! the journal at its next start and finishes it ([`replay`]), so the vault
-//! is either as it was (killed before the journal was saved) or as the move
-//! makes it, never with half its links rewritten.
+//! and checked first (each rewritten note's new text, each rename; every
+//! target free, every note writable), saved as a journal in the state
+//! folder, then carried out ([`journal`]). A step that fails undoes the
+//! steps before it; a process killed half-way leaves the journal, which
+//! the next start finishes or undoes ([`replay`]). The vault is either as
+//! it was or as the move makes it, never with half its links rewritten.
 //!
 //! The write policy judges each path: the one a file leaves (`MoveFrom`),
 //! the one it takes (`MoveTo`) and each note whose links change (`Relink`,
 //! allowed in daily notes: the one change they take besides appending).
 
+mod journal;
+
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
-use crate::fs::{RelPath, Root, StateDir};
+use crate::fs::RelPath;
 use crate::graph::resolve::Names;
 use crate::graph::rewrite::Move;
 use crate::graph::{self, Graph};
 use crate::plugins::WriteKind;
+use journal::{Journal, Op, digest};
+pub use journal::replay;
 
 #[derive(Input)]
 pub struct MoveInput {
@@ -76,55 +81,22 @@ pub struct DeleteOutput {
     pub broken_links: u64,
 }
 
-/// One step of a move, as the journal keeps it.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
-enum Op {
-    /// Give `path` this text if it still has the content hashed `was`.
-    Write {
-        path: String,
-        was: String,
-        text: String,
-    },
-    Rename {
-        from: String,
-        to: String,
-    },
-    /// Remove this folder and those below it that the move emptied.
-    Prune {
-        dir: String,
-    },
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Journal {
-    kura_move: u32,
-    ops: Vec<Op>,
-}
-
-/// The journal's format.
-const JOURNAL_FORMAT: u32 = 1;
-
-fn digest(bytes: &[u8]) -> String {
-    blake3::hash(bytes).to_hex().to_string()
+/// A note whose links a move changes.
+struct Relink {
+    /// Where it is before the move.
+    path: RelPath,
+    old: String,
+    text: String,
+    links: u64,
 }
 
 /// A planned move.
 struct Plan {
     files: Vec<(RelPath, RelPath)>,
-    /// Notes whose links change: their path before the move, new text, count.
-    rewrites: Vec<(RelPath, String, String, u64)>,
+    rewrites: Vec<Relink>,
     /// Folders the move may empty, pruned (deepest first) once it is done:
     /// the folder that moved, or the trash folders a restored file leaves.
     prune: Vec<RelPath>,
-}
-
-/// The journal's name in the state folder, one per vault.
-pub fn journal_name(root: &Root) -> String {
-    format!(
-        "moves/vault-{}.json",
-        &blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex()[..16]
-    )
 }
 
 fn path_arg(name: &str, value: &str) -> Result<RelPath> {
@@ -154,6 +126,7 @@ impl Vault {
         let from = path_arg("from", &input.from)?;
         let to = path_arg("to", &input.to)?;
         let _one = self.moving.lock().unwrap_or_else(|e| e.into_inner());
+        let _all = self.move_lock()?;
         let plan = self.plan(&from, &to, true)?;
         let out = MoveOutput {
             moved: plan
@@ -167,12 +140,12 @@ impl Vault {
             rewritten: plan
                 .rewrites
                 .iter()
-                .map(|(p, _, _, n)| Rewritten {
-                    path: rebase(&p.to_string(), &from.to_string(), &to.to_string()),
-                    links: *n,
+                .map(|r| Rewritten {
+                    path: rebase(&r.path.to_string(), &from.to_string(), &to.to_string()),
+                    links: r.links,
                 })
                 .collect(),
-            links_rewritten: plan.rewrites.iter().map(|r| r.3).sum(),
+            links_rewritten: plan.rewrites.iter().map(|r| r.links).sum(),
             dry_run: input.dry_run.unwrap_or(false),
         };
         if !out.dry_run {
@@ -192,6 +165,7 @@ impl Vault {
             );
         }
         let _one = self.moving.lock().unwrap_or_else(|e| e.into_inner());
+        let _all = self.move_lock()?;
         let trash = self.trash_slot(&path)?;
         let g = self.current_graph()?;
         let plan = self.plan(&path, &trash, false)?;
@@ -292,9 +266,9 @@ impl Vault {
         } else {
             Vec::new()
         };
-        for (p, ..) in &rewrites {
-            if !files.iter().any(|(a, _)| a == p) {
-                self.policy(tool, WriteKind::Relink, p, true)?;
+        for r in &rewrites {
+            if !files.iter().any(|(a, _)| *a == r.path) {
+                self.policy(tool, WriteKind::Relink, &r.path, true)?;
             }
         }
         let mut prune = Vec::new();
@@ -320,7 +294,7 @@ impl Vault {
         files: &[(RelPath, RelPath)],
         f: &str,
         t: &str,
-    ) -> Result<Vec<(RelPath, String, String, u64)>> {
+    ) -> Result<Vec<Relink>> {
         let g = self.current_graph()?;
         let attachments = graph::attachments(&self.root)?;
         let to = |p: &str| rebase(p, f, t);
@@ -350,7 +324,12 @@ impl Vault {
                 continue;
             };
             match m.rewrite(&note.path, text) {
-                Ok(Some((new, n))) => out.push((path, digest(&bytes), new, n)),
+                Ok(Some((new, n))) => out.push(Relink {
+                    path,
+                    old: text.to_owned(),
+                    text: new,
+                    links: n,
+                }),
                 Ok(None) => {}
                 Err(target) => {
                     return Err(Error::new(
@@ -367,16 +346,57 @@ impl Vault {
         Ok(out)
     }
 
-    /// Save the journal, carry the move out, drop the journal, and tell
-    /// the index about every path that changed.
-    fn carry_out(&self, plan: &Plan) -> Result<()> {
-        let Some(state) = &self.state else {
-            return Err(Error::new(
+    /// The state folder a move keeps its journal in.
+    fn journal_folder(&self) -> Result<&crate::fs::StateDir> {
+        self.state.as_ref().ok_or_else(|| {
+            Error::new(
                 Code::FilesystemError,
                 "a move needs kura's state folder for its journal, and there is none (set state_dir)",
             )
-            .with("reason", "no_state_folder"));
-        };
+            .with("reason", "no_state_folder")
+        })
+    }
+
+    /// The lock every process holds while it moves in this vault, from
+    /// its plan until its journal is gone.
+    fn move_lock(&self) -> Result<std::fs::File> {
+        let state = self.journal_folder()?;
+        state
+            .lock(&journal::Names::of(&self.root).lock())
+            .map_err(|e| {
+                Error::new(
+                    Code::FilesystemError,
+                    format!("the moves' lock in the state folder cannot be taken: {e}; nothing was moved"),
+                )
+            })
+    }
+
+    /// Refuse now, before the first write, what would stop a step later:
+    /// a name taken, a note that cannot be rewritten.
+    fn check_steps(&self, plan: &Plan) -> Result<()> {
+        for (a, b) in &plan.files {
+            let case_only = self.root.folds_case()
+                && a.to_string().to_lowercase() == b.to_string().to_lowercase();
+            if !case_only && self.root.stat(b)?.is_some() {
+                return Err(Error::new(Code::Conflict, format!("`{b}` already exists; nothing was moved"))
+                    .with("path", b.to_string()));
+            }
+        }
+        for r in &plan.rewrites {
+            self.root.check_writable(&r.path).map_err(|e| {
+                let msg = format!("{}; nothing was moved", e.message);
+                Error { message: msg, ..e }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Check every step, save the journal, carry the move out (or undo
+    /// what was done when a step fails), drop the journal, and tell the
+    /// index about every path that changed.
+    fn carry_out(&self, plan: &Plan) -> Result<()> {
+        let state = self.journal_folder()?;
+        self.check_steps(plan)?;
         let mut ops = Vec::new();
         let moved: BTreeMap<String, String> = plan
             .files
@@ -385,11 +405,12 @@ impl Vault {
             .collect();
         // Notes that stay are rewritten first; a moved note is rewritten
         // where it is, then renamed (so a replay finds it at one or the other).
-        for (p, was, text, _) in &plan.rewrites {
+        for r in &plan.rewrites {
             ops.push(Op::Write {
-                path: p.to_string(),
-                was: was.clone(),
-                text: text.clone(),
+                path: r.path.to_string(),
+                was: digest(r.old.as_bytes()),
+                old: Some(r.old.clone()),
+                text: r.text.clone(),
             });
         }
         for (a, b) in &moved {
@@ -404,109 +425,57 @@ impl Vault {
             });
         }
         let journal = Journal {
-            kura_move: JOURNAL_FORMAT,
+            kura_move: journal::FORMAT,
             ops,
         };
-        let name = journal_name(&self.root);
+        let name = journal::Names::of(&self.root).new_journal();
         let bytes = serde_json::to_vec(&journal).map_err(|e| Error::internal(e.to_string()))?;
-        state.write(&name, &bytes).map_err(|e| {
+        state.write_new(&name, &bytes).map_err(|e| {
             Error::new(
                 Code::FilesystemError,
                 format!("the move's journal could not be saved: {e}; nothing was moved"),
             )
         })?;
-        fault(0);
-        let result = run(&self.root, &journal.ops);
-        if result.is_ok() {
-            let _ = state.remove(&name);
+        let result = match journal::run(&self.root, &journal.ops) {
+            Ok(()) => Ok(()),
+            Err(stop) => match journal::undo(&self.root, &journal.ops, stop.done) {
+                Ok(()) => Err(Error {
+                    message: format!("{}; the move was undone, nothing was moved", stop.error.message),
+                    ..stop.error
+                }),
+                Err(undo) => {
+                    tracing::error!(journal = %name, "a move failed ({}) and could not be undone ({}); the next start finishes or undoes it",
+                        stop.error.message, undo.message);
+                    let e = Error {
+                        message: format!(
+                            "{}; undoing the steps done failed too ({}): the journal is kept, and the next start finishes or undoes the move",
+                            stop.error.message, undo.message
+                        ),
+                        ..stop.error
+                    };
+                    self.tell_index(plan);
+                    return Err(e);
+                }
+            },
+        };
+        if let Err(e) = state.remove(&name) {
+            tracing::warn!(journal = %name, "a move's journal cannot be removed: {e}");
         }
-        let mut touched: Vec<RelPath> = Vec::new();
-        for (a, b) in &plan.files {
-            touched.push(a.clone());
-            touched.push(b.clone());
-        }
-        touched.extend(plan.rewrites.iter().map(|r| r.0.clone()));
-        for p in &touched {
-            self.index.written(&self.root, p);
-        }
+        self.tell_index(plan);
         result
     }
-}
 
-#[cfg(feature = "fault-injection")]
-fn fault(done: usize) {
-    kura_core::fault::move_step(done);
-}
-
-#[cfg(not(feature = "fault-injection"))]
-fn fault(_: usize) {}
-
-/// Carry out a journal's steps in order; each can be done again safely.
-fn run(root: &Root, ops: &[Op]) -> Result<()> {
-    for (n, op) in ops.iter().enumerate() {
-        match op {
-            Op::Write { path, was, text } => {
-                let p = RelPath::parse(path, false)?;
-                let new = digest(text.as_bytes());
-                root.update(&p, |current| match current {
-                    Some(c) if digest(c) == *was => Ok(Some((text.as_bytes().to_vec(), ()))),
-                    Some(c) if digest(c) == new => Ok(None),
-                    Some(_) => {
-                        tracing::warn!(path = %p, "changed during the move: its links were not rewritten");
-                        Ok(None)
-                    }
-                    // Renamed already (a replay): its text was written first.
-                    None => Ok(None),
-                })?;
-            }
-            Op::Rename { from, to } => {
-                let (a, b) = (RelPath::parse(from, false)?, RelPath::parse(to, false)?);
-                let there = root.stat(&b)?.is_some();
-                if root.stat(&a)?.is_some() && !there {
-                    root.rename_file(&a, &b)?;
-                }
-            }
-            Op::Prune { dir } => root.remove_empty_dirs(&RelPath::parse(dir, false)?)?,
+    fn tell_index(&self, plan: &Plan) {
+        let mut touched: Vec<&RelPath> = Vec::new();
+        for (a, b) in &plan.files {
+            touched.push(a);
+            touched.push(b);
         }
-        fault(n + 1);
+        touched.extend(plan.rewrites.iter().map(|r| &r.path));
+        for p in touched {
+            self.index.written(&self.root, p);
+        }
     }
-    Ok(())
-}
-
-/// Finish a move a killed process left in the journal, before anything
-/// else reads or writes the vault. Returns how many steps it had.
-pub fn replay(root: &Root, state: &StateDir) -> usize {
-    let name = journal_name(root);
-    let journal: Journal = match state.read(&name) {
-        Ok(Some(bytes)) => match serde_json::from_slice(&bytes) {
-            Ok(j) => j,
-            Err(e) => {
-                tracing::warn!("a move's journal cannot be read ({e}); it is set aside");
-                let _ = state.write(&format!("{name}.unreadable"), &bytes);
-                let _ = state.remove(&name);
-                return 0;
-            }
-        },
-        Ok(None) => return 0,
-        Err(e) => {
-            tracing::warn!("a move's journal cannot be read: {e}");
-            return 0;
-        }
-    };
-    match run(root, &journal.ops) {
-        Ok(()) => {
-            tracing::info!(
-                steps = journal.ops.len(),
-                "an interrupted move was finished"
-            );
-            let _ = state.remove(&name);
-        }
-        Err(e) => tracing::warn!(
-            "an interrupted move could not be finished ({}); its journal is kept for the next start",
-            e.message
-        ),
-    }
-    journal.ops.len()
 }
 
 /// Every file links may point to (the notes with their aliases, and the

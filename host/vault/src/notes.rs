@@ -6,11 +6,11 @@ use crate::graph::facts::Facts;
 use crate::index::{Extracted, LiveIndex, markdown_units};
 
 /// Under `.system/`, the server's own state, never searched or indexed;
-/// in any case, since on a case-folding file system `.SYSTEM/` is that folder.
+/// in any spelling that folds to it ([`crate::policy::names_folder`]).
 pub fn is_reserved(p: &RelPath) -> bool {
     p.segments()
         .first()
-        .is_some_and(|s| s.eq_ignore_ascii_case(".system"))
+        .is_some_and(|s| crate::policy::names_folder(s, crate::policy::RESERVED))
 }
 
 /// Under `.trash/`, where vault_delete puts notes (Obsidian's convention):
@@ -18,7 +18,7 @@ pub fn is_reserved(p: &RelPath) -> bool {
 pub fn is_trash(p: &RelPath) -> bool {
     p.segments()
         .first()
-        .is_some_and(|s| s.eq_ignore_ascii_case(TRASH))
+        .is_some_and(|s| crate::policy::names_folder(s, TRASH))
 }
 
 /// The trash folder at the vault's top.

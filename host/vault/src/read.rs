@@ -131,7 +131,9 @@ impl Vault {
             ));
         }
         // Streamed: only the returned window is held, whatever the file's size.
-        let mut file = self.root.open_file(&path)?;
+        // One open serves both the window and the hash: a note rewritten
+        // meanwhile cannot pair one version's text with another's hash.
+        let mut file = self.root.open_file(&path)?.hashing();
         let from = if full { 1 } else { start.unwrap_or(1) };
         let limit = match end {
             Some(e) if !full => scan::Limit::EndOfLine(e as usize),
@@ -153,6 +155,9 @@ impl Vault {
             }
             Err(scan::Stop::Io(e)) => return Err(io_error(e, &path)),
         };
+        let hash = file
+            .finish_hash(self.root.max_file_bytes())
+            .map_err(|e| io_error(e, &path))?;
         let reason = if w.capped {
             "max_chars"
         } else if w.truncated {
@@ -171,7 +176,7 @@ impl Vault {
                 max_chars: self.max_chars as u64,
             },
             text: w.text,
-            hash: self.root.read(&path).ok().map(|b| crate::text::sha256(&b)),
+            hash,
         })
     }
 

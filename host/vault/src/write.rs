@@ -181,7 +181,7 @@ impl Vault {
 }
 
 /// The path as the write policy sees it.
-fn judged_path(path: &RelPath, folds_case: bool) -> String {
+pub(crate) fn judged_path(path: &RelPath, folds_case: bool) -> String {
     if folds_case {
         path.to_string().to_lowercase()
     } else {
@@ -242,17 +242,18 @@ mod tests {
     }
 
     #[test]
-    fn policy_judges_the_folded_path_where_the_file_system_folds_case() {
+    fn no_spelling_reaches_a_protected_folder_whether_or_not_case_folds() {
         for path in [
             ".SYSTEM/x.md",
             ".System/audit/a.json",
+            ".ſystem/x.md",
             "Daily/2026-01-05.md",
         ] {
-            assert!(!verdict(path, true), "{path} reached a protected folder");
-            assert!(
-                verdict(path, false),
-                "{path} is another folder where case matters"
-            );
+            // Where case matters too: a vault synced to a file system that
+            // folds case merges these folders there.
+            for folds in [true, false] {
+                assert!(!verdict(path, folds), "{path} reached a protected folder");
+            }
         }
         assert!(verdict("Notes/x.md", true));
     }

@@ -127,17 +127,55 @@ fn is_loop(e: &io::Error) -> bool {
 pub struct Reader {
     inner: io::BufReader<std::fs::File>,
     size: u64,
+    /// The SHA-256 of every byte read so far, when asked for.
+    hash: Option<sha2::Sha256>,
 }
 
 impl Reader {
     pub fn size(&self) -> u64 {
         self.size
     }
+
+    /// Hash every byte read from here on (call before the first read).
+    pub fn hashing(mut self) -> Reader {
+        self.hash = Some(<sha2::Sha256 as sha2::Digest>::new());
+        self
+    }
+
+    /// The SHA-256 (hex) of the whole file as this one open sees it: the
+    /// bytes already read and the rest, read now through the same handle,
+    /// so a file another program rewrites meanwhile cannot lend another
+    /// version's hash. None without [`Reader::hashing`], or when the file is
+    /// over `max` bytes (it is then not read on).
+    pub fn finish_hash(mut self, max: u64) -> io::Result<Option<String>> {
+        if self.hash.is_none() || self.size > max {
+            return Ok(None);
+        }
+        let mut sink = [0u8; 64 << 10];
+        let mut total = 0u64;
+        loop {
+            let n = self.read(&mut sink)?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            // A file that grows while read is bounded all the same.
+            if total > max {
+                return Ok(None);
+            }
+        }
+        let h = self.hash.take().map(sha2::Digest::finalize);
+        Ok(h.map(|d| d.iter().map(|b| format!("{b:02x}")).collect()))
+    }
 }
 
 impl Read for Reader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
+        let n = self.inner.read(buf)?;
+        if let Some(h) = &mut self.hash {
+            sha2::Digest::update(h, &buf[..n]);
+        }
+        Ok(n)
     }
 }
 
@@ -147,6 +185,9 @@ impl BufRead for Reader {
     }
 
     fn consume(&mut self, amt: usize) {
+        if let Some(h) = &mut self.hash {
+            sha2::Digest::update(h, &self.inner.buffer()[..amt]);
+        }
         self.inner.consume(amt)
     }
 }
@@ -350,6 +391,7 @@ impl Root {
         Ok(Reader {
             inner: io::BufReader::with_capacity(64 << 10, f),
             size: meta.len(),
+            hash: None,
         })
     }
 

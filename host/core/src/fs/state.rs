@@ -58,12 +58,73 @@ impl StateDir {
         Ok(out)
     }
 
-    /// Remove the file `sub/name` (gone already is fine).
+    /// Remove the file `sub/name` (gone already is fine), durably: its
+    /// folder is fsynced, so a power cut cannot bring it back (a finished
+    /// move's journal, replayed again, would redo the move).
     pub fn remove(&self, name: &str) -> io::Result<()> {
+        crate::fault::step()?;
         match self.dir.remove_file(name) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+            Err(_) => Ok(()),
+            Ok(()) => {
+                let parent = match name.rsplit_once('/') {
+                    Some((sub, _)) => self.dir.open_dir(sub)?,
+                    None => self.dir.try_clone()?,
+                };
+                super::write::sync_dir(&parent)
+            }
         }
+    }
+
+    /// `sub` (made as needed, each new folder fsynced into its parent so
+    /// that what is written in it survives a power cut).
+    fn sub_dir(&self, sub: Option<&str>) -> io::Result<Dir> {
+        let mut dir = self.dir.try_clone()?;
+        for seg in sub.into_iter().flat_map(|s| s.split('/')) {
+            match dir.create_dir(seg) {
+                Ok(()) => super::write::sync_dir(&dir)?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+            dir = dir.open_dir(seg)?;
+        }
+        Ok(dir)
+    }
+
+    /// An exclusive advisory lock on the file `sub/name` (made if missing),
+    /// held until the returned file is dropped; waits while another
+    /// process or handle holds it.
+    pub fn lock(&self, name: &str) -> io::Result<std::fs::File> {
+        let (sub, file) = split(name);
+        let dir = self.sub_dir(sub)?;
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true);
+        let f = dir.open_with(file, &o)?.into_std();
+        f.lock()?;
+        Ok(f)
+    }
+
+    /// Remove kura's temporary files from `sub`: debris of a process
+    /// killed while writing there. Only for a folder whose writers all
+    /// hold a lock the caller holds now.
+    pub fn sweep_temp(&self, sub: &str) -> usize {
+        let Ok(dir) = self.dir.open_dir(sub) else {
+            return 0;
+        };
+        let Ok(entries) = dir.entries() else {
+            return 0;
+        };
+        let mut removed = 0;
+        for e in entries.flatten() {
+            if let Ok(name) = e.file_name().into_string()
+                && super::is_temp_name(&name)
+                && e.file_type().is_ok_and(|t| t.is_file())
+                && dir.remove_file(&name).is_ok()
+            {
+                removed += 1;
+            }
+        }
+        removed
     }
 
     pub fn path(&self) -> &Path {
@@ -82,7 +143,7 @@ impl StateDir {
     /// Create `sub` (and parents) and return its full path, for libraries
     /// that manage their own files inside it (tantivy's index folder).
     pub fn ensure_dir(&self, sub: &str) -> io::Result<PathBuf> {
-        self.dir.create_dir_all(sub)?;
+        self.sub_dir(Some(sub))?;
         Ok(self.path.join(sub))
     }
 
@@ -107,17 +168,23 @@ impl StateDir {
 
     /// Write `sub/name` atomically, creating `sub` as needed.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let (sub, file) = match name.rsplit_once('/') {
-            Some((sub, file)) => (Some(sub), file),
-            None => (None, name),
-        };
-        let dir = match sub {
-            Some(sub) => {
-                self.dir.create_dir_all(sub)?;
-                self.dir.open_dir(sub)?
-            }
-            None => self.dir.try_clone()?,
-        };
-        super::write::replace_atomically(&dir, file, bytes, None)
+        let (sub, file) = split(name);
+        let dir = self.sub_dir(sub)?;
+        super::write::replace_atomically(&dir, file, bytes, super::write::Expect::Any)
+    }
+
+    /// Write `sub/name`, which must not exist yet (never replacing one).
+    pub fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let (sub, file) = split(name);
+        let dir = self.sub_dir(sub)?;
+        super::write::replace_atomically(&dir, file, bytes, super::write::Expect::Absent)
+    }
+}
+
+/// `sub/name` as its folder and its name.
+fn split(name: &str) -> (Option<&str>, &str) {
+    match name.rsplit_once('/') {
+        Some((sub, file)) => (Some(sub), file),
+        None => (None, name),
     }
 }

@@ -50,6 +50,90 @@ const FILE_LOCKS_KEPT: usize = 1024;
 struct Current {
     bytes: Vec<u8>,
     keep: Keep,
+    seen: Seen,
+}
+
+/// A file's identity as a write read it: if any of this differs just
+/// before the rename, another program changed the file meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Seen {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Seen {
+    fn of(meta: &std::fs::Metadata) -> Seen {
+        Seen {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The file now called `name` in `dir` (never through a link).
+    fn now(dir: &Dir, name: &str) -> io::Result<Seen> {
+        let st = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok(Seen {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size as u64,
+            mtime: (st.st_mtime, st.st_mtime_nsec as i64),
+            ctime: (st.st_ctime, st.st_ctime_nsec as i64),
+        })
+    }
+}
+
+/// What the name a write takes must hold at the moment it takes it.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Expect {
+    /// Nothing: a file that appeared meanwhile is never replaced.
+    Absent,
+    /// The very file the write read (and the replacement keeps its mode).
+    Same(Seen, Keep),
+    /// Whatever is there (kura's own files in the state folder).
+    Any,
+}
+
+/// The refusal of a write whose target changed under it.
+#[derive(Debug)]
+pub(super) struct Changed;
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("changed by another program while kura wrote it")
+    }
+}
+
+impl std::error::Error for Changed {}
+
+fn is_changed(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|i| i.is::<Changed>())
+}
+
+/// An I/O failure of a write at `p`, where "the name is taken" and "the
+/// file changed meanwhile" are the other program's doing: a `conflict`,
+/// with nothing written.
+fn write_error(e: io::Error, p: &RelPath) -> Error {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        Error::new(
+            Code::Conflict,
+            format!("`{p}` was created by another program meanwhile; kura left it as it is and wrote nothing"),
+        )
+        .with("path", p.to_string())
+    } else if is_changed(&e) {
+        Error::new(
+            Code::Conflict,
+            format!("`{p}` was changed by another program while kura wrote it; kura left that change and wrote nothing (read it again)"),
+        )
+        .with("path", p.to_string())
+    } else {
+        io_error(e, p)
+    }
 }
 
 impl Root {
@@ -75,6 +159,7 @@ impl Root {
             let next = match dir.open_dir_nofollow(seg) {
                 Ok(d) => d,
                 Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                    crate::fault::step().map_err(|e| io_error(e, p))?;
                     match dir.create_dir(seg) {
                         // The new folder's name is durable before anything
                         // is written into it: a power cut cannot keep a
@@ -157,23 +242,45 @@ impl Root {
         if let Some(c) = &current
             && c.keep.mode & 0o200 == 0
         {
-            return Err(Error::new(
-                Code::Forbidden,
-                format!(
-                    "`{p}` is read-only (mode {:04o}); kura keeps it so. Give it write permission to change it",
-                    c.keep.mode
-                ),
-            )
-            .with("path", p.to_string())
-            .with("mode", format!("{:04o}", c.keep.mode)));
+            return Err(read_only(p, c.keep.mode));
         }
         let Some((bytes, out)) = change(current.as_ref().map(|c| c.bytes.as_slice()))? else {
             return Ok(None);
         };
         self.check_size(p, bytes.len())?;
-        replace_atomically(&pdir, &name, &bytes, current.map(|c| c.keep))
-            .map_err(|e| io_error(e, p))?;
+        let expect = match &current {
+            Some(c) => Expect::Same(c.seen, c.keep),
+            None => Expect::Absent,
+        };
+        replace_atomically(&pdir, &name, &bytes, expect).map_err(|e| write_error(e, p))?;
         Ok(Some(out))
+    }
+
+    /// Refuse now what [`Root::update`] of existing file `p` would refuse
+    /// for the file's sake (a link, a folder, no write permission), so
+    /// that an operation of many writes can check every one before the
+    /// first.
+    pub fn check_writable(&self, p: &RelPath) -> Result<()> {
+        self.check_links(p, false)?;
+        let dir = self
+            .open_dir_nofollow(&p.parent(), false)?
+            .ok_or_else(|| io_error(io::ErrorKind::NotFound.into(), p))?;
+        let name = p.file_name().unwrap_or_default();
+        let meta = match rustix::fs::statat(&dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(m) => m,
+            Err(e) => return Err(io_error(e.into(), p)),
+        };
+        if rustix::fs::FileType::from_raw_mode(meta.st_mode) != rustix::fs::FileType::RegularFile {
+            return Err(
+                Error::new(Code::Conflict, format!("`{p}` is not a plain file"))
+                    .with("path", p.to_string()),
+            );
+        }
+        let mode = meta.st_mode & 0o7777;
+        if mode & 0o200 == 0 {
+            return Err(read_only(p, mode));
+        }
+        Ok(())
     }
 
     /// Create a new file in `folder` (created if missing) under the
@@ -213,7 +320,8 @@ impl Root {
             );
         }
         self.check_size(&path, bytes.len())?;
-        replace_atomically(&dir, &name, &bytes, None).map_err(|e| io_error(e, &path))?;
+        replace_atomically(&dir, &name, &bytes, Expect::Absent)
+            .map_err(|e| write_error(e, &path))?;
         Ok((path, out))
     }
 
@@ -262,17 +370,20 @@ impl Root {
         let new_name = to.file_name().unwrap_or_default();
         let same_file =
             self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
-        match dst.symlink_metadata(new_name) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Ok(_) if same_file => {}
-            Ok(_) => {
-                return Err(Error::new(Code::Conflict, format!("`{to}` already exists"))
-                    .with("path", to.to_string()));
-            }
-            Err(e) => return Err(io_error(e, to)),
+        if same_file {
+            // A change of case of one file: the name "taken" is its own.
+            crate::fault::step().map_err(|e| io_error(e, from))?;
+            src.rename(name, &dst, new_name)
+                .map_err(|e| io_error(e, from))?;
+        } else {
+            rename_noreplace(&src, name, &dst, new_name).map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists => {
+                    Error::new(Code::Conflict, format!("`{to}` already exists"))
+                        .with("path", to.to_string())
+                }
+                _ => io_error(e, from),
+            })?;
         }
-        src.rename(name, &dst, new_name)
-            .map_err(|e| io_error(e, from))?;
         sync_dir(&dst).map_err(|e| io_error(e, to))?;
         sync_dir(&src).map_err(|e| io_error(e, from))
     }
@@ -303,6 +414,7 @@ impl Root {
         for sub in subs {
             self.remove_empty_dirs(&p.join(&sub))?;
         }
+        crate::fault::step().map_err(|e| io_error(e, p))?;
         match parent.remove_dir(&name) {
             Ok(()) => sync_dir(&parent).map_err(|e| io_error(e, p)),
             // Not empty: it stays.
@@ -387,6 +499,18 @@ impl Root {
     }
 }
 
+/// The refusal of a write to a file without its owner's write permission.
+fn read_only(p: &RelPath, mode: u32) -> Error {
+    Error::new(
+        Code::Forbidden,
+        format!(
+            "`{p}` is read-only (mode {mode:04o}); kura keeps it so. Give it write permission to change it"
+        ),
+    )
+    .with("path", p.to_string())
+    .with("mode", format!("{mode:04o}"))
+}
+
 /// Why `seg` (the `i`-th segment of `p`) could not be opened as a folder
 /// without following links.
 fn not_a_plain_folder(dir: &Dir, seg: &str, e: io::Error, p: &RelPath, i: usize) -> Error {
@@ -419,7 +543,7 @@ fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
 
 /// fsync a folder: the entries made in it (a file's new name, a new
 /// folder) survive a power cut, whatever the file system.
-fn sync_dir(dir: &Dir) -> io::Result<()> {
+pub(super) fn sync_dir(dir: &Dir) -> io::Result<()> {
     let f = open_dir_fd(dir)?;
     #[cfg(test)]
     tests::SYNCED.with(|s| {
@@ -450,25 +574,31 @@ fn read_nofollow(dir: &Dir, name: &str, max: u64) -> io::Result<Current> {
     Ok(Current {
         bytes,
         keep: Keep::of(&meta),
+        seen: Seen::of(&meta),
     })
 }
 
-/// Temporary file in the same folder, fsync, rename over the target, fsync
-/// the folder: a reader or a crash sees the old file or the new, never a mix.
-/// The temporary gets `keep`'s mode and owner before it takes the name.
+/// Temporary file in the same folder, fsync, rename to the target, fsync
+/// the folder: a reader or a crash sees the old file or the new, never a
+/// mix. `expect` says what the target must be when the name is taken: a
+/// new file never replaces one that appeared meanwhile (the file system's
+/// own no-replace rename decides, not a check before it), and a rewrite
+/// is refused when the file it read was changed or replaced since. The
+/// temporary gets the old file's mode and owner before it takes the name.
 pub(super) fn replace_atomically(
     dir: &Dir,
     name: &str,
     bytes: &[u8],
-    keep: Option<Keep>,
+    expect: Expect,
 ) -> io::Result<()> {
+    crate::fault::step()?;
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id());
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true).follow(FollowSymlinks::No);
     let result = (|| {
         let mut f = dir.open_with(&tmp, &opts)?.into_std();
-        if let Some(k) = keep {
+        if let Expect::Same(_, k) = expect {
             // Owner first: a chown may clear set-id bits that the mode restores.
             let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
             f.set_permissions(std::fs::Permissions::from_mode(k.mode))?;
@@ -476,13 +606,46 @@ pub(super) fn replace_atomically(
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
-        dir.rename(&tmp, dir, name)?;
+        match expect {
+            Expect::Absent => rename_noreplace(dir, &tmp, dir, name)?,
+            Expect::Same(seen, _) => {
+                // No file system offers "rename if unchanged"; this check
+                // leaves a window of one system call, where a check before
+                // writing the temporary file left the whole write.
+                if Seen::now(dir, name).ok() != Some(seen) {
+                    return Err(io::Error::other(Changed));
+                }
+                dir.rename(&tmp, dir, name)?
+            }
+            Expect::Any => dir.rename(&tmp, dir, name)?,
+        }
         sync_dir(dir)
     })();
     if result.is_err() {
         let _ = dir.remove_file(&tmp);
     }
     result
+}
+
+/// Give `from` (a file in `src`) the name `to` in `dst` unless that name
+/// is taken, decided by the file system in the same step
+/// (`renameat2(RENAME_NOREPLACE)`), so a file another program creates at
+/// any moment is never replaced. Where the file system lacks that flag, a
+/// hard link (which fails on a taken name just the same) and the removal
+/// of the old name; a crash between the two leaves both names, never none.
+pub(super) fn rename_noreplace(src: &Dir, from: &str, dst: &Dir, to: &str) -> io::Result<()> {
+    use rustix::fs::{AtFlags, RenameFlags, linkat, renameat_with, unlinkat};
+    use rustix::io::Errno;
+    crate::fault::step()?;
+    match renameat_with(src, from, dst, to, RenameFlags::NOREPLACE) {
+        Ok(()) => Ok(()),
+        Err(e) if e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP => {
+            linkat(src, from, dst, to, AtFlags::empty())?;
+            unlinkat(src, from, AtFlags::empty())?;
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 #[cfg(test)]
@@ -525,6 +688,100 @@ mod tests {
         // file must wait on the same one.
         let again = map.get(&RelPath::parse("held.md", false).unwrap()).unwrap();
         assert!(Arc::ptr_eq(again, &held));
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // "another program" writes with std::fs
+    fn a_file_another_program_creates_meanwhile_is_never_replaced() {
+        let t = tempfile::tempdir().unwrap();
+        let root = Root::open(t.path()).unwrap();
+        let p = RelPath::parse("new.md", false).unwrap();
+        // The other program creates the file after kura saw none, before
+        // kura's rename: kura's write is the one refused.
+        let err = root
+            .update(&p, |current| {
+                assert!(current.is_none());
+                std::fs::write(t.path().join("new.md"), "theirs").unwrap();
+                Ok(Some((b"ours".to_vec(), ())))
+            })
+            .unwrap_err();
+        assert_eq!(err.code, Code::Conflict, "{}", err.message);
+        assert_eq!(std::fs::read_to_string(t.path().join("new.md")).unwrap(), "theirs");
+        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1, "no temporary file left");
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // "another program" writes with std::fs
+    fn a_change_another_program_makes_meanwhile_is_never_overwritten() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("n.md"), "v1").unwrap();
+        let root = Root::open(t.path()).unwrap();
+        let p = RelPath::parse("n.md", false).unwrap();
+        for how in ["in place", "atomic save"] {
+            let err = root
+                .update(&p, |current| {
+                    let path = t.path().join("n.md");
+                    match how {
+                        "in place" => std::fs::write(&path, format!("{how}, longer")).unwrap(),
+                        _ => {
+                            std::fs::write(t.path().join("tmp"), how).unwrap();
+                            std::fs::rename(t.path().join("tmp"), &path).unwrap();
+                        }
+                    }
+                    Ok(Some(([current.unwrap(), b"+ours"].concat(), ())))
+                })
+                .unwrap_err();
+            assert_eq!(err.code, Code::Conflict, "{how}: {}", err.message);
+            let now = std::fs::read_to_string(t.path().join("n.md")).unwrap();
+            assert!(now.starts_with(how), "{how}: {now}");
+        }
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // "another program" writes with std::fs
+    fn rename_never_replaces_a_file_created_while_it_runs() {
+        let t = tempfile::tempdir().unwrap();
+        let root = Arc::new(Root::open(t.path()).unwrap());
+        let (a, b) = (
+            RelPath::parse("a.md", false).unwrap(),
+            RelPath::parse("sub/b.md", false).unwrap(),
+        );
+        std::fs::create_dir(t.path().join("sub")).unwrap();
+        let (mut ours, mut theirs) = (0, 0);
+        for i in 0..200 {
+            std::fs::write(t.path().join("a.md"), format!("ours {i}")).unwrap();
+            let _ = std::fs::remove_file(t.path().join("sub/b.md"));
+            let path = t.path().join("sub/b.md");
+            let other = std::thread::spawn(move || {
+                for _ in 0..(i % 7) * 50 {
+                    std::hint::spin_loop();
+                }
+                let mut o = std::fs::OpenOptions::new();
+                o.write(true).create_new(true);
+                o.open(&path).map(|mut f| f.write_all(b"theirs").unwrap()).is_ok()
+            });
+            let moved = root.rename_file(&a, &b);
+            let created = other.join().unwrap();
+            let b_text = std::fs::read_to_string(t.path().join("sub/b.md")).unwrap();
+            match moved {
+                Ok(()) => {
+                    assert!(!created, "round {i}: both took the name");
+                    assert_eq!(b_text, format!("ours {i}"));
+                    ours += 1;
+                }
+                Err(e) => {
+                    assert_eq!(e.code, Code::Conflict, "round {i}: {}", e.message);
+                    assert!(created);
+                    assert_eq!(b_text, "theirs", "round {i}: their file was replaced");
+                    assert_eq!(
+                        std::fs::read_to_string(t.path().join("a.md")).unwrap(),
+                        format!("ours {i}")
+                    );
+                    theirs += 1;
+                }
+            }
+        }
+        assert_eq!(ours + theirs, 200);
     }
 
     #[test]

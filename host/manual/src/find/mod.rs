@@ -233,7 +233,6 @@ impl Manuals {
         let facets = facet::detect(&req.query);
         let mut pool = run.stage("first", |run| {
             let pool = self.first_stage(req, exclude)?;
-            #[cfg(feature = "fault-injection")]
             kura_core::fault::slow_search();
             if pool.more {
                 run.cut(CutoffReason::MaxCandidates);

@@ -12,6 +12,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::destination;
 use crate::text::Lines;
 use crate::text::front;
 
@@ -134,22 +135,23 @@ fn wikilink(text: &str, span: Range<usize>, embed: bool) -> Option<Occurrence> {
     })
 }
 
-/// A markdown destination's occurrence, `dest` found in `text[span]`.
-fn markdown(text: &str, span: Range<usize>, dest: &str) -> Option<Occurrence> {
+/// A markdown destination's occurrence: `raw` the bytes it is written
+/// with (found by [`destination`]), `dest` what the parser decoded them to.
+fn markdown(text: &str, span: Range<usize>, found: Option<(Range<usize>, bool)>, dest: &str) -> Option<Occurrence> {
     if dest.is_empty() || is_external(dest) {
         return None;
     }
-    let slice = text.get(span.clone())?;
-    let angled_form = format!("<{dest}>");
-    let (at, angled) = match slice.rfind(&angled_form) {
-        Some(i) => (span.start + i + 1, true),
-        None => (span.start + slice.rfind(dest)?, false),
-    };
+    let (raw, angled) = found?;
+    if !destination::spells(&text[raw.clone()], dest) {
+        tracing::debug!(dest, "a link destination written in a way kura does not follow");
+        return None;
+    }
     let (path, fragment) = split_fragment(dest);
     let decoded = percent_encoding::percent_decode_str(path)
         .decode_utf8()
         .map(|c| c.into_owned())
         .unwrap_or_else(|_| path.to_owned());
+    let at = raw.start;
     Some(Occurrence {
         form: Form::Markdown,
         target: decoded,
@@ -159,9 +161,18 @@ fn markdown(text: &str, span: Range<usize>, dest: &str) -> Option<Occurrence> {
                 .into_owned()
         }),
         span,
-        path: at..at + path.len(),
+        path: at..at + destination::path_end(&text[raw]),
         angled,
     })
+}
+
+/// An inline link or image the parser has opened and not yet closed.
+struct Open<'a> {
+    span: Range<usize>,
+    dest: pulldown_cmark::CowStr<'a>,
+    inline: bool,
+    /// Where its text ends so far: the end of its last inner event.
+    text_end: usize,
 }
 
 fn wikilink_in_yaml() -> &'static Regex {
@@ -225,7 +236,13 @@ impl Scan {
         // A link's shown text carries no tags (`[[#Heading]]`).
         let mut link = 0usize;
         let mut heading: Option<String> = None;
+        let mut opened: Vec<Open> = Vec::new();
         for (event, range) in parser.into_offset_iter() {
+            if !matches!(event, Event::End(TagEnd::Link | TagEnd::Image)) {
+                for o in &mut opened {
+                    o.text_end = o.text_end.max(range.end);
+                }
+            }
             match event {
                 Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => code += 1,
                 Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => {
@@ -249,16 +266,33 @@ impl Scan {
                     ..
                 }) => {
                     let embed = text[range.clone()].starts_with('!');
-                    let found = match link_type {
-                        LinkType::WikiLink { .. } => wikilink(text, range, embed),
-                        LinkType::Inline => markdown(text, range, &dest_url),
+                    if let LinkType::WikiLink { .. } = link_type {
+                        scan.occurrences.extend(wikilink(text, range.clone(), embed));
+                    }
+                    opened.push(Open {
+                        text_end: range.start + if embed { 2 } else { 1 },
+                        span: range,
+                        dest: dest_url,
                         // Reference links: their definitions are the links.
-                        _ => None,
-                    };
-                    scan.occurrences.extend(found);
+                        inline: link_type == LinkType::Inline,
+                    });
                     link += 1;
+                    continue;
                 }
-                Event::End(TagEnd::Link | TagEnd::Image) => link = link.saturating_sub(1),
+                Event::End(TagEnd::Link | TagEnd::Image) => {
+                    link = link.saturating_sub(1);
+                    if let Some(o) = opened.pop() {
+                        if o.inline {
+                            let found = destination::inline(text, o.text_end, o.span.end);
+                            scan.occurrences.extend(markdown(text, o.span.clone(), found, &o.dest));
+                        }
+                        // An image inside a link is part of the link's text.
+                        for outer in &mut opened {
+                            outer.text_end = outer.text_end.max(o.span.end);
+                        }
+                    }
+                    continue;
+                }
                 Event::Text(t) if code == 0 => {
                     if let Some(h) = heading.as_mut() {
                         h.push_str(&t);
@@ -279,7 +313,8 @@ impl Scan {
             }
         }
         for (span, dest) in defs {
-            scan.occurrences.extend(markdown(text, span, &dest));
+            let found = destination::definition(text, span.clone());
+            scan.occurrences.extend(markdown(text, span, found, &dest));
         }
         scan.occurrences.sort_by_key(|o| o.span.start);
         scan
@@ -455,6 +490,36 @@ mod tests {
         let o = occurrences("| a | [[Note\\|shown]] |\n|---|---|\n");
         assert_eq!(o.len(), 1);
         assert_eq!(o[0].target, "Note");
+    }
+
+    #[test]
+    fn escaped_and_entity_destinations_are_links() {
+        let t = "[x](Plan\\_v2.md) [y](A&amp;B.md#h) [z](<a\\>b.md>) [![i](p.png)](q.md)\n";
+        let o = occurrences(t);
+        let got: Vec<(&str, &str)> = o.iter().map(|o| (o.target.as_str(), &t[o.path.clone()])).collect();
+        assert_eq!(
+            got,
+            [
+                ("Plan_v2.md", "Plan\\_v2.md"),
+                ("A&B.md", "A&amp;B.md"),
+                ("a>b.md", "a\\>b.md"),
+                ("q.md", "q.md"),
+                ("p.png", "p.png"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_title_is_never_taken_for_the_destination() {
+        let t = "[Draft.md](Draft.md \"Draft.md\")\n\n[r]: Draft.md 'Draft.md'\n";
+        let o = occurrences(t);
+        assert_eq!(o.len(), 2);
+        for o in o {
+            assert_eq!(&t[o.path.clone()], "Draft.md");
+            let before = &t[o.span.start..o.path.start];
+            assert!(!before.contains("Draft.md \"") && !before.contains(": Draft"), "{before:?}");
+            assert!(before.ends_with('(') || before.ends_with(": "), "{before:?}");
+        }
     }
 
     #[test]

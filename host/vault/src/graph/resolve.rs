@@ -3,7 +3,7 @@
 //! while it stays unique, and a wikilink may name a note by one of its
 //! front-matter `aliases`. A target that is a path from the vault's top
 //! (with or without `.md`) is that file; a markdown link is first relative
-//! to its note. Where several files fit a shortened path, the one in the
+//! to its note, and one that starts with `/` is from the vault's top only. Where several files fit a shortened path, the one in the
 //! linking note's folder wins, then the one with the shortest path, then
 //! the first by name (Obsidian leaves that case to its own order; kura
 //! fixes one).
@@ -104,6 +104,12 @@ impl Names {
             return self.exact.get(&from.to_lowercase()).copied();
         }
         let relative = target.starts_with("./") || target.starts_with("../");
+        // A markdown link from `/` names a path from the vault's top and
+        // nothing else: neither the note's folder nor a search by name.
+        if form == Form::Markdown && target.starts_with('/') {
+            let wanted = join("", target)?.to_lowercase();
+            return self.exact.get(&wanted).copied();
+        }
         if form == Form::Markdown || relative {
             let joined = join(parent(from), target)?;
             if let Some(&i) = self.exact.get(&joined.to_lowercase()) {
@@ -253,6 +259,20 @@ mod tests {
             None,
             "aliases are for wikilinks"
         );
+    }
+
+    #[test]
+    fn a_markdown_link_from_slash_starts_at_the_vault_s_top() {
+        let n = names(&["docs/a.md", "x/Note.md", "x/docs/a.md"]);
+        let got = n
+            .resolve("x/Note.md", "/docs/a.md", Form::Markdown)
+            .map(|i| n.path(i));
+        assert_eq!(got, Some("docs/a.md"));
+        let got = n
+            .resolve("x/Note.md", "docs/a.md", Form::Markdown)
+            .map(|i| n.path(i));
+        assert_eq!(got, Some("x/docs/a.md"), "without `/`, the note's folder first");
+        assert_eq!(n.resolve("x/Note.md", "/a.md", Form::Markdown), None, "no search by name");
     }
 
     #[test]

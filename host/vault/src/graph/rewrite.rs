@@ -18,10 +18,12 @@ pub struct Move<'a> {
     pub to: &'a dyn Fn(&str) -> String,
 }
 
-/// The characters a markdown destination cannot hold as they are.
+/// The characters a markdown destination cannot hold as they are: what
+/// CommonMark would read otherwise (a space or parenthesis ends it, `\\`
+/// escapes, `&name;` is an entity) or what kura would (`%`, `#`, `^`).
 fn encode(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
+    for (i, c) in path.char_indices() {
         match c {
             ' ' => out.push_str("%20"),
             '%' => out.push_str("%25"),
@@ -31,8 +33,32 @@ fn encode(path: &str) -> String {
             '>' => out.push_str("%3E"),
             '#' => out.push_str("%23"),
             '^' => out.push_str("%5E"),
+            '\\' => out.push_str("%5C"),
+            '&' if looks_like_entity(&path[i..]) => out.push_str("%26"),
             c => out.push(c),
         }
+    }
+    out
+}
+
+/// `&name;` or `&#...;` at the start of `s`.
+fn looks_like_entity(s: &str) -> bool {
+    let rest = &s[1..];
+    let n = rest
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'#')
+        .count();
+    n > 0 && rest.as_bytes().get(n) == Some(&b';')
+}
+
+/// A path written between `<` and `>`: only those and `\\` are escaped.
+fn encode_angled(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '<' | '>' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
     }
     out
 }
@@ -103,7 +129,8 @@ impl Move<'_> {
             .into_iter()
             .find(|c| self.after.resolve(note, c, o.form) == Some(want))
             .map(|c| match o.form {
-                Form::Markdown if !o.angled => encode(&c),
+                Form::Markdown if o.angled => encode_angled(&c),
+                Form::Markdown => encode(&c),
                 _ => c,
             })
     }
@@ -244,8 +271,41 @@ mod tests {
     }
 
     #[test]
+    fn a_link_s_title_is_never_taken_for_its_destination() {
+        let text = "[see](Draft.md \"Draft.md\") [t](<Draft.md> 'Draft.md')\n\n[r]: Draft.md \"Draft.md\"\n";
+        let got = moved(&["Draft.md", "Home.md"], "Draft.md", "Final.md", "Home.md", text);
+        assert_eq!(
+            got,
+            "[see](Final.md \"Draft.md\") [t](<Final.md> 'Draft.md')\n\n[r]: Final.md \"Draft.md\"\n"
+        );
+    }
+
+    #[test]
+    fn escaped_and_entity_destinations_are_rewritten_too() {
+        let text = "[x](Plan\\_v2.md) [y](A&amp;B.md)\n";
+        let before = ["A&B.md", "Home.md", "Plan_v2.md"];
+        let got = moved(&before, "Plan_v2.md", "done/Plan_v3.md", "Home.md", text);
+        assert_eq!(got, "[x](done/Plan_v3.md) [y](A&amp;B.md)\n");
+        let got = moved(&before, "A&B.md", "C&D.md", "Home.md", text);
+        assert_eq!(got, "[x](Plan\\_v2.md) [y](C&D.md)\n");
+    }
+
+    #[test]
+    fn a_rooted_markdown_link_follows_the_top_level_note() {
+        let vault = ["docs/a.md", "x/Note.md", "x/docs/a.md"];
+        let text = "[t](/docs/a.md)\n";
+        let got = moved(&vault, "docs/a.md", "docs/b.md", "x/Note.md", text);
+        assert_eq!(got, "[t](/docs/b.md)\n");
+        // The note's neighbour of the same name is not what it named.
+        let got = moved(&vault, "x/docs/a.md", "x/docs/c.md", "x/Note.md", text);
+        assert_eq!(got, text);
+    }
+
+    #[test]
     fn destinations_are_encoded_as_markdown_needs() {
         assert_eq!(encode("a b/(c)%.md"), "a%20b/%28c%29%25.md");
+        assert_eq!(encode("A&B.md &amp;.md"), "A&B.md%20%26amp;.md");
+        assert_eq!(encode_angled("a<b>\\c.md"), "a\\<b\\>\\\\c.md");
         assert_eq!(relative("a/b", "a/c/d.md"), "../c/d.md");
         assert_eq!(relative("", "x.md"), "x.md");
         assert_eq!(relative("a", "a/x.md"), "x.md");

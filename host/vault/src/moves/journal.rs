@@ -1,0 +1,371 @@
+//! A move's journal: its steps, written to the state folder before the
+//! first of them, with what undoing each needs (the old text of every
+//! rewritten note). A move carries its steps out in order; when one fails,
+//! the steps done are undone in reverse, so the vault is as it was; a
+//! process killed half-way leaves the journal, and the next start (of this
+//! or another process on the same state folder) finishes it or, when it
+//! cannot be finished, undoes it. A step is never skipped: each is looked
+//! at first (done, to do, or impossible because something else changed
+//! the file), and only a step the journal can prove done is passed over.
+//!
+//! One journal per move (`moves/vault-<root>-<pid>-<n>.json`); every
+//! process moving in one vault holds `moves/vault-<root>.lock` from the
+//! plan to the journal's removal, so a journal found while holding that
+//! lock belongs to a process that died.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Code, Error, Result};
+use crate::fs::{RelPath, Root, StateDir};
+use crate::policy;
+
+/// One step of a move.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Op {
+    /// Give note `path` the text `text` in place of the text hashed `was`
+    /// (`old`, kept to undo it).
+    Write {
+        path: String,
+        was: String,
+        #[serde(default)]
+        old: Option<String>,
+        text: String,
+    },
+    Rename {
+        from: String,
+        to: String,
+    },
+    /// Remove this folder and those below it that the move emptied.
+    Prune {
+        dir: String,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct Journal {
+    pub kura_move: u32,
+    pub ops: Vec<Op>,
+}
+
+/// The journal's format: 2 keeps the old texts (1 did not: a journal of
+/// format 1 can be finished but not undone).
+pub(super) const FORMAT: u32 = 2;
+
+pub(super) fn digest(bytes: &[u8]) -> String {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// What a step finds before it is carried out (or undone).
+#[derive(Debug, PartialEq)]
+enum State {
+    Done,
+    ToDo,
+}
+
+fn rel(p: &str) -> Result<RelPath> {
+    RelPath::parse(p, false)
+}
+
+/// The refusal of a step whose file something else changed.
+fn changed(path: &str, what: &str) -> Error {
+    Error::new(
+        Code::Conflict,
+        format!("`{path}` {what} while the move ran; kura leaves it as it is"),
+    )
+    .with("path", path.to_owned())
+}
+
+/// The content hash of the file at `p`, None when there is none.
+fn hash_of(root: &Root, p: &RelPath) -> Result<Option<String>> {
+    match root.stat(p)? {
+        None => Ok(None),
+        Some(s) if s.is_dir => Ok(Some(String::new())),
+        Some(_) => Ok(Some(digest(&root.read(p)?))),
+    }
+}
+
+/// Where step `i` stands, given the steps after it (a note rewritten in
+/// place and then renamed is found at its new name).
+fn state(root: &Root, ops: &[Op], i: usize) -> Result<State> {
+    match &ops[i] {
+        Op::Write {
+            path, was, text, ..
+        } => {
+            let new = digest(text.as_bytes());
+            let mut at = rel(path)?;
+            let mut now = hash_of(root, &at)?;
+            if now.is_none() {
+                // Renamed already by a later step?
+                if let Some(Op::Rename { to, .. }) = ops[i + 1..]
+                    .iter()
+                    .find(|o| matches!(o, Op::Rename { from, .. } if from == path))
+                {
+                    at = rel(to)?;
+                    now = hash_of(root, &at)?;
+                }
+            }
+            match now {
+                Some(h) if h == new => Ok(State::Done),
+                Some(h) if h == *was => Ok(State::ToDo),
+                Some(_) => Err(changed(path, "was changed")),
+                None => Err(changed(path, "was removed")),
+            }
+        }
+        Op::Rename { from, to } => {
+            let (a, b) = (rel(from)?, rel(to)?);
+            let case_only = root.folds_case() && from.to_lowercase() == to.to_lowercase();
+            match (root.stat(&a)?.is_some(), root.stat(&b)?.is_some()) {
+                (true, _) if case_only => Ok(State::ToDo),
+                (true, false) => Ok(State::ToDo),
+                (false, true) => Ok(State::Done),
+                (true, true) => Err(changed(to, "was created")),
+                (false, false) => Err(changed(from, "was removed")),
+            }
+        }
+        Op::Prune { .. } => Ok(State::ToDo),
+    }
+}
+
+/// Carry out step `op`.
+fn apply(root: &Root, op: &Op) -> Result<()> {
+    match op {
+        Op::Write {
+            path, was, text, ..
+        } => {
+            let p = rel(path)?;
+            root.update(&p, |current| match current {
+                Some(c) if digest(c) == *was => Ok(Some((text.as_bytes().to_vec(), ()))),
+                Some(_) => Err(changed(path, "was changed")),
+                None => Err(changed(path, "was removed")),
+            })?;
+            Ok(())
+        }
+        Op::Rename { from, to } => root.rename_file(&rel(from)?, &rel(to)?),
+        // An empty folder left behind loses nothing: not worth undoing a
+        // move for.
+        Op::Prune { dir } => {
+            if let Err(e) = root.remove_empty_dirs(&rel(dir)?) {
+                tracing::warn!(folder = %dir, "an emptied folder stays: {}", e.message);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Undo step `op`, done (or found done).
+fn unapply(root: &Root, op: &Op) -> Result<()> {
+    match op {
+        Op::Write {
+            path,
+            was,
+            old,
+            text,
+        } => {
+            let Some(old) = old else {
+                return Err(Error::new(
+                    Code::Conflict,
+                    format!("`{path}` cannot be given back its text: the journal (format 1) did not keep it"),
+                ));
+            };
+            let new = digest(text.as_bytes());
+            root.update(&rel(path)?, |current| match current {
+                Some(c) if digest(c) == new => Ok(Some((old.as_bytes().to_vec(), ()))),
+                Some(c) if digest(c) == *was => Ok(None),
+                Some(_) => Err(changed(path, "was changed")),
+                None => Err(changed(path, "was removed")),
+            })?;
+            Ok(())
+        }
+        Op::Rename { from, to } => root.rename_file(&rel(to)?, &rel(from)?),
+        Op::Prune { .. } => Ok(()),
+    }
+}
+
+/// How far a run got: the steps carried out (or found done), and the
+/// failure that stopped it.
+pub(super) struct Stopped {
+    pub done: usize,
+    pub error: Error,
+}
+
+/// Carry `ops` out in order, passing over those already done.
+pub(super) fn run(root: &Root, ops: &[Op]) -> std::result::Result<(), Stopped> {
+    for i in 0..ops.len() {
+        let step = state(root, ops, i).and_then(|s| match s {
+            State::Done => Ok(()),
+            State::ToDo => apply(root, &ops[i]),
+        });
+        if let Err(error) = step {
+            return Err(Stopped { done: i, error });
+        }
+    }
+    Ok(())
+}
+
+/// Undo the first `done` of `ops`, last first; a step found not done is
+/// passed over (a process killed before it).
+pub(super) fn undo(root: &Root, ops: &[Op], done: usize) -> Result<()> {
+    for i in (0..done).rev() {
+        match state(root, ops, i) {
+            Ok(State::ToDo) => continue,
+            Ok(State::Done) => unapply(root, &ops[i])?,
+            Err(e) if matches!(ops[i], Op::Rename { .. }) => {
+                // Both names taken: the later steps' undoing may yet free
+                // one; anything else is for a person to look at.
+                return Err(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The baseline write rules, applied again to a journal found in the
+/// state folder: it may not be kura's (anything that can write the state
+/// folder can leave one), so it reaches no reserved path and changes no
+/// daily note but by relinking.
+fn admissible(ops: &[Op], folds_case: bool) -> std::result::Result<(), String> {
+    let judged = |p: &str| {
+        let p = rel(p).map_err(|e| e.message)?;
+        Ok::<_, String>(crate::write::judged_path(&p, folds_case))
+    };
+    for op in ops {
+        let checks: Vec<(policy::Kind, String)> = match op {
+            Op::Write { path, .. } => vec![(policy::Kind::Relink, judged(path)?)],
+            Op::Rename { from, to } => vec![
+                (policy::Kind::MoveFrom, judged(from)?),
+                (policy::Kind::MoveTo, judged(to)?),
+            ],
+            Op::Prune { dir } => vec![(policy::Kind::MoveFrom, judged(dir)?)],
+        };
+        for (kind, path) in checks {
+            policy::check(kind, &path, true).map_err(|d| format!("`{path}`: {}", d.message))?;
+        }
+    }
+    Ok(())
+}
+
+/// The vault's journals and its lock, by name in the state folder.
+pub(super) struct Names {
+    prefix: String,
+}
+
+impl Names {
+    pub fn of(root: &Root) -> Names {
+        let h = blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex();
+        Names {
+            prefix: format!("vault-{}", &h[..16]),
+        }
+    }
+
+    pub fn lock(&self) -> String {
+        format!("moves/{}.lock", self.prefix)
+    }
+
+    /// A name no other move of any process has.
+    pub fn new_journal(&self) -> String {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!(
+            "moves/{}-{:x}-{n:x}-{t:x}.json",
+            self.prefix,
+            std::process::id()
+        )
+    }
+
+    /// This vault's journals in the state folder (format 1's single
+    /// `vault-<root>.json` included), oldest first.
+    pub fn journals(&self, state: &StateDir) -> Vec<String> {
+        let mut found: Vec<(std::time::SystemTime, String)> = state
+            .list("moves")
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(name, ..)| name.starts_with(&self.prefix) && name.ends_with(".json"))
+            .map(|(name, _, t)| (t, format!("moves/{name}")))
+            .collect();
+        found.sort();
+        found.into_iter().map(|(_, n)| n).collect()
+    }
+}
+
+/// Finish, or else undo, every move a killed process left in the state
+/// folder, before anything else reads or writes the vault. Returns how
+/// many steps they had. A journal that cannot be read or is refused by
+/// the write rules is set aside (renamed `.refused`) and nothing of it is
+/// done; one that can be neither finished nor undone stays, for the next
+/// start, and is logged as an error with what is wrong.
+pub fn replay(root: &Root, state: &StateDir) -> usize {
+    let names = Names::of(root);
+    let journals = names.journals(state);
+    if journals.is_empty() {
+        return 0;
+    }
+    // A live process moving in this vault holds the lock until its
+    // journal is gone: wait for it, then every journal left is orphaned.
+    let Ok(_lock) = state.lock(&names.lock()) else {
+        tracing::warn!("the moves' lock in the state folder cannot be taken; journals are left for the next start");
+        return 0;
+    };
+    state.sweep_temp("moves");
+    let mut steps = 0;
+    for name in names.journals(state) {
+        steps += replay_one(root, state, &name);
+    }
+    steps
+}
+
+fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
+    let set_aside = |why: &str| {
+        tracing::error!(journal = name, "a move's journal is set aside, nothing of it done: {why}");
+        if let Ok(Some(bytes)) = state.read(name) {
+            let _ = state.write(&format!("{name}.refused"), &bytes);
+        }
+        let _ = state.remove(name);
+    };
+    let journal: Journal = match state.read(name) {
+        Ok(Some(bytes)) => match serde_json::from_slice(&bytes) {
+            Ok(j) => j,
+            Err(e) => {
+                set_aside(&format!("it cannot be read ({e})"));
+                return 0;
+            }
+        },
+        Ok(None) => return 0,
+        Err(e) => {
+            tracing::warn!(journal = name, "a move's journal cannot be read: {e}");
+            return 0;
+        }
+    };
+    if let Err(why) = admissible(&journal.ops, root.folds_case()) {
+        set_aside(&format!("the write rules refuse it ({why})"));
+        return 0;
+    }
+    let n = journal.ops.len();
+    match run(root, &journal.ops) {
+        Ok(()) => tracing::info!(steps = n, "an interrupted move was finished"),
+        Err(stop) => match undo(root, &journal.ops, journal.ops.len()) {
+            Ok(()) => tracing::warn!(
+                steps = n,
+                "an interrupted move could not be finished ({}); it was undone",
+                stop.error.message
+            ),
+            Err(e) => {
+                tracing::error!(
+                    journal = name,
+                    "an interrupted move can be neither finished ({}) nor undone ({}); its journal stays for the next start",
+                    stop.error.message,
+                    e.message
+                );
+                return n;
+            }
+        },
+    }
+    if let Err(e) = state.remove(name) {
+        tracing::warn!(journal = name, "a finished move's journal cannot be removed: {e}");
+    }
+    n
+}
