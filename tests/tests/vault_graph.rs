@@ -233,17 +233,22 @@ async fn a_deleted_note_goes_to_the_trash_and_comes_back() {
     k.stop().await;
 }
 
-/// The move, with the server killed once `crash_after` of its steps are
-/// done (None: not killed); then a server started again.
-async fn move_killed_after(crash_after: Option<usize>) -> (Fixture, serde_json::Value) {
+/// The move, with the server killed (abort, as a kill leaves it) before
+/// its file-system step `crash_at` (None: not killed); then a server
+/// started again. The answer, or None when the server died.
+async fn move_killed_at(crash_at: Option<usize>) -> (Fixture, Option<serde_json::Value>) {
     let f = Fixture::new();
     add_linking_notes(&f);
-    let mut cmd = command(&f.args(&[]));
-    if let Some(n) = crash_after {
-        cmd.env("KURA_FAULT_MOVE_CRASH_AFTER", n.to_string());
-    }
+    let vars = match crash_at {
+        Some(n) => vec![
+            ("KURA_FAULT_TOOL", "vault_move".to_owned()),
+            ("KURA_FAULT_STEP", n.to_string()),
+            ("KURA_FAULT_KIND", "crash".to_owned()),
+        ],
+        None => Vec::new(),
+    };
     let k = Kura::start_command(
-        cmd,
+        kura_tests::faulty_command(&f.args(&[]), &vars),
         ClientLifecycleMode::Initialize,
         std::process::Stdio::null(),
     )
@@ -254,11 +259,7 @@ async fn move_killed_after(crash_after: Option<usize>) -> (Fixture, serde_json::
             json!({"from": FOLDER_MOVE.0, "to": FOLDER_MOVE.1}),
         )
         .await;
-    let out = match (crash_after, answer) {
-        (None, Ok(r)) => r.structured_content.unwrap(),
-        (Some(_), Err(_)) => json!(null), // killed: no answer
-        (c, a) => panic!("crash_after {c:?}: unexpected answer {a:?}"),
-    };
+    let out = answer.ok().map(|r| r.structured_content.unwrap());
     k.stop().await;
     // The next start finishes what the journal holds.
     let again = f.start().await;
@@ -271,30 +272,46 @@ async fn move_killed_after(crash_after: Option<usize>) -> (Fixture, serde_json::
 }
 
 #[tokio::test]
-async fn a_move_killed_between_any_two_files_is_finished_at_the_next_start() {
-    let (done, out) = move_killed_after(None).await;
+async fn a_move_killed_between_any_two_steps_is_finished_at_the_next_start() {
+    let (done, out) = move_killed_at(None).await;
+    let out = out.expect("the move without a fault answers");
     let expected = snapshot(&done.vault());
     let expected_folders = folders(&done.vault());
-    // Its steps: each rewritten note, each rename, the emptied folder.
-    let steps =
-        out["rewritten"].as_array().unwrap().len() + out["moved"].as_array().unwrap().len() + 1;
-    assert!(steps >= 8, "{out}");
-    for n in 0..=steps {
-        let (f, _) = move_killed_after(Some(n)).await;
-        assert_eq!(snapshot(&f.vault()), expected, "killed after step {n}");
-        assert_eq!(
-            folders(&f.vault()),
-            expected_folders,
-            "killed after step {n}"
-        );
+    let before = {
+        let f = Fixture::new();
+        add_linking_notes(&f);
+        snapshot(&f.vault())
+    };
+    // Its steps: the journal, each rewritten note, each rename (and the
+    // folders it makes), the emptied folder, the journal's removal.
+    let least =
+        out["rewritten"].as_array().unwrap().len() + out["moved"].as_array().unwrap().len() + 2;
+    let mut n = 1;
+    loop {
+        let (f, answer) = move_killed_at(Some(n)).await;
+        let now = snapshot(&f.vault());
+        if n == 1 {
+            // Killed before its journal was saved: nothing moved.
+            assert_eq!(now, before, "killed at step {n}");
+        } else {
+            assert_eq!(now, expected, "killed at step {n}");
+            assert_eq!(folders(&f.vault()), expected_folders, "killed at step {n}");
+        }
         let journals = f.dir.path().join("state/moves");
         let left: Vec<_> = std::fs::read_dir(&journals)
-            .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .filter(|n| n.ends_with(".json"))
+                    .collect()
+            })
             .unwrap_or_default();
-        assert!(
-            left.is_empty(),
-            "the journal is gone after step {n}: {left:?}"
-        );
+        assert!(left.is_empty(), "a journal stays after step {n}: {left:?}");
+        if answer.is_some() {
+            // The move had fewer steps: it answered.
+            assert!(n > least, "answered though killed at step {n}");
+            break;
+        }
+        n += 1;
     }
 }
 

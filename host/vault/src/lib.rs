@@ -68,6 +68,11 @@ pub struct Vault {
     pub moving: std::sync::Mutex<()>,
 }
 
+/// The names this vault's move journals start with in the state folder.
+pub fn journal_prefix(root: &Root) -> String {
+    moves::journal_prefix(root)
+}
+
 pub static DOMAIN: Spec = Spec {
     name: "vault",
     root: Some(RootSpec {

@@ -31,6 +31,10 @@ use crate::plugins::WriteKind;
 use journal::{Journal, Op, digest};
 pub use journal::replay;
 
+pub fn journal_prefix(root: &crate::fs::Root) -> String {
+    journal::Names::of(root).prefix
+}
+
 #[derive(Input)]
 pub struct MoveInput {
     /// Note, attachment or folder

@@ -310,4 +310,105 @@ mod tests {
         assert_eq!(relative("", "x.md"), "x.md");
         assert_eq!(relative("a", "a/x.md"), "x.md");
     }
+
+    mod model {
+        //! Generated notes with links in every form: a move and its reverse
+        //! give back the bytes, a move changes nothing but destinations,
+        //! and every link that resolved still resolves to the same file.
+
+        use super::*;
+        use proptest::prelude::*;
+
+        const FILES: &[&str] = &["Draft.md", "Home.md", "a/b/Deep.md", "img/p.png", "notes/Plan v2.md"];
+
+        /// Pieces of a note: links in each form, and text that only looks
+        /// like links (code, a fence, a comment, a bare name).
+        fn piece() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec![
+                "[[Draft]]",
+                "[[Draft#Head|shown]]",
+                "![[p.png]]",
+                "![[Draft#^blk]]",
+                "[[notes/Plan v2]]",
+                "[[Deep]]",
+                "[t](Draft.md \"Draft.md\")",
+                "[t](<notes/Plan v2.md>)",
+                "[t](notes/Plan%20v2.md#h)",
+                "[t](/a/b/Deep.md)",
+                "[t](a/b/Deep.md 'a/b/Deep.md')",
+                "[![i](img/p.png)](Draft.md)",
+                "\n\n[r1]: Draft.md \"Draft.md\"\n\n",
+                "\n\n[r2]: <a/b/Deep.md>\n\n",
+                "`[[Draft]]`",
+                "\n\n```\n[[Draft]] [x](Draft.md)\n```\n\n",
+                "<!-- [[Draft]] -->",
+                "Draft.md",
+                " ",
+                "\n",
+                "# Draft\n",
+            ])
+        }
+
+        fn note() -> impl Strategy<Value = String> {
+            prop::collection::vec(piece(), 1..12).prop_map(|p| p.concat())
+        }
+
+        fn moves() -> impl Strategy<Value = (&'static str, &'static str)> {
+            prop::sample::select(vec![
+                ("Draft.md", "x/Final.md"),
+                ("a/b/Deep.md", "Deep2.md"),
+                ("notes/Plan v2.md", "Plan (v3).md"),
+                ("img/p.png", "media/p 2.png"),
+            ])
+        }
+
+        /// The text with every link destination's bytes taken out.
+        fn without_destinations(text: &str) -> String {
+            let mut out = String::new();
+            let mut at = 0;
+            for o in occurrences(text) {
+                out.push_str(&text[at..o.path.start]);
+                at = o.path.end;
+            }
+            out.push_str(&text[at..]);
+            out
+        }
+
+        fn universe(from: &str, to: &str) -> (Names, Names) {
+            let after: Vec<&str> = FILES.iter().map(|p| if *p == from { to } else { p }).collect();
+            (names(FILES), names(&after))
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(400))]
+
+            #[test]
+            fn a_move_then_its_reverse_gives_back_the_bytes(text in note(), (from, to) in moves()) {
+                let there = moved(FILES, from, to, "Home.md", &text);
+                let after: Vec<&str> = FILES.iter().map(|p| if *p == from { to } else { p }).collect();
+                let back = moved(&after, to, from, "Home.md", &there);
+                prop_assert_eq!(back, text);
+            }
+
+            #[test]
+            fn a_move_changes_no_byte_but_destinations(text in note(), (from, to) in moves()) {
+                let there = moved(FILES, from, to, "Home.md", &text);
+                prop_assert_eq!(without_destinations(&there), without_destinations(&text));
+                prop_assert_eq!(occurrences(&there).len(), occurrences(&text).len());
+            }
+
+            #[test]
+            fn every_link_resolves_to_the_same_file_after_a_move(text in note(), (from, to) in moves()) {
+                let (before, after) = universe(from, to);
+                let there = moved(FILES, from, to, "Home.md", &text);
+                let (was, now) = (occurrences(&text), occurrences(&there));
+                for (a, b) in was.iter().zip(&now) {
+                    let old = before.resolve("Home.md", &a.target, a.form).map(|i| before.path(i));
+                    let new = after.resolve("Home.md", &b.target, b.form).map(|i| after.path(i));
+                    let expected = old.map(|p| if p == from { to } else { p });
+                    prop_assert_eq!(new, expected, "{} became {}", a.target, b.target);
+                }
+            }
+        }
+    }
 }

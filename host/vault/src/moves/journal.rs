@@ -248,7 +248,7 @@ fn admissible(ops: &[Op], folds_case: bool) -> std::result::Result<(), String> {
 
 /// The vault's journals and its lock, by name in the state folder.
 pub(super) struct Names {
-    prefix: String,
+    pub prefix: String,
 }
 
 impl Names {

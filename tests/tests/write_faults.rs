@@ -1,0 +1,256 @@
+//! Every vault write (and the bridge's and vibe's) with a fault at each of
+//! its file-system steps in turn, in process: the step fails (no space,
+//! permission denied, an I/O error) or the call dies there (a panic that
+//! skips kura's own clean-up, then a fresh start on the same folders, as
+//! after a kill). After each run the folders hold, byte for byte, what
+//! they held before the call or what the call without a fault leaves —
+//! never a mix, never a file of someone else's lost.
+
+#![allow(clippy::disallowed_methods)] // the harness reads the folders with std::fs
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+
+use kura::app::App;
+use kura::config::Config;
+use kura::fault::{self, Fault, Plan};
+use serde_json::{Value, json};
+
+/// One write, on a fresh copy of the fixtures.
+struct Case {
+    tool: &'static str,
+    args: Value,
+}
+
+fn cases() -> Vec<Case> {
+    let c = |tool, args| Case { tool, args };
+    vec![
+        c("vault_create", json!({"path": "new/deep/idea.md", "content": "# Idea\n"})),
+        c("vault_write", json!({"path": "notes/welcome.md", "content": "over", "mode": "overwrite"})),
+        c("vault_write", json!({"path": "daily/2026-01-05.md", "content": "\n- more", "mode": "append"})),
+        c("vault_replace", json!({"path": "research/backup-guide.md", "find": "backup", "replace": "copy", "max_replacements": 0})),
+        c("vault_edit", json!({"path": "notes/links.md", "heading": "Links", "mode": "append", "content": "- x"})),
+        c("vault_move", json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"})),
+        c("vault_move", json!({"from": "research", "to": "archive/2025 research"})),
+        c("vault_move", json!({"from": "img/diagram.png", "to": "media/diagram.png"})),
+        c("vault_delete", json!({"path": "research/backup-draft.md"})),
+        c("bridge_copy_section", json!({"from_ref": {"manual_id": "vue-docs-ja", "path": "guide/essentials/computed.md", "start_line": 1}, "to_path": "notes/computed.md", "mode": "overwrite"})),
+        c("create_task", json!({"project": "webapp", "title": "Fault drill", "objective": "o", "steps": [], "acceptance_criteria": []})),
+        c("update_task_status", json!({"project": "webapp", "task": "001", "status": "done"})),
+    ]
+}
+
+/// The fixtures a case runs on: the demo vault with notes linking in every
+/// form (so moves rewrite), an attachment, the manuals and vibe.
+struct Folders {
+    dir: tempfile::TempDir,
+}
+
+impl Folders {
+    fn new() -> Folders {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = kura_tests::workspace();
+        kura_tests::copy_tree(&ws.join("fixtures/demo/vault"), &dir.path().join("vault"));
+        kura_tests::copy_tree(&ws.join("fixtures/manuals"), &dir.path().join("manuals"));
+        kura_tests::copy_tree(&ws.join("fixtures/demo/vibe"), &dir.path().join("vibe"));
+        let f = Folders { dir };
+        f.write(
+            "notes/links.md",
+            "# Links\n[[backup-guide]] and [[backup-guide#Restore|the drills]] and ![[diagram.png]].\n\
+             [draft](../research/backup-draft.md \"research/backup-draft.md\") and [guide](<../research/backup-guide.md>).\n\
+             [top](/research/backup-summary.md) [esc](../research/backup\\-guide.md)\n",
+        );
+        f.write(
+            "daily/2026-01-06.md",
+            "- read [[backup-guide]] and [[research/backup-draft|the draft]]\n",
+        );
+        f.write("img/diagram.png", "not really a picture");
+        f
+    }
+
+    fn vault(&self) -> PathBuf {
+        self.dir.path().join("vault")
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.vault().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn config(&self) -> Config {
+        Config {
+            vault_root: Some(self.vault()),
+            manuals_root: Some(self.dir.path().join("manuals")),
+            vibe_root: Some(self.dir.path().join("vibe")),
+            state_dir: Some(state_dir()),
+            ..Config::default()
+        }
+    }
+
+    fn start(&self) -> App {
+        App::start(self.config(), kura::CATALOG).expect("kura starts")
+    }
+
+    /// Every file of the writable roots, byte for byte (kura's temporary
+    /// files aside: a crash may leave one, and the next start sweeps it).
+    fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
+        let mut out = BTreeMap::new();
+        for root in ["vault", "vibe"] {
+            let base = self.dir.path().join(root);
+            let mut stack = vec![base.clone()];
+            while let Some(dir) = stack.pop() {
+                for e in std::fs::read_dir(&dir).unwrap() {
+                    let e = e.unwrap();
+                    let name = e.file_name().into_string().unwrap();
+                    if e.file_type().unwrap().is_dir() {
+                        stack.push(e.path());
+                    } else if !kura::fs::is_temp_name(&name) {
+                        let rel = e.path().strip_prefix(&base).unwrap().display().to_string();
+                        out.insert(format!("{root}/{rel}"), std::fs::read(e.path()).unwrap());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The move journals left in the state folder (locks aside).
+    fn journals(&self) -> Vec<String> {
+        let prefix = kura::vault::journal_prefix(&kura::fs::Root::open(&self.vault()).unwrap());
+        std::fs::read_dir(state_dir().join("moves"))
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().into_string().unwrap())
+                    .filter(|n| n.starts_with(&prefix) && !n.ends_with(".lock"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// One state folder for every run: the compiled components are kept
+/// there, so each start loads them from its cache (each vault's journals
+/// and index have names of their own).
+fn state_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path().to_path_buf()
+}
+
+fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
+    app.call(case.tool, case.args.as_object()).expect("the tool is served")
+}
+
+/// What the case leaves without a fault, and how many steps it makes.
+fn clean_run(case: &Case) -> (BTreeMap<String, Vec<u8>>, usize) {
+    let f = Folders::new();
+    let app = f.start();
+    let (r, steps) = fault::with(Plan::default(), || (call(&app, case), fault::steps().unwrap()));
+    r.unwrap_or_else(|e| panic!("{} without a fault: {}", case.tool, e.message));
+    assert!(steps > 0, "{}: no step counted", case.tool);
+    (f.snapshot(), steps)
+}
+
+/// Whether a refusal is a clear error of the SPEC's codes: the file
+/// system's (with its reason), or the write's own.
+fn clear(e: &kura::error::Error) -> bool {
+    use kura::error::{Code, VibeCode};
+    matches!(
+        e.code,
+        Code::FilesystemError
+            | Code::Conflict
+            | Code::Vibe(VibeCode::FilesystemError | VibeCode::Conflict | VibeCode::FileExists)
+    )
+}
+
+#[test]
+fn a_failed_step_leaves_every_write_undone() {
+    let mut faults = 0;
+    for case in cases() {
+        let (after, steps) = clean_run(&case);
+        for errno in [libc::ENOSPC, libc::EACCES, libc::EIO] {
+            // One server for every step: each failure must leave the
+            // folders as they were, so the next run starts from there.
+            let f = Folders::new();
+            let app = f.start();
+            let before = f.snapshot();
+            for at in 1..=steps {
+                let plan = Plan {
+                    at: Some((at, Fault::Fail(errno))),
+                    ..Plan::default()
+                };
+                let r = fault::with(plan, || call(&app, &case));
+                let what = format!("{} {} failing step {at}/{steps} ({errno})", case.tool, case.args);
+                match r {
+                    Err(e) => {
+                        assert!(clear(&e), "{what}: {e:?}");
+                        assert!(f.snapshot() == before, "{what}: left half done: {}", e.message);
+                    }
+                    // A step whose failure costs nothing (an emptied folder
+                    // that stays) lets the write through, whole.
+                    Ok(_) => {
+                        assert!(f.snapshot() == after, "{what}: done, but not as without the fault");
+                        break;
+                    }
+                }
+                assert!(f.journals().is_empty(), "{what}: a journal stayed");
+                faults += 1;
+            }
+        }
+    }
+    eprintln!("{faults} failed steps injected");
+}
+
+#[test]
+fn a_call_that_dies_at_any_step_is_whole_or_undone_after_a_restart() {
+    let mut deaths = 0;
+    for case in cases() {
+        let (after, steps) = clean_run(&case);
+        for at in 1..=steps {
+            let f = Folders::new();
+            let before = f.snapshot();
+            let app = f.start();
+            let plan = Plan {
+                at: Some((at, Fault::Panic)),
+                ..Plan::default()
+            };
+            let died = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                fault::with(plan, || call(&app, &case))
+            }))
+            .is_err();
+            assert!(died, "{} step {at}/{steps}: no death", case.tool);
+            // The next start (which finishes or undoes an interrupted
+            // move before anything else) on the same folders.
+            let again = f.start();
+            let now = f.snapshot();
+            let what = format!("{} {} dead at step {at}/{steps}", case.tool, case.args);
+            assert!(now == before || now == after, "{what}: left half done");
+            assert!(f.journals().is_empty(), "{what}: a journal stayed: {:?}", f.journals());
+            drop(again);
+            deaths += 1;
+        }
+    }
+    eprintln!("{deaths} deaths injected");
+}
+
+#[test]
+fn a_move_blocked_by_a_read_only_note_changes_nothing() {
+    let f = Folders::new();
+    let app = f.start();
+    let ro = f.vault().join("daily/2026-01-06.md");
+    let mut perm = std::fs::metadata(&ro).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o444);
+    std::fs::set_permissions(&ro, perm).unwrap();
+    let before = f.snapshot();
+    let case = Case {
+        tool: "vault_move",
+        args: json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+    };
+    let e = call(&app, &case).unwrap_err();
+    assert!(e.message.contains("daily/2026-01-06.md"), "{}", e.message);
+    assert!(f.snapshot() == before, "the other linking notes were rewritten");
+    assert!(f.journals().is_empty());
+    // And a restart has nothing to retry.
+    drop(f.start());
+    assert!(f.snapshot() == before);
+}
