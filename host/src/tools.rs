@@ -70,7 +70,10 @@ mod tests {
             "tok-0123456789abcdefgh tools=vault,nothing",
         ] {
             let err = Tokens::parse(bad, CATALOG).err();
-            assert!(err.as_deref().is_some_and(|e| e.starts_with("line 1:")), "{bad}: {err:?}");
+            assert!(
+                err.as_deref().is_some_and(|e| e.starts_with("line 1:")),
+                "{bad}: {err:?}"
+            );
         }
         // Duplicates are the same grant.
         let p = Profile::parse(["tools=vault,vault,vault_read"], CATALOG).unwrap();

@@ -26,18 +26,51 @@ struct Case {
 fn cases() -> Vec<Case> {
     let c = |tool, args| Case { tool, args };
     vec![
-        c("vault_create", json!({"path": "new/deep/idea.md", "content": "# Idea\n"})),
-        c("vault_write", json!({"path": "notes/welcome.md", "content": "over", "mode": "overwrite"})),
-        c("vault_write", json!({"path": "daily/2026-01-05.md", "content": "\n- more", "mode": "append"})),
-        c("vault_replace", json!({"path": "research/backup-guide.md", "find": "backup", "replace": "copy", "max_replacements": 0})),
-        c("vault_edit", json!({"path": "notes/links.md", "heading": "Links", "mode": "append", "content": "- x"})),
-        c("vault_move", json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"})),
-        c("vault_move", json!({"from": "research", "to": "archive/2025 research"})),
-        c("vault_move", json!({"from": "img/diagram.png", "to": "media/diagram.png"})),
+        c(
+            "vault_create",
+            json!({"path": "new/deep/idea.md", "content": "# Idea\n"}),
+        ),
+        c(
+            "vault_write",
+            json!({"path": "notes/welcome.md", "content": "over", "mode": "overwrite"}),
+        ),
+        c(
+            "vault_write",
+            json!({"path": "daily/2026-01-05.md", "content": "\n- more", "mode": "append"}),
+        ),
+        c(
+            "vault_replace",
+            json!({"path": "research/backup-guide.md", "find": "backup", "replace": "copy", "max_replacements": 0}),
+        ),
+        c(
+            "vault_edit",
+            json!({"path": "notes/links.md", "heading": "Links", "mode": "append", "content": "- x"}),
+        ),
+        c(
+            "vault_move",
+            json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        ),
+        c(
+            "vault_move",
+            json!({"from": "research", "to": "archive/2025 research"}),
+        ),
+        c(
+            "vault_move",
+            json!({"from": "img/diagram.png", "to": "media/diagram.png"}),
+        ),
         c("vault_delete", json!({"path": "research/backup-draft.md"})),
-        c("bridge_copy_section", json!({"from_ref": {"manual_id": "vue-docs-ja", "path": "guide/essentials/computed.md", "start_line": 1}, "to_path": "notes/computed.md", "mode": "overwrite"})),
-        c("create_task", json!({"project": "webapp", "title": "Fault drill", "objective": "o", "steps": [], "acceptance_criteria": []})),
-        c("update_task_status", json!({"project": "webapp", "task": "001", "status": "done"})),
+        c(
+            "bridge_copy_section",
+            json!({"from_ref": {"manual_id": "vue-docs-ja", "path": "guide/essentials/computed.md", "start_line": 1}, "to_path": "notes/computed.md", "mode": "overwrite"}),
+        ),
+        c(
+            "create_task",
+            json!({"project": "webapp", "title": "Fault drill", "objective": "o", "steps": [], "acceptance_criteria": []}),
+        ),
+        c(
+            "update_task_status",
+            json!({"project": "webapp", "task": "001", "status": "done"}),
+        ),
     ]
 }
 
@@ -134,18 +167,23 @@ impl Folders {
 /// and index have names of their own).
 fn state_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path().to_path_buf()
+    DIR.get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .to_path_buf()
 }
 
 fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
-    app.call(case.tool, case.args.as_object()).expect("the tool is served")
+    app.call(case.tool, case.args.as_object())
+        .expect("the tool is served")
 }
 
 /// What the case leaves without a fault, and how many steps it makes.
 fn clean_run(case: &Case) -> (BTreeMap<String, Vec<u8>>, usize) {
     let f = Folders::new();
     let app = f.start();
-    let (r, steps) = fault::with(Plan::default(), || (call(&app, case), fault::steps().unwrap()));
+    let (r, steps) = fault::with(Plan::default(), || {
+        (call(&app, case), fault::steps().unwrap())
+    });
     r.unwrap_or_else(|e| panic!("{} without a fault: {}", case.tool, e.message));
     assert!(steps > 0, "{}: no step counted", case.tool);
     (f.snapshot(), steps)
@@ -180,16 +218,26 @@ fn a_failed_step_leaves_every_write_undone() {
                     ..Plan::default()
                 };
                 let r = fault::with(plan, || call(&app, &case));
-                let what = format!("{} {} failing step {at}/{steps} ({errno})", case.tool, case.args);
+                let what = format!(
+                    "{} {} failing step {at}/{steps} ({errno})",
+                    case.tool, case.args
+                );
                 match r {
                     Err(e) => {
                         assert!(clear(&e), "{what}: {e:?}");
-                        assert!(f.snapshot() == before, "{what}: left half done: {}", e.message);
+                        assert!(
+                            f.snapshot() == before,
+                            "{what}: left half done: {}",
+                            e.message
+                        );
                     }
                     // A step whose failure costs nothing (an emptied folder
                     // that stays) lets the write through, whole.
                     Ok(_) => {
-                        assert!(f.snapshot() == after, "{what}: done, but not as without the fault");
+                        assert!(
+                            f.snapshot() == after,
+                            "{what}: done, but not as without the fault"
+                        );
                         break;
                     }
                 }
@@ -225,7 +273,11 @@ fn a_call_that_dies_at_any_step_is_whole_or_undone_after_a_restart() {
             let now = f.snapshot();
             let what = format!("{} {} dead at step {at}/{steps}", case.tool, case.args);
             assert!(now == before || now == after, "{what}: left half done");
-            assert!(f.journals().is_empty(), "{what}: a journal stayed: {:?}", f.journals());
+            assert!(
+                f.journals().is_empty(),
+                "{what}: a journal stayed: {:?}",
+                f.journals()
+            );
             drop(again);
             deaths += 1;
         }
@@ -248,7 +300,10 @@ fn a_move_blocked_by_a_read_only_note_changes_nothing() {
     };
     let e = call(&app, &case).unwrap_err();
     assert!(e.message.contains("daily/2026-01-06.md"), "{}", e.message);
-    assert!(f.snapshot() == before, "the other linking notes were rewritten");
+    assert!(
+        f.snapshot() == before,
+        "the other linking notes were rewritten"
+    );
     assert!(f.journals().is_empty());
     // And a restart has nothing to retry.
     drop(f.start());

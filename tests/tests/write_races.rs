@@ -36,7 +36,12 @@ fn vault_read_s_hash_is_of_the_text_it_returned() {
     let app = start(&dir);
     let note = dir.path().join("vault/notes/race.md");
     let versions: Vec<String> = (0..2)
-        .map(|v| format!("# Version {v}\n{}\n", format!("line of version {v}\n").repeat(2000)))
+        .map(|v| {
+            format!(
+                "# Version {v}\n{}\n",
+                format!("line of version {v}\n").repeat(2000)
+            )
+        })
         .collect();
     std::fs::write(&note, &versions[0]).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -63,11 +68,16 @@ fn vault_read_s_hash_is_of_the_text_it_returned() {
     let (mut checked, mut whole) = (0, 0);
     for _ in 0..300 {
         let r = app
-            .call("vault_read", json!({"path": "notes/race.md", "full": true}).as_object())
+            .call(
+                "vault_read",
+                json!({"path": "notes/race.md", "full": true}).as_object(),
+            )
             .unwrap();
         let Ok(v) = r else { continue };
         let text = v["text"].as_str().unwrap();
-        let Some(hash) = v["hash"].as_str() else { continue };
+        let Some(hash) = v["hash"].as_str() else {
+            continue;
+        };
         checked += 1;
         // The window is capped; where it is the whole note, its hash is
         // the hash of exactly that text.
@@ -113,7 +123,10 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
             }
         });
         let r = app
-            .call("vault_move", json!({"from": from, "to": format!("guides/g{i}.md")}).as_object())
+            .call(
+                "vault_move",
+                json!({"from": from, "to": format!("guides/g{i}.md")}).as_object(),
+            )
             .unwrap();
         let created = other.join().unwrap();
         let at_target = std::fs::read(&target).unwrap();
@@ -124,7 +137,12 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
                 moved += 1;
             }
             Err(e) => {
-                assert_eq!(e.code, kura::error::Code::Conflict, "round {i}: {}", e.message);
+                assert_eq!(
+                    e.code,
+                    kura::error::Code::Conflict,
+                    "round {i}: {}",
+                    e.message
+                );
                 assert!(created);
                 assert_eq!(at_target, b"theirs", "round {i}: their file was replaced");
                 assert!(vault.join(&from).exists(), "round {i}: the note is gone");
@@ -135,7 +153,11 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
     assert_eq!(moved + refused, 60);
     // The guide is in one place, whole; their files all kept.
     let guide = find_note(&vault);
-    assert!(std::fs::read_to_string(vault.join(&guide)).unwrap().contains("backup"));
+    assert!(
+        std::fs::read_to_string(vault.join(&guide))
+            .unwrap()
+            .contains("backup")
+    );
     eprintln!("{moved} moves, {refused} refused for a file created meanwhile");
 }
 

@@ -96,6 +96,8 @@ pub struct SectionIndex {
     fields: Fields,
     core: Arc<Core>,
     flusher: Flusher,
+    /// The index folder's lock, held while this process owns the folder.
+    _owner: Option<std::fs::File>,
 }
 
 impl Drop for SectionIndex {
@@ -164,6 +166,32 @@ impl SectionIndex {
         let mut store = None;
         let mut manifest = Manifest::default();
         let mut files = None;
+        let mut owner = None;
+        // The folder's lock first: another kura process (another version,
+        // perhaps) serving from this state folder owns the index there, and
+        // this one must neither read it half-written nor rebuild it under
+        // that process. It then keeps an index of its own in memory.
+        let state = match state {
+            Some(dir) => {
+                let sd = StateDir::open(dir).map_err(internal)?;
+                match sd
+                    .try_lock(&format!("index/{name}.lock"))
+                    .map_err(internal)?
+                {
+                    Some(lock) => {
+                        owner = Some(lock);
+                        Some(dir)
+                    }
+                    None => {
+                        tracing::warn!(
+                            "the {name} index in the state folder is in use by another kura process; this one keeps its {name} index in memory"
+                        );
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
         let (index, reader) = match state {
             Some(dir) => {
                 let sd = StateDir::open(dir).map_err(internal)?;
@@ -211,6 +239,7 @@ impl SectionIndex {
             fields,
             core: Arc::new(Core::new(reader, writer, manifest, store, files)),
             flusher: Flusher::default(),
+            _owner: owner,
         })
     }
 
@@ -255,6 +284,27 @@ mod tests {
 
     fn sync(ix: &SectionIndex, r: &Root) -> SyncStats {
         ix.sync(r, &files(r), markdown_file).unwrap()
+    }
+
+    #[test]
+    fn a_second_process_never_rebuilds_a_live_index() {
+        let (t, r) = setup();
+        let state = t.path().join("state");
+        let first = SectionIndex::open(Some(&state), "m").unwrap();
+        sync(&first, &r);
+        let n = first.len();
+        assert!(n > 0);
+        // Another version's manifest would make a start rebuild; the
+        // folder's owner is alive, so the second keeps its index in memory.
+        let second = SectionIndex::open(Some(&state), "m").unwrap();
+        assert_eq!(second.len(), 0, "the second index is its own");
+        sync(&second, &r);
+        assert_eq!(first.len(), n, "the live index was not touched");
+        drop(second);
+        drop(first);
+        // Its owner gone, the next start reuses the folder.
+        let third = SectionIndex::open(Some(&state), "m").unwrap();
+        assert_eq!(third.len(), n);
     }
 
     #[test]

@@ -28,8 +28,8 @@ use crate::graph::resolve::Names;
 use crate::graph::rewrite::Move;
 use crate::graph::{self, Graph};
 use crate::plugins::WriteKind;
-use journal::{Journal, Op, digest};
 pub use journal::replay;
+use journal::{Journal, Op, digest};
 
 pub fn journal_prefix(root: &crate::fs::Root) -> String {
     journal::Names::of(root).prefix
@@ -293,12 +293,7 @@ impl Vault {
     }
 
     /// The notes whose links the move changes, with their new text.
-    fn relinks(
-        &self,
-        files: &[(RelPath, RelPath)],
-        f: &str,
-        t: &str,
-    ) -> Result<Vec<Relink>> {
+    fn relinks(&self, files: &[(RelPath, RelPath)], f: &str, t: &str) -> Result<Vec<Relink>> {
         let g = self.current_graph()?;
         let attachments = graph::attachments(&self.root)?;
         let to = |p: &str| rebase(p, f, t);
@@ -382,8 +377,11 @@ impl Vault {
             let case_only = self.root.folds_case()
                 && a.to_string().to_lowercase() == b.to_string().to_lowercase();
             if !case_only && self.root.stat(b)?.is_some() {
-                return Err(Error::new(Code::Conflict, format!("`{b}` already exists; nothing was moved"))
-                    .with("path", b.to_string()));
+                return Err(Error::new(
+                    Code::Conflict,
+                    format!("`{b}` already exists; nothing was moved"),
+                )
+                .with("path", b.to_string()));
             }
         }
         for r in &plan.rewrites {
@@ -444,7 +442,10 @@ impl Vault {
             Ok(()) => Ok(()),
             Err(stop) => match journal::undo(&self.root, &journal.ops, stop.done) {
                 Ok(()) => Err(Error {
-                    message: format!("{}; the move was undone, nothing was moved", stop.error.message),
+                    message: format!(
+                        "{}; the move was undone, nothing was moved",
+                        stop.error.message
+                    ),
                     ..stop.error
                 }),
                 Err(undo) => {

@@ -104,6 +104,21 @@ impl StateDir {
         Ok(f)
     }
 
+    /// [`StateDir::lock`] without waiting: None while another process or
+    /// handle holds it.
+    pub fn try_lock(&self, name: &str) -> io::Result<Option<std::fs::File>> {
+        let (sub, file) = split(name);
+        let dir = self.sub_dir(sub)?;
+        let mut o = cap_std::fs::OpenOptions::new();
+        o.read(true).write(true).create(true);
+        let f = dir.open_with(file, &o)?.into_std();
+        match f.try_lock() {
+            Ok(()) => Ok(Some(f)),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+
     /// Remove kura's temporary files from `sub`: debris of a process
     /// killed while writing there. Only for a folder whose writers all
     /// hold a lock the caller holds now.

@@ -706,8 +706,15 @@ mod tests {
             })
             .unwrap_err();
         assert_eq!(err.code, Code::Conflict, "{}", err.message);
-        assert_eq!(std::fs::read_to_string(t.path().join("new.md")).unwrap(), "theirs");
-        assert_eq!(std::fs::read_dir(t.path()).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(
+            std::fs::read_to_string(t.path().join("new.md")).unwrap(),
+            "theirs"
+        );
+        assert_eq!(
+            std::fs::read_dir(t.path()).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
     }
 
     #[test]
@@ -758,7 +765,9 @@ mod tests {
                 }
                 let mut o = std::fs::OpenOptions::new();
                 o.write(true).create_new(true);
-                o.open(&path).map(|mut f| f.write_all(b"theirs").unwrap()).is_ok()
+                o.open(&path)
+                    .map(|mut f| f.write_all(b"theirs").unwrap())
+                    .is_ok()
             });
             let moved = root.rename_file(&a, &b);
             let created = other.join().unwrap();

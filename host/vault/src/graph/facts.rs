@@ -137,13 +137,21 @@ fn wikilink(text: &str, span: Range<usize>, embed: bool) -> Option<Occurrence> {
 
 /// A markdown destination's occurrence: `raw` the bytes it is written
 /// with (found by [`destination`]), `dest` what the parser decoded them to.
-fn markdown(text: &str, span: Range<usize>, found: Option<(Range<usize>, bool)>, dest: &str) -> Option<Occurrence> {
+fn markdown(
+    text: &str,
+    span: Range<usize>,
+    found: Option<(Range<usize>, bool)>,
+    dest: &str,
+) -> Option<Occurrence> {
     if dest.is_empty() || is_external(dest) {
         return None;
     }
     let (raw, angled) = found?;
     if !destination::spells(&text[raw.clone()], dest) {
-        tracing::debug!(dest, "a link destination written in a way kura does not follow");
+        tracing::debug!(
+            dest,
+            "a link destination written in a way kura does not follow"
+        );
         return None;
     }
     let (path, fragment) = split_fragment(dest);
@@ -267,7 +275,8 @@ impl Scan {
                 }) => {
                     let embed = text[range.clone()].starts_with('!');
                     if let LinkType::WikiLink { .. } = link_type {
-                        scan.occurrences.extend(wikilink(text, range.clone(), embed));
+                        scan.occurrences
+                            .extend(wikilink(text, range.clone(), embed));
                     }
                     opened.push(Open {
                         text_end: range.start + if embed { 2 } else { 1 },
@@ -284,7 +293,8 @@ impl Scan {
                     if let Some(o) = opened.pop() {
                         if o.inline {
                             let found = destination::inline(text, o.text_end, o.span.end);
-                            scan.occurrences.extend(markdown(text, o.span.clone(), found, &o.dest));
+                            scan.occurrences
+                                .extend(markdown(text, o.span.clone(), found, &o.dest));
                         }
                         // An image inside a link is part of the link's text.
                         for outer in &mut opened {
@@ -316,7 +326,9 @@ impl Scan {
             let found = destination::definition(text, span.clone());
             scan.occurrences.extend(markdown(text, span, found, &dest));
         }
-        scan.occurrences.sort_by_key(|o| o.span.start);
+        // By where the path is written: an image inside a link has its
+        // path before the link's, and a rewrite copies the text between.
+        scan.occurrences.sort_by_key(|o| o.path.start);
         scan
     }
 
@@ -496,15 +508,18 @@ mod tests {
     fn escaped_and_entity_destinations_are_links() {
         let t = "[x](Plan\\_v2.md) [y](A&amp;B.md#h) [z](<a\\>b.md>) [![i](p.png)](q.md)\n";
         let o = occurrences(t);
-        let got: Vec<(&str, &str)> = o.iter().map(|o| (o.target.as_str(), &t[o.path.clone()])).collect();
+        let got: Vec<(&str, &str)> = o
+            .iter()
+            .map(|o| (o.target.as_str(), &t[o.path.clone()]))
+            .collect();
         assert_eq!(
             got,
             [
                 ("Plan_v2.md", "Plan\\_v2.md"),
                 ("A&B.md", "A&amp;B.md"),
                 ("a>b.md", "a\\>b.md"),
-                ("q.md", "q.md"),
                 ("p.png", "p.png"),
+                ("q.md", "q.md"),
             ]
         );
     }
@@ -517,8 +532,14 @@ mod tests {
         for o in o {
             assert_eq!(&t[o.path.clone()], "Draft.md");
             let before = &t[o.span.start..o.path.start];
-            assert!(!before.contains("Draft.md \"") && !before.contains(": Draft"), "{before:?}");
-            assert!(before.ends_with('(') || before.ends_with(": "), "{before:?}");
+            assert!(
+                !before.contains("Draft.md \"") && !before.contains(": Draft"),
+                "{before:?}"
+            );
+            assert!(
+                before.ends_with('(') || before.ends_with(": "),
+                "{before:?}"
+            );
         }
     }
 

@@ -271,8 +271,16 @@ mod tests {
         let got = n
             .resolve("x/Note.md", "docs/a.md", Form::Markdown)
             .map(|i| n.path(i));
-        assert_eq!(got, Some("x/docs/a.md"), "without `/`, the note's folder first");
-        assert_eq!(n.resolve("x/Note.md", "/a.md", Form::Markdown), None, "no search by name");
+        assert_eq!(
+            got,
+            Some("x/docs/a.md"),
+            "without `/`, the note's folder first"
+        );
+        assert_eq!(
+            n.resolve("x/Note.md", "/a.md", Form::Markdown),
+            None,
+            "no search by name"
+        );
     }
 
     #[test]

@@ -165,7 +165,9 @@ fn unapply(root: &Root, op: &Op) -> Result<()> {
             let Some(old) = old else {
                 return Err(Error::new(
                     Code::Conflict,
-                    format!("`{path}` cannot be given back its text: the journal (format 1) did not keep it"),
+                    format!(
+                        "`{path}` cannot be given back its text: the journal (format 1) did not keep it"
+                    ),
                 ));
             };
             let new = digest(text.as_bytes());
@@ -307,7 +309,9 @@ pub fn replay(root: &Root, state: &StateDir) -> usize {
     // A live process moving in this vault holds the lock until its
     // journal is gone: wait for it, then every journal left is orphaned.
     let Ok(_lock) = state.lock(&names.lock()) else {
-        tracing::warn!("the moves' lock in the state folder cannot be taken; journals are left for the next start");
+        tracing::warn!(
+            "the moves' lock in the state folder cannot be taken; journals are left for the next start"
+        );
         return 0;
     };
     state.sweep_temp("moves");
@@ -320,7 +324,10 @@ pub fn replay(root: &Root, state: &StateDir) -> usize {
 
 fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
     let set_aside = |why: &str| {
-        tracing::error!(journal = name, "a move's journal is set aside, nothing of it done: {why}");
+        tracing::error!(
+            journal = name,
+            "a move's journal is set aside, nothing of it done: {why}"
+        );
         if let Ok(Some(bytes)) = state.read(name) {
             let _ = state.write(&format!("{name}.refused"), &bytes);
         }
@@ -365,7 +372,10 @@ fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
         },
     }
     if let Err(e) = state.remove(name) {
-        tracing::warn!(journal = name, "a finished move's journal cannot be removed: {e}");
+        tracing::warn!(
+            journal = name,
+            "a finished move's journal cannot be removed: {e}"
+        );
     }
     n
 }
