@@ -95,23 +95,24 @@ impl StateDir {
     /// held until the returned file is dropped; waits while another
     /// process or handle holds it.
     pub fn lock(&self, name: &str) -> io::Result<std::fs::File> {
+        let f = self.lock_file(name)?;
+        f.lock()?;
+        Ok(f)
+    }
+
+    /// The file `sub/name` a lock is taken on (made if missing).
+    fn lock_file(&self, name: &str) -> io::Result<std::fs::File> {
         let (sub, file) = split(name);
         let dir = self.sub_dir(sub)?;
         let mut o = cap_std::fs::OpenOptions::new();
         o.read(true).write(true).create(true);
-        let f = dir.open_with(file, &o)?.into_std();
-        f.lock()?;
-        Ok(f)
+        Ok(dir.open_with(file, &o)?.into_std())
     }
 
     /// [`StateDir::lock`] without waiting: None while another process or
     /// handle holds it.
     pub fn try_lock(&self, name: &str) -> io::Result<Option<std::fs::File>> {
-        let (sub, file) = split(name);
-        let dir = self.sub_dir(sub)?;
-        let mut o = cap_std::fs::OpenOptions::new();
-        o.read(true).write(true).create(true);
-        let f = dir.open_with(file, &o)?.into_std();
+        let f = self.lock_file(name)?;
         match f.try_lock() {
             Ok(()) => Ok(Some(f)),
             Err(std::fs::TryLockError::WouldBlock) => Ok(None),
