@@ -116,6 +116,14 @@ mod tests {
         assert!(parse("token-0123456789abcdef writable").is_err());
         assert!(parse("token-0123456789abcdef tools=nothing").is_err());
         assert!(Tokens::list("x-0123456789abcdefgh, short").is_err());
+        // One token on two lines: which profile holds is not guessed.
+        let e = parse("token-0123456789abcdef tools=manual\n\ntoken-0123456789abcdef\n")
+            .err()
+            .unwrap();
+        assert_eq!(e, "line 3: the token of line 1 again");
+        // A short token says its line too.
+        let e = parse("token-0123456789abcdef\nshort\n").err().unwrap();
+        assert!(e.starts_with("line 2: "), "{e}");
     }
 
     #[allow(clippy::disallowed_methods)] // the test reads and blesses a file of the repository

@@ -553,6 +553,22 @@ async fn a_state_folder_inside_a_root_is_refused_at_start() {
 }
 
 #[tokio::test]
+async fn a_state_folder_others_can_write_is_refused_at_start() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let f = Fixture::new();
+    let state = f.dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // A journal planted there is never replayed: the start stops first.
+    let line = refused_start(&f.args(&[]));
+    assert!(line.contains("STATE_DIR"), "{line}");
+    assert!(line.contains("writable by its group or others"), "{line}");
+    assert!(line.contains("chmod go-w"), "{line}");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    f.start().await.stop().await;
+}
+
+#[tokio::test]
 async fn a_text_file_given_as_a_plugin_is_one_line_at_start() {
     let f = Fixture::new();
     let txt = f.dir.path().join("reranker.txt");

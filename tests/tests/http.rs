@@ -711,3 +711,201 @@ fn an_initialize_beyond_max_sessions_is_refused_until_one_ends() {
     );
     stop(child);
 }
+
+/// What `token`'s holder sees listed, and the answer to one call of `tool`.
+fn listed_and_called(
+    addr: &str,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+) -> (Vec<String>, Value) {
+    let session = open_session(addr, token);
+    let listed = request(
+        addr,
+        &session,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .unwrap();
+    let names = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    let called = request(
+        addr,
+        &session,
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+               "params": {"name": tool, "arguments": arguments}}),
+    )
+    .unwrap();
+    (names, called)
+}
+
+#[test]
+fn a_profile_reaches_the_vault_through_the_bridge_only_when_it_names_the_vault() {
+    let f = Fixture::new();
+    let tokens = f.dir.path().join("profiles");
+    let holders = [
+        ("bridge-no-vault-0123456789", "tools=manual,bridge"),
+        ("bridge-and-vault-0123456789", "tools=manual,bridge,vault"),
+        ("one-bridge-tool-0123456789", "tools=bridge_copy_file"),
+        (
+            "bridge-read-only-0123456789",
+            "tools=manual,bridge,vault read_only",
+        ),
+        (
+            "duplicates-0123456789",
+            "tools=manual,manual,vault_read,vault_read",
+        ),
+    ];
+    let text: String = holders.iter().map(|(t, p)| format!("{t} {p}\n")).collect();
+    std::fs::write(&tokens, text).unwrap();
+    let (manuals, tokens) = (
+        f.manuals().display().to_string(),
+        tokens.display().to_string(),
+    );
+    let mut child = kura(
+        &f,
+        &[
+            "--manuals-root",
+            &manuals,
+            "--http",
+            "127.0.0.1:0",
+            "--token-file",
+            &tokens,
+        ],
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let addr = http_url(&mut child)
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let copy = |to: &str| {
+        json!({"from_path": "public/funding.json", "manual_id": "vue-docs-ja",
+               "to_path": to, "mode": "overwrite"})
+    };
+    let bridge = |names: &[String]| -> Vec<String> {
+        names
+            .iter()
+            .filter(|n| n.starts_with("bridge_"))
+            .cloned()
+            .collect()
+    };
+    let unknown = |answer: &Value| {
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("unknown tool"))
+    };
+    // Manuals and the bridge, not the vault: the bridge would write into
+    // it, so it is neither listed nor callable.
+    let (names, answer) =
+        listed_and_called(&addr, holders[0].0, "bridge_copy_file", copy("a.json"));
+    assert!(bridge(&names).is_empty(), "{names:?}");
+    assert!(names.iter().any(|n| n == "manual_find"), "{names:?}");
+    assert!(unknown(&answer), "{answer}");
+    // With the vault named too, both bridge tools, and the copy lands.
+    let (names, answer) =
+        listed_and_called(&addr, holders[1].0, "bridge_copy_file", copy("b.json"));
+    assert_eq!(bridge(&names), ["bridge_copy_section", "bridge_copy_file"]);
+    assert!(
+        answer["result"]["structuredContent"]["written_bytes"].as_u64() > Some(0),
+        "{answer}"
+    );
+    // A tool named by its name is granted as named, and nothing else.
+    let (names, answer) =
+        listed_and_called(&addr, holders[2].0, "bridge_copy_file", copy("c.json"));
+    assert_eq!(names, ["bridge_copy_file"]);
+    assert!(
+        answer["result"]["structuredContent"]["written_bytes"].as_u64() > Some(0),
+        "{answer}"
+    );
+    // Read-only: the bridge writes, so none of it.
+    let (names, answer) =
+        listed_and_called(&addr, holders[3].0, "bridge_copy_file", copy("d.json"));
+    assert!(bridge(&names).is_empty(), "{names:?}");
+    assert!(unknown(&answer), "{answer}");
+    // Names given twice are listed once.
+    let (names, answer) = listed_and_called(
+        &addr,
+        holders[4].0,
+        "vault_read",
+        json!({"path": "notes/welcome.md"}),
+    );
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert!(names.iter().any(|n| n == "vault_read"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "vault_create"), "{names:?}");
+    assert!(answer.get("result").is_some(), "{answer}");
+    stop(child);
+    let written: Vec<bool> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| f.vault().join(format!("{n}.json")).exists())
+        .collect();
+    assert_eq!(written, [false, true, true, false]);
+}
+
+/// `kura serve --http` with this token file: it must refuse to start; its
+/// error output.
+fn refused_token_file(f: &Fixture, text: &str) -> String {
+    let tokens = f.dir.path().join("odd-tokens");
+    std::fs::write(&tokens, text).unwrap();
+    let tokens = tokens.display().to_string();
+    let mut child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > until {
+            let _ = child.kill();
+            panic!("kura served with the token file {text:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(!status.success(), "{err}");
+    err
+}
+
+#[test]
+fn an_odd_token_file_is_refused_at_start_with_its_line() {
+    let f = Fixture::new();
+    let t = "odd-token-file-0123456789";
+    for (text, said) in [
+        (format!("{t} tools=\n"), "line 1: `tools=` names no tool"),
+        (
+            format!("# team\n{t} tools=,\n"),
+            "line 2: `tools=,` names no tool",
+        ),
+        (
+            format!("{t} tools=manual,nosuch\n"),
+            "line 1: `nosuch` names no tool and no domain",
+        ),
+        (
+            format!("{t} admin\n"),
+            "line 1: `admin` is not `read_only` or `tools=...`",
+        ),
+        (
+            format!("{t} tools=vault\n{t} tools=manual\n"),
+            "line 2: the token of line 1 again",
+        ),
+        ("# nobody\n\n".to_owned(), "no token given"),
+    ] {
+        let err = refused_token_file(&f, &text);
+        assert!(err.contains(said), "{text:?}: {err}");
+    }
+}

@@ -3,8 +3,8 @@
 //! and the server keeps serving. Bad components are named at start-up.
 
 use kura_tests::{
-    Fixture, Kura, command, hostile_wasm, mistyped_wasm, reranker_wasm, rust_reranker_wasm,
-    wait_for_log,
+    Fixture, Kura, command, granted_wasm, hostile_wasm, mistyped_wasm, reranker_wasm,
+    rust_reranker_wasm, wait_for_log,
 };
 use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
@@ -430,25 +430,81 @@ async fn plugins_list_names_each_slots_component_its_digest_and_its_load() {
 /// `kura plugins check FILE --eval ARGS`, run from the checkout (the gold
 /// set's default paths): its output and whether it passed.
 async fn admission(wasm: &std::path::Path, extra: &[&str]) -> (String, bool) {
+    admission_with(wasm, "fixtures/eval/gold.jsonl", extra, &[]).await
+}
+
+/// The same with another gold set and variables in kura's environment.
+async fn admission_with(
+    wasm: &std::path::Path,
+    gold: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (String, bool) {
     let f = Fixture::new();
     let mut args: Vec<String> = ["plugins", "check"].map(String::from).to_vec();
     args.push(wasm.display().to_string());
     args.extend(
-        ["--eval", "--gold", "fixtures/eval/gold.jsonl"]
+        ["--eval", "--gold", gold]
             .iter()
             .chain(extra)
             .map(|s| s.to_string()),
     );
     args.extend(f.args(&[]).into_iter().skip(1));
-    let out = command(&args)
-        .current_dir(kura_tests::workspace())
-        .output()
-        .await
-        .unwrap();
+    let mut cmd = command(&args);
+    cmd.current_dir(kura_tests::workspace());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().await.unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
         out.status.success(),
     )
+}
+
+#[tokio::test]
+async fn the_admission_eval_lends_no_grants_and_refuses_a_candidate_whose_calls_fail() {
+    // The slot grants a folder of weights and the variable that tells the
+    // test component to read them; the first questions of the gold set.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("weights.txt"), "0.25\n0.75\n").unwrap();
+    let all =
+        std::fs::read_to_string(kura_tests::workspace().join("fixtures/eval/gold.jsonl")).unwrap();
+    let gold = dir.path().join("gold.jsonl");
+    std::fs::write(&gold, all.lines().take(6).collect::<Vec<_>>().join("\n")).unwrap();
+    let gold = gold.display().to_string();
+    let folder = format!("plugins.reranker.folder={}", dir.path().display());
+    let granted = [
+        "--set",
+        folder.as_str(),
+        "--set",
+        "plugins.reranker.http_hosts=127.0.0.1:9",
+        "--set",
+        "plugins.reranker.env=GRANTED_MODE",
+    ];
+    let env = [("GRANTED_MODE", "folder")];
+    // By default the candidate has none of the slot's grants: it cannot
+    // see its mode, every call fails, and it is refused without a margin.
+    let (said, ok) = admission_with(&granted_wasm(), &gold, &granted, &env).await;
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("grants       the candidate has none"),
+        "{said}"
+    );
+    assert!(
+        said.contains("verdict      refused: the candidate failed in 6 of 6 answers"),
+        "{said}"
+    );
+    // Lent the grants, it reads its weights and every call succeeds.
+    let mut lent = granted.to_vec();
+    lent.push("--with-grants");
+    let (said, ok) = admission_with(&granted_wasm(), &gold, &lent, &env).await;
+    assert!(ok, "{said}");
+    assert!(!said.contains("warning "), "no call failed: {said}");
+    // Lent grants that do not include its mode, it fails again.
+    let (said, ok) = admission_with(&granted_wasm(), &gold, &lent, &[]).await;
+    assert!(!ok, "{said}");
+    assert!(said.contains("the candidate failed in 6 of 6"), "{said}");
 }
 
 #[tokio::test]

@@ -462,6 +462,21 @@ async fn unsigned_or_badly_signed_components_are_refused_when_the_operator_asks(
         err.contains("is not signed, and PLUGIN_REQUIRE_SIGNATURE refuses"),
         "{err}"
     );
+    // Keys trusted and nothing said of unsigned components: refused as
+    // well — a registry that drops a signature does not get around them.
+    let mut keys_only = args[..4].to_vec();
+    keys_only.extend_from_slice(&strict[..2]);
+    let err = refused_start(&f, &keys_only);
+    assert!(
+        err.contains("is not signed, and PLUGIN_TRUSTED_KEYS is set"),
+        "{err}"
+    );
+    // The operator may say unsigned ones load beside signed ones.
+    keys_only.extend(["--set", "plugin_require_signature=false"]);
+    let k = Kura::start(f.args(&keys_only), ClientLifecycleMode::Initialize).await;
+    let found = k.find_reranked(QUERY).await;
+    assert_eq!(found["applied"]["late_rerank"], "applied", "{found}");
+    k.stop().await;
     // Signed by a key the operator does not trust.
     let theirs = copy(&rust_reranker_wasm(), dir, "theirs.wasm");
     sign(&stranger, &theirs);

@@ -51,7 +51,7 @@ fn vault_read_s_hash_is_of_the_text_it_returned() {
             let mut i = 0usize;
             while !stop.load(Ordering::Relaxed) {
                 let text = &versions[i % 2];
-                if i % 3 == 0 {
+                if i.is_multiple_of(3) {
                     // An atomic save: a new file renamed over the note.
                     let tmp = note.with_extension("tmp");
                     // (A rename that finds no temporary file was seen
@@ -178,4 +178,125 @@ fn find_note(vault: &std::path::Path) -> String {
         .collect();
     assert_eq!(mine.len(), 1, "{mine:?}");
     mine[0].clone()
+}
+
+/// Where the moved note is now, and that it is in one place only.
+fn where_is(vault: &std::path::Path) -> &'static str {
+    let at: Vec<&'static str> = ["notes/target.md", "archive/target.md"]
+        .into_iter()
+        .filter(|p| vault.join(p).exists())
+        .collect();
+    assert_eq!(at.len(), 1, "the note is in {at:?}");
+    at[0]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_kura_on_the_same_vault_loses_nothing_either_wrote() {
+    // One kura moves a note back and forth (rewriting the link in the log
+    // each time); a second, on the same vault and state folder, appends to
+    // the log and to the moving note meanwhile. Every append it was told
+    // succeeded is there once; every move finished or was refused as a
+    // conflict and undone; the log's link leads to wherever the note is.
+    let f = kura_tests::Fixture::new();
+    f.write("notes/target.md", "# Target\n");
+    f.write("notes/log.md", "# Log\nsee [the target](target.md)\n");
+    let vault = f.vault();
+    let (mover, writer) = tokio::join!(f.start(), f.start());
+    const ROUNDS: usize = 30;
+    let moves = async {
+        let (mut moved, mut refused) = (0, 0);
+        for _ in 0..ROUNDS {
+            let from = where_is(&vault);
+            let to = if from.starts_with("notes/") {
+                "archive/target.md"
+            } else {
+                "notes/target.md"
+            };
+            let r = mover
+                .call("vault_move", json!({"from": from, "to": to}))
+                .await;
+            if r.is_error {
+                assert_eq!(r.body["error"]["code"], "conflict", "{}", r.body);
+                refused += 1;
+            } else {
+                moved += 1;
+            }
+        }
+        (moved, refused)
+    };
+    let appends = async {
+        let (mut logged, mut edited, mut missed) = (Vec::new(), Vec::new(), 0);
+        for i in 0..ROUNDS * 2 {
+            let line = format!("b-{i}\n");
+            let r = writer
+                .call(
+                    "vault_write",
+                    json!({"path": "notes/log.md", "mode": "append", "content": line}),
+                )
+                .await;
+            if r.is_error {
+                assert_eq!(r.body["error"]["code"], "conflict", "{}", r.body);
+            } else {
+                logged.push(line);
+            }
+            // The note may have moved since we looked: not found is fine.
+            let at = ["notes/target.md", "archive/target.md"][i % 2];
+            let line = format!("edit-{i}\n");
+            let r = writer
+                .call(
+                    "vault_write",
+                    json!({"path": at, "mode": "append", "content": line}),
+                )
+                .await;
+            if r.is_error {
+                let code = r.body["error"]["code"].as_str().unwrap_or_default();
+                assert!(["conflict", "not_found"].contains(&code), "{}", r.body);
+                missed += 1;
+            } else {
+                edited.push(line);
+            }
+        }
+        (logged, edited, missed)
+    };
+    let ((moved, refused), (logged, edited, missed)) = tokio::join!(moves, appends);
+    mover.stop().await;
+    writer.stop().await;
+    let log = f.read("notes/log.md");
+    for line in &logged {
+        assert_eq!(log.matches(line.as_str()).count(), 1, "{line:?} in\n{log}");
+    }
+    let at = where_is(&vault);
+    let note = f.read(at);
+    for line in &edited {
+        assert_eq!(
+            note.matches(line.as_str()).count(),
+            1,
+            "{line:?} in\n{note}"
+        );
+    }
+    let link = if at.starts_with("notes/") {
+        "(target.md)"
+    } else {
+        "(../archive/target.md)"
+    };
+    assert!(
+        log.contains(link),
+        "the log's link does not lead to {at}:\n{log}"
+    );
+    let journals: Vec<_> = std::fs::read_dir(f.dir.path().join("state/moves"))
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(
+        journals
+            .iter()
+            .all(|n| n.to_string_lossy().ends_with(".lock")),
+        "journals left: {journals:?}"
+    );
+    eprintln!(
+        "{moved} moves, {refused} refused; {} log appends, {} note appends, {missed} missed the note",
+        logged.len(),
+        edited.len()
+    );
+    assert_eq!(moved + refused, ROUNDS);
+    assert!(moved > 0, "no move succeeded");
 }

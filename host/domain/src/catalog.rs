@@ -56,7 +56,7 @@ impl Profile {
     pub fn of(config: &crate::config::Config) -> Profile {
         Profile {
             read_only: config.read_only,
-            tools: config.tools.clone(),
+            tools: config.tools.clone().unwrap_or_default(),
         }
     }
 

@@ -6,9 +6,11 @@
 //! stale artifact). Its content is a header — a magic line and the BLAKE3
 //! hash of the artifact — then the artifact; the hash is checked before
 //! the `unsafe` deserialize, so a torn write, a truncated copy or bit rot
-//! is recompiled instead of loaded. (It does not defend against someone who
-//! can write the state folder: they could write a matching hash too, and
-//! the state folder is the user's own.) The cache is bounded: after each
+//! is recompiled instead of loaded. It does not defend against someone who
+//! can write the state folder (they could write a matching hash too):
+//! that is why a state folder not owned by kura's user, or writable by its
+//! group or others, is refused before anything is read from it
+//! (`fs::Exposed`). The cache is bounded: after each
 //! write the oldest entries go until at most [`MAX_ENTRIES`] and
 //! [`MAX_BYTES`] remain.
 

@@ -3,6 +3,11 @@
 //! (`components/lock.toml`) that says which digest each reference stood
 //! for when it was pulled. A slot that names an `oci://` reference is
 //! served from here only: serving never reaches a registry.
+//!
+//! The lock's digests are not taken on its word: the manifest is kept in
+//! the store too, and at every start the component's digest is derived
+//! from the manifest again (its one `application/wasm` layer), the
+//! manifest checked against the digest the reference or the lock names.
 
 use serde::{Deserialize, Serialize};
 
@@ -108,6 +113,17 @@ pub fn blob(state: &StateDir, digest: &Digest) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// The digest of a manifest's one `application/wasm` layer.
+fn wasm_layer(manifest: &[u8]) -> Option<Digest> {
+    let parsed: serde_json::Value = serde_json::from_slice(manifest).ok()?;
+    match parsed["layers"].as_array()?.as_slice() {
+        [one] if one["mediaType"] == "application/wasm" => {
+            Digest::parse(one["digest"].as_str()?).ok()
+        }
+        _ => None,
+    }
+}
+
 /// A component and its signature, as a slot naming `reference` gets them.
 pub struct Stored {
     pub entry: Locked,
@@ -137,7 +153,22 @@ pub fn resolve(state: Option<&StateDir>, reference: &OciRef) -> Result<Stored, S
             entry.manifest
         ));
     }
-    let bytes = blob(state, &parse(&entry.digest)?)?;
+    let manifest = blob(state, &parse(&entry.manifest)?)
+        .map_err(|e| format!("{reference}: its manifest: {e}"))?;
+    let layer = wasm_layer(&manifest).ok_or_else(|| {
+        format!(
+            "{reference}: the kept manifest {} names no one application/wasm layer; pull it again",
+            entry.manifest
+        )
+    })?;
+    if layer != parse(&entry.digest)? {
+        return Err(format!(
+            "{LOCK} says {reference} is the component {}, but its manifest {} names {layer}: \
+             the lock was altered; pull it again",
+            entry.digest, entry.manifest
+        ));
+    }
+    let bytes = blob(state, &layer)?;
     let signature = match &entry.signature {
         Some(d) => Some(blob(state, &parse(d)?)?),
         None => None,
@@ -159,10 +190,23 @@ mod tests {
         (dir, state)
     }
 
-    fn locked(reference: &str, bytes: &[u8]) -> Locked {
+    /// A manifest naming `bytes` as its one wasm layer.
+    fn manifest(bytes: &[u8]) -> Vec<u8> {
+        serde_json::json!({
+            "schemaVersion": 2,
+            "layers": [{"mediaType": "application/wasm", "digest": Digest::of(bytes).to_string(), "size": bytes.len()}],
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// A pull of `bytes` as `reference`: blobs kept, the entry to lock.
+    fn pulled(state: &StateDir, reference: &str, bytes: &[u8]) -> Locked {
+        put_blob(state, bytes).unwrap();
+        let manifest = put_blob(state, &manifest(bytes)).unwrap();
         Locked {
             reference: reference.into(),
-            manifest: Digest::of(b"manifest").to_string(),
+            manifest: manifest.to_string(),
             digest: Digest::of(bytes).to_string(),
             size: bytes.len() as u64,
             signature: None,
@@ -179,18 +223,47 @@ mod tests {
             e.contains("kura plugins pull oci://127.0.0.1:5000/kura/r:1"),
             "{e}"
         );
-        put_blob(&state, b"component").unwrap();
         let mut lock = Lock::read(&state).unwrap();
-        assert!(lock.put(locked(&r.to_string(), b"component")).is_none());
+        assert!(
+            lock.put(pulled(&state, &r.to_string(), b"component"))
+                .is_none()
+        );
         lock.write(&state).unwrap();
         let got = resolve(Some(&state), &r).unwrap();
         assert_eq!(got.bytes, b"component");
         assert!(got.signature.is_none());
         // A tag that moves replaces its entry.
         let mut lock = Lock::read(&state).unwrap();
-        let old = lock.put(locked(&r.to_string(), b"other")).unwrap();
+        let old = lock.put(pulled(&state, &r.to_string(), b"other")).unwrap();
         assert_eq!(old.digest, Digest::of(b"component").to_string());
         assert_eq!(lock.components.len(), 1);
+    }
+
+    #[test]
+    fn a_lock_edited_to_name_other_bytes_is_refused() {
+        let (_d, state) = state();
+        let r = OciRef::parse("oci://127.0.0.1:5000/kura/r:1").unwrap();
+        // Other bytes in the store (a pull of something else, or planted),
+        // and the lock's digest pointed at them: the manifest says no.
+        put_blob(&state, b"planted").unwrap();
+        let mut entry = pulled(&state, &r.to_string(), b"component");
+        entry.digest = Digest::of(b"planted").to_string();
+        let mut lock = Lock::default();
+        lock.put(entry.clone());
+        lock.write(&state).unwrap();
+        let e = resolve(Some(&state), &r).err().unwrap();
+        assert!(e.contains("the lock was altered"), "{e}");
+        // A lock whose manifest was never kept (or is gone) is refused.
+        entry.digest = Digest::of(b"component").to_string();
+        entry.manifest = Digest::of(b"a manifest never kept").to_string();
+        let mut lock = Lock::default();
+        lock.put(entry);
+        lock.write(&state).unwrap();
+        let e = resolve(Some(&state), &r).err().unwrap();
+        assert!(
+            e.contains("its manifest") && e.contains("pull it again"),
+            "{e}"
+        );
     }
 
     #[test]

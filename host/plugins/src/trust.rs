@@ -38,6 +38,8 @@ impl std::fmt::Display for Signer {
 pub struct Trust {
     keys: Vec<(String, PublicKey)>,
     require: bool,
+    /// Required because keys are trusted, not because the operator said.
+    implied: bool,
 }
 
 /// minisign's key id: bytes 2..10 of the key or signature, a
@@ -66,9 +68,14 @@ impl Trust {
             let id = decode(line).as_deref().and_then(key_id).unwrap_or_default();
             keys.push((id, key));
         }
+        // Keys trusted without a word on unsigned components: required,
+        // so that dropping a signature is never a way around them.
+        let implied = config.plugin_require_signature.is_none() && !keys.is_empty();
+        let require = config.plugin_require_signature.unwrap_or(implied);
         Ok(Trust {
             keys,
-            require: config.plugin_require_signature,
+            require,
+            implied,
         })
     }
 
@@ -76,12 +83,17 @@ impl Trust {
     pub fn judge(&self, bytes: &[u8], signature: Option<&[u8]>) -> Result<Signer, String> {
         let Some(raw) = signature else {
             if self.require {
-                return Err(
-                    "is not signed, and PLUGIN_REQUIRE_SIGNATURE refuses unsigned components \
-                     (sign it with `minisign -Sm FILE`; kura reads FILE.minisig beside a file, \
-                     or the signature pushed with it to a registry)"
-                        .into(),
-                );
+                let why = if self.implied {
+                    "PLUGIN_TRUSTED_KEYS is set, so unsigned components are refused \
+                     (PLUGIN_REQUIRE_SIGNATURE=false lets them load)"
+                } else {
+                    "PLUGIN_REQUIRE_SIGNATURE refuses unsigned components"
+                };
+                return Err(format!(
+                    "is not signed, and {why}; sign it with `minisign -Sm FILE` \
+                     (kura reads FILE.minisig beside a file, or the signature pushed with it \
+                     to a registry)"
+                ));
             }
             return Ok(Signer::Unsigned);
         };
@@ -143,7 +155,7 @@ JIr44UGitOBqudRKznCo/nytPosHdVU5beLOF1Ed1ck5Ccxhr0B+zIBhGsLr3VFNm0diqs4vOMgtiVzD
     fn trust(keys: &[&str], require: bool) -> Trust {
         let config = Config {
             plugin_trusted_keys: keys.iter().map(|k| k.to_string()).collect(),
-            plugin_require_signature: require,
+            plugin_require_signature: Some(require),
             ..Config::default()
         };
         Trust::new(&config).unwrap()
@@ -157,6 +169,24 @@ JIr44UGitOBqudRKznCo/nytPosHdVU5beLOF1Ed1ck5Ccxhr0B+zIBhGsLr3VFNm0diqs4vOMgtiVzD
         );
         let e = trust(&[PUBLIC], true).judge(b"x", None).unwrap_err();
         assert!(e.contains("is not signed"), "{e}");
+    }
+
+    #[test]
+    fn with_trusted_keys_an_unsigned_component_is_refused_unless_the_operator_allows_it() {
+        let judge = |require: Option<bool>| {
+            let config = Config {
+                plugin_trusted_keys: vec![PUBLIC.into()],
+                plugin_require_signature: require,
+                ..Config::default()
+            };
+            Trust::new(&config).unwrap().judge(b"x", None)
+        };
+        let e = judge(None).unwrap_err();
+        assert!(e.contains("is not signed"), "{e}");
+        assert_eq!(judge(Some(false)).unwrap(), Signer::Unsigned);
+        // No keys, nothing said: unsigned components load.
+        let none = Trust::new(&Config::default()).unwrap();
+        assert_eq!(none.judge(b"x", None).unwrap(), Signer::Unsigned);
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct Options {
 #[derive(Clone, Debug)]
 pub struct Pulled {
     pub manifest: Digest,
+    /// The manifest's own bytes (kept, so that the layer's digest can be
+    /// derived from them again at every start).
+    pub manifest_bytes: Vec<u8>,
     pub digest: Digest,
     pub bytes: Vec<u8>,
     /// The minisign signature pushed beside it, if there is one.
@@ -189,6 +192,7 @@ impl Registry {
         let signature = self.pull_signature(reference, &manifest).await?;
         Ok(Pulled {
             manifest,
+            manifest_bytes: raw.to_vec(),
             digest,
             bytes,
             signature,

@@ -105,16 +105,33 @@ impl App {
         if let Some(p) = config.state_dir() {
             Config::check_state_dir(&crate::fs::resolve_path(&p), &named)?;
         }
-        let state = config.state_dir().and_then(|p| match StateDir::open(&p) {
-            Ok(s) => Some(s),
-            Err(e) => {
+        let state = match config.state_dir().map(|p| (StateDir::open(&p), p)) {
+            None => None,
+            Some((Ok(s), _)) => {
+                // What a killed kura was writing there (a journal, the
+                // cache, the lock), from folders no live write holds.
+                let swept = s.sweep_temp();
+                if swept > 0 {
+                    tracing::info!("removed {swept} stale temporary files from the state folder");
+                }
+                Some(s)
+            }
+            // Another user could plant code or journals there: no start.
+            Some((Err(e), p)) if crate::fs::Exposed::is(&e) => {
+                return Err(StartError::Root {
+                    name: "STATE_DIR".into(),
+                    path: p.display().to_string(),
+                    message: e.to_string(),
+                });
+            }
+            Some((Err(e), p)) => {
                 tracing::warn!(
                     "state folder {} is not usable ({e}); running without a cache",
                     p.display()
                 );
                 None
             }
-        });
+        };
         Ok(Opened {
             config,
             catalog,

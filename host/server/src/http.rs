@@ -154,17 +154,24 @@ fn checked(token: &str) -> Result<&str, String> {
 impl Tokens {
     /// A token file: one token per line, optionally followed by its
     /// profile (`read_only`, `tools=manual,vault_read`); blank lines and
-    /// `#` comments are skipped.
+    /// `#` comments are skipped. A token on two lines is refused: which of
+    /// its profiles would hold is not something to guess.
     pub fn parse(text: &str, catalog: Catalog) -> Result<Tokens, String> {
-        let mut tokens = Vec::new();
+        let mut tokens: Vec<([u8; 32], Profile)> = Vec::new();
+        let mut lines = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let mut words = line.split_whitespace();
             let Some(token) = words.next().filter(|w| !w.starts_with('#')) else {
                 continue;
             };
-            let profile =
-                Profile::parse(words, catalog).map_err(|e| format!("line {}: {e}", n + 1))?;
-            tokens.push((digest(checked(token)?), profile));
+            let at = |e: String| format!("line {}: {e}", n + 1);
+            let profile = Profile::parse(words, catalog).map_err(at)?;
+            let d = digest(checked(token).map_err(at)?);
+            if let Some(i) = tokens.iter().position(|(t, _)| *t == d) {
+                return Err(at(format!("the token of line {} again", lines[i])));
+            }
+            tokens.push((d, profile));
+            lines.push(n + 1);
         }
         Self::nonempty(tokens)
     }

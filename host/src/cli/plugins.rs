@@ -43,7 +43,7 @@ pub(super) fn run(command: PluginsCommand) -> Result<(), String> {
                 println!();
                 if !crate::eval::admit(&file, slot, &config, &admission)? {
                     return Err(format!(
-                        "{} lowers MRR@5 by more than the margin",
+                        "{} was refused by the admission eval",
                         file.display()
                     ));
                 }
@@ -193,6 +193,7 @@ fn pull(reference: &str, plain_http: bool, settings: &Settings) -> Result<(), St
         .judge(&pulled.bytes, pulled.signature.as_deref())
         .map_err(|e| format!("{reference} {e}; nothing was kept"))?;
     store::put_blob(&state, &pulled.bytes)?;
+    store::put_blob(&state, &pulled.manifest_bytes)?;
     let signature = match &pulled.signature {
         Some(s) => Some(store::put_blob(&state, s)?.to_string()),
         None => None,

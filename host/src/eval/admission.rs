@@ -2,9 +2,14 @@
 //! graph does to manual search before it serves anyone. The manual gold set
 //! runs twice over one index — with the component the configuration serves
 //! now, then with the candidate in its place (same grants and limits) — and
-//! hit@5, MRR@5 and latency are printed side by side, per split. With
-//! `--max-mrr-drop`, a candidate whose MRR@5 over the whole set falls by
-//! more than that is refused (the command exits non-zero).
+//! hit@5, MRR@5 and latency are printed side by side, per split. The
+//! candidate runs with the slot's limits but none of its grants (hosts,
+//! folder, variables) unless `--with-grants` lends them: a component under
+//! trial is not handed production credentials by default. A candidate
+//! whose calls fail in any answer is refused (the reranker's silent
+//! fallback would otherwise score as the current one), and with
+//! `--max-mrr-drop` so is one whose MRR@5 over the whole set falls by more
+//! than that; a refusal exits non-zero.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +34,10 @@ pub struct AdmissionArgs {
     /// The gold set (JSON lines; repeat for several files).
     #[arg(long, default_values = GOLD, requires = "eval")]
     pub gold: Vec<PathBuf>,
+    /// Lend the candidate the slot's grants (HTTP hosts, folder,
+    /// variables) as configured; without it the candidate runs with none.
+    #[arg(long, requires = "eval")]
+    pub with_grants: bool,
 }
 
 /// One side of the comparison.
@@ -66,6 +75,11 @@ pub fn admit(
     candidate.path = Some(file.to_owned());
     // The pin names the current component's bytes, not the candidate's.
     candidate.digest = None;
+    if !args.with_grants {
+        candidate.http_hosts = None;
+        candidate.folder = None;
+        candidate.env = None;
+    }
     let mut sides = Vec::new();
     for (name, slot_config) in [("current", current), ("candidate", candidate)] {
         let mut config = Config {
@@ -91,6 +105,14 @@ pub fn admit(
     );
     println!("current      {current_name}");
     println!("candidate    {}", file.display());
+    println!(
+        "grants       {}",
+        if args.with_grants {
+            "the candidate has the slot's (--with-grants)"
+        } else {
+            "the candidate has none (--with-grants lends it the slot's)"
+        }
+    );
     print!("{}", header("[split] component"));
     for (i, (split, _)) in current.figures.iter().enumerate() {
         for side in [current, candidate] {
@@ -121,6 +143,14 @@ pub fn admit(
         }
     }
     let admitted = match args.max_mrr_drop {
+        _ if candidate.failed > 0 => {
+            println!(
+                "verdict      refused: the candidate failed in {} of {} answers",
+                candidate.failed,
+                gold.len()
+            );
+            false
+        }
         Some(margin) if -mrr > margin + 1e-9 => {
             println!(
                 "verdict      refused: MRR@5 falls by {:.3}, more than the margin {margin:.3}",

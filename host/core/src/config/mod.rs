@@ -114,14 +114,18 @@ pub struct Config {
     #[serde(deserialize_with = "list")]
     pub plugin_trusted_keys: Vec<String>,
     /// Refuse a component without a valid signature by a trusted key (the
-    /// embedded defaults are part of kura itself).
-    pub plugin_require_signature: bool,
+    /// embedded defaults are part of kura itself). Unset: required as soon
+    /// as any key is trusted — a registry that drops a signature must not
+    /// get an unsigned component loaded; `false` lets unsigned ones load
+    /// beside the signed ones.
+    pub plugin_require_signature: Option<bool>,
     /// Serve no tool that writes (a read-only vault and workspaces).
     pub read_only: bool,
     /// Serve only these tools: names (`vault_read`) or domains (`manual`,
-    /// `vault`, `vibe`, `bridge`); empty serves every tool.
-    #[serde(deserialize_with = "list")]
-    pub tools: Vec<String>,
+    /// `vault`, `vibe`, `bridge`); unset serves every tool. Set but empty
+    /// (`TOOLS=` from an unset variable) is refused, never "everything".
+    #[serde(deserialize_with = "some_list")]
+    pub tools: Option<Vec<String>>,
     /// Confine the serving process to its roots (Linux Landlock).
     pub sandbox: bool,
     /// Tool calls run at once, over all sessions; the others wait their
@@ -131,6 +135,10 @@ pub struct Config {
 }
 
 /// A list setting: a TOML array of strings or one comma-separated string.
+fn some_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    list(d).map(Some)
+}
+
 fn list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     #[derive(serde::Deserialize)]
     #[serde(untagged)]
@@ -180,9 +188,9 @@ impl Default for Config {
             plugin_memory_mib: 256,
             plugin_instances: 64,
             plugin_trusted_keys: Vec::new(),
-            plugin_require_signature: false,
+            plugin_require_signature: None,
             read_only: false,
-            tools: Vec::new(),
+            tools: None,
             sandbox: true,
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
@@ -305,6 +313,12 @@ fn env_layer(
 ) -> Result<(), ConfigError> {
     for (key, kind) in SETTINGS {
         let upper = key.to_ascii_uppercase();
+        // An empty variable is unset, except the one that narrows what is
+        // served: `TOOLS=` from an unset variable must not mean every tool.
+        if *key == "tools" && env(&upper).is_some_and(|s| s.trim().is_empty()) {
+            table.insert((*key).to_owned(), toml::Value::Array(Vec::new()));
+            continue;
+        }
         if let Some(raw) = env(&upper).filter(|s| !s.is_empty()) {
             table.insert((*key).to_owned(), parse_value(&upper, *kind, &raw)?);
         }
@@ -414,6 +428,13 @@ impl Config {
                 "max_file_bytes",
                 self.max_file_bytes.to_string(),
                 "must be >= 4096",
+            ));
+        }
+        if self.tools.as_ref().is_some_and(Vec::is_empty) {
+            return Err(bad(
+                "tools",
+                String::new(),
+                "names no tool; name the tools or domains to serve, or leave it unset for all",
             ));
         }
         if self.plugin_timeout_ms < 1 {
@@ -603,17 +624,40 @@ mod tests {
 
     #[test]
     fn a_tools_profile_is_a_list_in_toml_and_comma_separated_elsewhere() {
-        assert!(resolve(None, &[], &[]).unwrap().tools.is_empty());
+        assert_eq!(resolve(None, &[], &[]).unwrap().tools, None);
         for file in [
             "tools = [\"manual\", \"vault_read\"]",
             "tools = \"manual, vault_read\"",
         ] {
             let c = resolve(Some(file), &[], &[]).unwrap();
-            assert_eq!(c.tools, ["manual", "vault_read"], "{file}");
+            assert_eq!(c.tools.unwrap(), ["manual", "vault_read"], "{file}");
         }
         let c = resolve(None, &[("TOOLS", "vibe,")], &[("read_only", "yes")]).unwrap();
-        assert_eq!(c.tools, ["vibe"]);
+        assert_eq!(c.tools.unwrap(), ["vibe"]);
         assert!(c.read_only);
+    }
+
+    #[test]
+    fn a_tools_setting_that_names_nothing_is_refused_not_read_as_every_tool() {
+        for (file, env, set) in [
+            (Some("tools = []"), None, None),
+            (Some("tools = \" , \""), None, None),
+            (None, Some(("TOOLS", "")), None),
+            (None, Some(("TOOLS", ",")), None),
+            (None, None, Some(("tools", ""))),
+        ] {
+            let e = resolve(
+                file,
+                &env.into_iter().collect::<Vec<_>>(),
+                &set.into_iter().collect::<Vec<_>>(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("TOOLS") && e.contains("names no tool"),
+                "{file:?} {env:?} {set:?}: {e}"
+            );
+        }
     }
 
     #[test]
@@ -693,7 +737,7 @@ mod tests {
             Some(ComponentRef::File(Path::new("a.wasm")))
         );
         assert_eq!(c.plugin_trusted_keys, ["RWQkey"]);
-        assert!(c.plugin_require_signature);
+        assert_eq!(c.plugin_require_signature, Some(true));
         let e = resolve(None, &[], &[("plugins.reranker", "oci://nohost")]).unwrap_err();
         assert!(e.to_string().contains("plugins.reranker"), "{e}");
         let e = resolve(None, &[], &[("plugins.reranker.digest", "sha256:12")]).unwrap_err();

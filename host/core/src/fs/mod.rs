@@ -18,7 +18,7 @@ mod watch;
 mod write;
 
 pub use path::RelPath;
-pub use state::StateDir;
+pub use state::{Exposed, StateDir};
 pub use watch::{Changes, Listener, Listeners, Watch, watch_files};
 pub use write::{TEMP_PREFIX, is_temp_name};
 

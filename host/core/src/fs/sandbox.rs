@@ -6,15 +6,15 @@
 //! creates afterwards (a kernel before Landlock ABI 8 cannot restrict
 //! threads that already run).
 //!
-//! The rules: read-only beneath the manuals root and the folders of the
-//! configured components (a component replaced by rename is a new file:
-//! its folder, not the file, is what stays readable) and the time-zone
-//! files (`daily/` dates are local); read-write beneath the vault, the vibe
+//! The rules: read-only beneath the manuals root, the configured
+//! component files themselves (where their links lead; never the folder
+//! they sit in, which may be the working directory or a home) and the
+//! time-zone files (`daily/` dates are local); read-write beneath the vault, the vibe
 //! root and the state folder; nothing else on the file system; no TCP bind
 //! or connect (stdio needs none). Best effort by the kernel's ABI: what the
 //! kernel cannot enforce is reported, never a reason to refuse to start.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::config::{ComponentRef, Config, Slot};
 
@@ -47,12 +47,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// This plan, plus read access to the folders of the configured
-    /// components and to the time-zone files. A component configured
-    /// through a symbolic link is read from where the link leads, after the
-    /// confinement: the folder of its resolved path is readable too
-    /// (resolved now, before confining; a link changed later to lead
-    /// elsewhere is refused at its reload).
+    /// This plan, plus read access to each configured component file and
+    /// to the time-zone files. The rule is for the file where its path
+    /// leads (resolved now, before confining): nothing beside it is
+    /// readable, so `--plugin reranker=r.wasm` run from a home folder opens
+    /// `r.wasm`, not the home. A component replaced by rename is a new file
+    /// the rule does not cover: its reload is refused (the old one keeps
+    /// serving) until kura restarts; one written over in place reloads.
     ///
     /// And what the slots are granted: a granted folder is readable; a
     /// granted HTTP host's port (80 and 443 when none is named) may be
@@ -73,15 +74,9 @@ impl Plan {
             let Some(ComponentRef::File(path)) = c.component() else {
                 continue;
             };
-            let folder = |p: &Path| match p.parent() {
-                Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-                _ => PathBuf::from("."),
-            };
-            let resolved = std::fs::canonicalize(path).map(|p| folder(&p));
-            for dir in std::iter::once(folder(path)).chain(resolved) {
-                if !self.read.contains(&dir) {
-                    self.read.push(dir);
-                }
+            let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            if !self.read.contains(&file) {
+                self.read.push(file);
             }
         }
         self.read.extend(TIME_ZONE.iter().map(PathBuf::from));
@@ -291,62 +286,75 @@ mod tests {
         assert!(!outside.join("planted.md").exists());
     }
 
-    #[test]
-    fn a_plan_reads_the_components_folders_and_the_time_zone() {
-        let config = Config {
+    /// A configuration whose reranker is `path`.
+    fn reranker_at(path: PathBuf) -> Config {
+        Config {
             plugins: crate::config::PluginsConfig {
                 reranker: crate::config::SlotConfig {
-                    path: Some("/plugins/r.wasm".into()),
+                    path: Some(path),
                     ..Default::default()
                 },
                 ..Default::default()
             },
             ..Config::default()
-        };
-        let plan = Plan::default().with_components(&config);
-        assert_eq!(plan.read[0], PathBuf::from("/plugins"));
-        assert!(plan.read.contains(&PathBuf::from("/etc/localtime")));
-        assert!(plan.write.is_empty());
+        }
+    }
+
+    /// What a process confined by `plan` gets reading each of `paths`.
+    fn reads(plan: Plan, paths: Vec<PathBuf>) -> Vec<Result<usize, std::io::ErrorKind>> {
+        let (outcome, read) = confined(plan, move || {
+            paths
+                .iter()
+                .map(|p| std::fs::read(p).map(|b| b.len()).map_err(|e| e.kind()))
+                .collect()
+        });
+        assert_eq!(matches!(outcome, Outcome::Not(_)), kernel_abi() == 0);
+        read
     }
 
     #[test]
-    fn a_component_behind_a_link_to_another_folder_is_readable_where_it_leads() {
+    fn a_component_s_rule_is_for_its_file_never_the_folder_it_sits_in() {
         let dir = tempfile::tempdir().unwrap();
-        let (links, store) = (dir.path().join("links"), dir.path().join("store"));
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::write(home.join("r.wasm"), b"\0asm").unwrap();
+        std::fs::write(home.join(".netrc"), b"secret").unwrap();
+        let plan = Plan::default().with_components(&reranker_at(home.join("r.wasm")));
+        assert_eq!(plan.read[0], home.join("r.wasm"));
+        assert!(plan.read.contains(&PathBuf::from("/etc/localtime")));
+        assert!(!plan.read.contains(&home), "{plan:?}");
+        assert!(plan.write.is_empty());
+        let got = reads(plan, vec![home.join("r.wasm"), home.join(".netrc")]);
+        assert_eq!(got[0], Ok(4));
+        if kernel_abi() > 0 {
+            assert_eq!(got[1], Err(std::io::ErrorKind::PermissionDenied));
+        }
+    }
+
+    #[test]
+    fn a_component_behind_a_link_is_readable_where_it_leads_and_nothing_beside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let (links, store) = (root.join("links"), root.join("store"));
         std::fs::create_dir_all(&links).unwrap();
         std::fs::create_dir_all(&store).unwrap();
         std::fs::write(store.join("r.wasm"), b"\0asm").unwrap();
+        std::fs::write(store.join("other.wasm"), b"\0asm").unwrap();
+        std::fs::write(links.join("notes.md"), b"n").unwrap();
         std::os::unix::fs::symlink(store.join("r.wasm"), links.join("r.wasm")).unwrap();
-        let config = Config {
-            plugins: crate::config::PluginsConfig {
-                reranker: crate::config::SlotConfig {
-                    path: Some(links.join("r.wasm")),
-                    ..Default::default()
-                },
-                ..Default::default()
-            },
-            ..Config::default()
-        };
-        let plan = Plan::default().with_components(&config);
-        assert_eq!(plan.read[0], links);
-        assert_eq!(plan.read[1], std::fs::canonicalize(&store).unwrap());
-        // The confined process reads the component through its link; with
-        // the link's folder alone it could not.
-        let read = |plan: Plan| {
-            let link = links.join("r.wasm");
-            let (outcome, read) = confined(plan, move || {
-                std::fs::read(&link).map(|b| b.len()).map_err(|e| e.kind())
-            });
-            assert_eq!(matches!(outcome, Outcome::Not(_)), kernel_abi() == 0);
-            read
-        };
-        assert_eq!(read(plan.clone()), Ok(4));
+        let plan = Plan::default().with_components(&reranker_at(links.join("r.wasm")));
+        assert_eq!(plan.read[0], store.join("r.wasm"));
+        let got = reads(
+            plan,
+            vec![
+                links.join("r.wasm"),
+                store.join("other.wasm"),
+                links.join("notes.md"),
+            ],
+        );
+        assert_eq!(got[0], Ok(4), "read through its link");
         if kernel_abi() > 0 {
-            let linked_only = Plan {
-                read: vec![links.clone()],
-                ..Plan::default()
-            };
-            assert_eq!(read(linked_only), Err(std::io::ErrorKind::PermissionDenied));
+            assert_eq!(got[1], Err(std::io::ErrorKind::PermissionDenied));
+            assert_eq!(got[2], Err(std::io::ErrorKind::PermissionDenied));
         }
     }
 

@@ -12,11 +12,70 @@ pub struct StateDir {
     path: PathBuf,
 }
 
+/// A state folder another user could write (its owner is not kura's
+/// user, or its group or others may write it).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the state folder {path} is {why}: kura loads compiled code and replays journals from it, \
+     so it must be owned by kura's user and writable by no one else (fix: {fix})"
+)]
+pub struct Exposed {
+    path: String,
+    why: String,
+    fix: String,
+}
+
+impl Exposed {
+    /// Whether `e` is this refusal (and not, say, a read-only disk).
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<Exposed>())
+    }
+}
+
+/// Refuse a folder another user could write.
+fn guard(meta: &cap_std::fs::Metadata, path: &Path) -> io::Result<()> {
+    use cap_fs_ext::OsMetadataExt as _;
+    let shown = path.display().to_string();
+    let me = rustix::process::geteuid().as_raw();
+    let mode = meta.mode() & 0o7777;
+    let exposed = |why: String, fix: String| {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            Exposed {
+                path: shown.clone(),
+                why,
+                fix,
+            },
+        ))
+    };
+    if meta.uid() != me {
+        return exposed(
+            format!("owned by user {}, not {me}", meta.uid()),
+            format!("use a folder of your own, or chown {me} {shown}"),
+        );
+    }
+    if mode & 0o022 != 0 {
+        return exposed(
+            format!("writable by its group or others (mode {mode:o})"),
+            format!("chmod go-w {shown}"),
+        );
+    }
+    Ok(())
+}
+
 impl StateDir {
-    /// Create (if needed) and open the state folder.
+    /// Create (if needed, readable by its owner only) and open the state
+    /// folder. One another user could write is refused ([`Exposed`]): kura
+    /// loads compiled native code and replays move journals from it, so
+    /// whoever can write it can run code as kura and write into the vault.
     pub fn open(path: &Path) -> io::Result<StateDir> {
-        std::fs::create_dir_all(path)?;
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(path)?;
         let dir = Dir::open_ambient_dir(path, ambient_authority())?;
+        guard(&dir.dir_metadata()?, path)?;
         Ok(StateDir {
             dir,
             path: path.to_path_buf(),
@@ -120,27 +179,14 @@ impl StateDir {
         }
     }
 
-    /// Remove kura's temporary files from `sub`: debris of a process
-    /// killed while writing there. Only for a folder whose writers all
-    /// hold a lock the caller holds now.
-    pub fn sweep_temp(&self, sub: &str) -> usize {
-        let Ok(dir) = self.dir.open_dir(sub) else {
-            return 0;
-        };
-        let Ok(entries) = dir.entries() else {
-            return 0;
-        };
-        let mut removed = 0;
-        for e in entries.flatten() {
-            if let Ok(name) = e.file_name().into_string()
-                && super::is_temp_name(&name)
-                && e.file_type().is_ok_and(|t| t.is_file())
-                && dir.remove_file(&name).is_ok()
-            {
-                removed += 1;
-            }
-        }
-        removed
+    /// Remove the temporary files a killed kura left anywhere in the state
+    /// folder (a cache entry, the lock, a journal or vectors half written),
+    /// from each folder no write holds (see [`StateDir::write`]). Returns
+    /// how many were removed.
+    pub fn sweep_temp(&self) -> usize {
+        self.dir
+            .try_clone()
+            .map_or(0, super::write::sweep_temp_tree)
     }
 
     pub fn path(&self) -> &Path {
@@ -182,18 +228,24 @@ impl StateDir {
         self.dir.open_with(name, &options)?.write_all(bytes)
     }
 
-    /// Write `sub/name` atomically, creating `sub` as needed.
+    /// Write `sub/name` atomically, creating `sub` as needed. The folder's
+    /// advisory lock is held from before the temporary file exists until
+    /// after the rename, so that a sweep never takes a live one for debris.
     pub fn write(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let (sub, file) = split(name);
-        let dir = self.sub_dir(sub)?;
-        super::write::replace_atomically(&dir, file, bytes, super::write::Expect::Any)
+        self.place(name, bytes, super::write::Expect::Any)
     }
 
     /// Write `sub/name`, which must not exist yet (never replacing one).
     pub fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        self.place(name, bytes, super::write::Expect::Absent)
+    }
+
+    fn place(&self, name: &str, bytes: &[u8], expect: super::write::Expect) -> io::Result<()> {
         let (sub, file) = split(name);
         let dir = self.sub_dir(sub)?;
-        super::write::replace_atomically(&dir, file, bytes, super::write::Expect::Absent)
+        let held = super::write::open_dir_fd(&dir)?;
+        held.lock()?;
+        super::write::replace_atomically(&dir, file, bytes, expect)
     }
 }
 
@@ -202,5 +254,70 @@ fn split(name: &str) -> (Option<&str>, &str) {
     match name.rsplit_once('/') {
         Some((sub, file)) => (Some(sub), file),
         None => (None, name),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::disallowed_methods)] // the test sets modes as a user would
+mod tests {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+
+    use super::*;
+
+    #[test]
+    fn a_state_folder_others_can_write_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("state");
+        StateDir::open(&path).unwrap();
+        let mode = || std::fs::metadata(&path).unwrap().mode() & 0o7777;
+        assert_eq!(mode(), 0o700, "made for its owner only");
+        for exposed in [0o777, 0o770, 0o1777, 0o722] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(exposed)).unwrap();
+            let e = StateDir::open(&path).err().expect("refused");
+            assert!(Exposed::is(&e), "{e}");
+            assert!(e.to_string().contains("chmod go-w"), "{e}");
+        }
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        StateDir::open(&path).unwrap();
+        // Not every failure is this one.
+        let file = t.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        let e = StateDir::open(&file).err().unwrap();
+        assert!(!Exposed::is(&e), "{e}");
+    }
+
+    #[test]
+    fn a_killed_writer_s_temporary_files_are_swept_anywhere_in_the_state_folder() {
+        let t = tempfile::tempdir().unwrap();
+        let state = StateDir::open(t.path()).unwrap();
+        state.write("components/lock.toml", b"x").unwrap();
+        state.write("moves/vault-1.json", b"{}").unwrap();
+        let debris = [
+            format!("{}1-0", super::super::TEMP_PREFIX),
+            format!("components/{}2-1", super::super::TEMP_PREFIX),
+            format!("moves/{}3-2", super::super::TEMP_PREFIX),
+        ];
+        for d in &debris {
+            std::fs::write(t.path().join(d), "half").unwrap();
+        }
+        // A write in progress in `vectors` holds its folder's lock.
+        std::fs::create_dir_all(t.path().join("vectors")).unwrap();
+        let live = t
+            .path()
+            .join(format!("vectors/{}4-3", super::super::TEMP_PREFIX));
+        std::fs::write(&live, "being written").unwrap();
+        let held = std::fs::File::open(t.path().join("vectors")).unwrap();
+        held.lock().unwrap();
+        assert_eq!(state.sweep_temp(), 3);
+        for d in &debris {
+            assert!(!t.path().join(d).exists(), "{d}");
+        }
+        assert!(live.exists(), "a live write's file stays");
+        assert_eq!(
+            std::fs::read(t.path().join("components/lock.toml")).unwrap(),
+            b"x"
+        );
+        drop(held);
+        assert_eq!(state.sweep_temp(), 1);
     }
 }

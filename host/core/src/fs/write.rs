@@ -448,55 +448,60 @@ impl Root {
     /// so every temporary file in it is debris; a folder whose lock is
     /// held is left for the next sweep. Returns how many were removed.
     pub fn sweep_temp_files(&self) -> usize {
-        let mut removed = 0;
-        let Ok(top) = self.dir.try_clone() else {
-            return 0;
+        self.dir.try_clone().map_or(0, sweep_temp_tree)
+    }
+}
+
+/// Remove kura's temporary files beneath `top` (regular files, never
+/// through a link) from every folder whose advisory lock is free: its
+/// writers hold it from before a temporary file exists until after the
+/// rename, so a free folder's temporary files are debris.
+pub(super) fn sweep_temp_tree(top: Dir) -> usize {
+    let mut removed = 0;
+    let mut stack = vec![(RelPath::root(), top)];
+    while let Some((at, dir)) = stack.pop() {
+        let Ok(entries) = dir.entries() else {
+            continue;
         };
-        let mut stack = vec![(RelPath::root(), top)];
-        while let Some((at, dir)) = stack.pop() {
-            let Ok(entries) = dir.entries() else {
+        let mut debris = Vec::new();
+        for entry in entries.flatten() {
+            let Ok(name) = entry.file_name().into_string() else {
                 continue;
             };
-            let mut debris = Vec::new();
-            for entry in entries.flatten() {
-                let Ok(name) = entry.file_name().into_string() else {
-                    continue;
-                };
-                let Ok(ft) = entry.file_type() else {
-                    continue;
-                };
-                if ft.is_dir() {
-                    if let Ok(sub) = dir.open_dir_nofollow(&name) {
-                        stack.push((at.join(&name), sub));
-                    }
-                } else if ft.is_file() && is_temp_name(&name) {
-                    debris.push(name);
+            let Ok(ft) = entry.file_type() else {
+                continue;
+            };
+            if ft.is_dir() {
+                if let Ok(sub) = dir.open_dir_nofollow(&name) {
+                    stack.push((at.join(&name), sub));
                 }
+            } else if ft.is_file() && is_temp_name(&name) {
+                debris.push(name);
             }
-            if debris.is_empty() {
-                continue;
-            }
-            let Ok(lock) = open_dir_fd(&dir) else {
-                continue;
-            };
-            if lock.try_lock().is_err() {
-                tracing::debug!(folder = %at, "a write is in progress: its temporary files stay");
-                continue;
-            }
-            for name in debris {
-                match dir.remove_file(&name) {
-                    Ok(()) => {
-                        removed += 1;
-                        tracing::info!(path = %at.join(&name), "removed a stale temporary file");
-                    }
-                    Err(e) => {
-                        tracing::warn!(path = %at.join(&name), "cannot remove a stale temporary file: {e}")
-                    }
+        }
+        if debris.is_empty() {
+            continue;
+        }
+        let Ok(lock) = open_dir_fd(&dir) else {
+            continue;
+        };
+        if lock.try_lock().is_err() {
+            tracing::debug!(folder = %at, "a write is in progress: its temporary files stay");
+            continue;
+        }
+        for name in debris {
+            match dir.remove_file(&name) {
+                Ok(()) => {
+                    removed += 1;
+                    tracing::info!(path = %at.join(&name), "removed a stale temporary file");
+                }
+                Err(e) => {
+                    tracing::warn!(path = %at.join(&name), "cannot remove a stale temporary file: {e}")
                 }
             }
         }
-        removed
     }
+    removed
 }
 
 /// The refusal of a write to a file without its owner's write permission.
@@ -535,7 +540,7 @@ fn not_a_plain_folder(dir: &Dir, seg: &str, e: io::Error, p: &RelPath, i: usize)
 
 /// A readable descriptor of the folder itself (cap-std's own handle may be
 /// `O_PATH`, which can be neither locked nor synced).
-fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
+pub(super) fn open_dir_fd(dir: &Dir) -> io::Result<std::fs::File> {
     let mut opts = OpenOptions::new();
     opts.read(true).maybe_dir(true);
     Ok(dir.open_with(".", &opts)?.into_std())
