@@ -480,11 +480,11 @@ async fn the_admission_eval_lends_no_grants_and_refuses_a_candidate_whose_calls_
         "--set",
         "plugins.reranker.http_hosts=127.0.0.1:9",
         "--set",
-        "plugins.reranker.env=GRANTED_MODE",
+        "plugins.reranker.env=GRANTED_MODE,GRANTED_FAIL_ON",
     ];
     let env = [("GRANTED_MODE", "folder")];
-    // By default the candidate has none of the slot's grants: it cannot
-    // see its mode, every call fails, and it is refused without a margin.
+    // By default the candidate has none of the slot's grants: without
+    // its HTTP host it does not even load, and is refused for it.
     let (said, ok) = admission_with(&granted_wasm(), &gold, &granted, &env).await;
     assert!(!ok, "{said}");
     assert!(
@@ -492,7 +492,8 @@ async fn the_admission_eval_lends_no_grants_and_refuses_a_candidate_whose_calls_
         "{said}"
     );
     assert!(
-        said.contains("verdict      refused: the candidate failed in 6 of 6 answers"),
+        said.contains("verdict      refused: the candidate did not load: ")
+            && said.contains("http_hosts"),
         "{said}"
     );
     // Lent the grants, it reads its weights and every call succeeds.
@@ -501,10 +502,17 @@ async fn the_admission_eval_lends_no_grants_and_refuses_a_candidate_whose_calls_
     let (said, ok) = admission_with(&granted_wasm(), &gold, &lent, &env).await;
     assert!(ok, "{said}");
     assert!(!said.contains("warning "), "no call failed: {said}");
-    // Lent grants that do not include its mode, it fails again.
-    let (said, ok) = admission_with(&granted_wasm(), &gold, &lent, &[]).await;
+    // Lent grants, it passes the check's sample call but fails on one
+    // question of the six (the reranker would fall back unseen, and score
+    // as the current one there): refused, without any margin asked for.
+    let fails_on_one = [("GRANTED_MODE", "folder"), ("GRANTED_FAIL_ON", "watch")];
+    let (said, ok) = admission_with(&granted_wasm(), &gold, &lent, &fails_on_one).await;
     assert!(!ok, "{said}");
-    assert!(said.contains("the candidate failed in 6 of 6"), "{said}");
+    assert!(said.contains("sample call  ok"), "{said}");
+    assert!(
+        said.contains("verdict      refused: the candidate failed in 1 of 6 answers"),
+        "{said}"
+    );
 }
 
 #[tokio::test]

@@ -285,6 +285,82 @@ fn a_call_that_dies_at_any_step_is_whole_or_undone_after_a_restart() {
     eprintln!("{deaths} deaths injected");
 }
 
+/// The files a case changes, creates or removes.
+fn touched(before: &BTreeMap<String, Vec<u8>>, after: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut paths: Vec<String> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|k| before.get(*k) != after.get(*k))
+        .cloned()
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+#[test]
+fn another_program_writing_before_any_step_loses_nothing() {
+    // Just before step N of a write, another program saves (atomically,
+    // as editors do) every file the write is about to change, create or
+    // remove, each with a line of its own. Whatever kura answers, each of
+    // those lines is still in the folders — kura either wrote after
+    // reading it, or refused and left it — before and after a restart.
+    let mut races = 0;
+    let mut refused = 0;
+    for case in cases() {
+        let (after, steps) = clean_run(&case);
+        let files = touched(&Folders::new().snapshot(), &after);
+        for at in 1..=steps {
+            let f = Folders::new();
+            let app = f.start();
+            let base = f.dir.path().to_path_buf();
+            let lines: Vec<(PathBuf, String)> = files
+                .iter()
+                .map(|p| (base.join(p), format!("\nTHEIRS {p} before step {at}\n")))
+                .collect();
+            let outside = lines.clone();
+            let meddler = fault::Meddler(std::sync::Arc::new(move || {
+                for (path, line) in &outside {
+                    let mut text = std::fs::read(path).unwrap_or_default();
+                    text.extend_from_slice(line.as_bytes());
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    let tmp = path.with_file_name(".theirs-save");
+                    std::fs::write(&tmp, &text).unwrap();
+                    std::fs::rename(&tmp, path).unwrap();
+                }
+            }));
+            let plan = Plan {
+                meddle: Some((at, meddler)),
+                ..Plan::default()
+            };
+            let r = fault::with(plan, || call(&app, &case));
+            let what = format!(
+                "{} {} written over before step {at}/{steps}",
+                case.tool, case.args
+            );
+            if let Err(e) = &r {
+                assert!(clear(e), "{what}: {e:?}");
+                refused += 1;
+            }
+            let all_kept = |moment: &str| {
+                let all: Vec<Vec<u8>> = f.snapshot().into_values().collect();
+                for (_, line) in &lines {
+                    let kept = all
+                        .iter()
+                        .any(|text| text.windows(line.len()).any(|w| w == line.as_bytes()));
+                    assert!(kept, "{what}: {moment}, their {line:?} is lost ({r:?})");
+                }
+            };
+            all_kept("after the call");
+            drop(app);
+            drop(f.start());
+            all_kept("after a restart");
+            races += 1;
+        }
+    }
+    eprintln!("{races} outside writes, one before each step; {refused} calls refused");
+}
+
 #[test]
 fn a_move_blocked_by_a_read_only_note_changes_nothing() {
     let f = Folders::new();

@@ -34,6 +34,18 @@ pub enum Fault {
     Panic,
 }
 
+/// What another program does just before a step (a test's closure: it
+/// rewrites or creates the files the call is working on), so that a race
+/// with an outside writer lands at each step in turn instead of by chance.
+#[derive(Clone)]
+pub struct Meddler(pub std::sync::Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for Meddler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Meddler")
+    }
+}
+
 /// One armed plan.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
@@ -41,6 +53,8 @@ pub struct Plan {
     pub tool: Option<String>,
     /// The step that faults, and how.
     pub at: Option<(usize, Fault)>,
+    /// The step before which another program writes.
+    pub meddle: Option<(usize, Meddler)>,
     /// This tool panics when called.
     pub panic_in: Option<String>,
     /// manual_find's first stage takes this much longer.
@@ -123,13 +137,22 @@ pub fn call<T>(tool: &str, f: impl FnOnce() -> T) -> T {
 /// One file-system step of the current call: counted, and faulted when
 /// the plan says so.
 pub fn step() -> io::Result<()> {
-    let fault = ACTIVE.with(|a| {
+    let (fault, meddler) = ACTIVE.with(|a| {
         let mut a = a.borrow_mut();
-        let (plan, n) = a.as_mut()?;
+        let Some((plan, n)) = a.as_mut() else {
+            return (None, None);
+        };
         *n += 1;
-        let (at, fault) = plan.at?;
-        (at == *n).then_some(fault)
+        let fault = plan.at.and_then(|(at, f)| (at == *n).then_some(f));
+        let meddler = plan
+            .meddle
+            .as_ref()
+            .and_then(|(at, m)| (*at == *n).then(|| m.clone()));
+        (fault, meddler)
     });
+    if let Some(Meddler(m)) = meddler {
+        m();
+    }
     match fault {
         None => Ok(()),
         Some(Fault::Fail(errno)) => Err(io::Error::from_raw_os_error(errno)),
@@ -171,6 +194,30 @@ mod tests {
         });
         assert_eq!(steps(), None, "outside the call nothing counts");
         assert!(step().is_ok());
+    }
+
+    #[test]
+    fn another_program_writes_just_before_the_chosen_step() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let seen = std::sync::Arc::new(AtomicUsize::new(0));
+        let at_meddle = seen.clone();
+        let plan = Plan {
+            meddle: Some((
+                2,
+                Meddler(std::sync::Arc::new(move || {
+                    at_meddle.fetch_add(1, Ordering::SeqCst);
+                })),
+            )),
+            ..Plan::default()
+        };
+        with(plan, || {
+            step().unwrap();
+            assert_eq!(seen.load(Ordering::SeqCst), 0);
+            step().unwrap();
+            assert_eq!(seen.load(Ordering::SeqCst), 1);
+            step().unwrap();
+            assert_eq!(seen.load(Ordering::SeqCst), 1, "once");
+        });
     }
 
     #[test]

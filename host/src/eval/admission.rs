@@ -81,6 +81,7 @@ pub fn admit(
         candidate.env = None;
     }
     let mut sides = Vec::new();
+    let mut unloaded = None;
     for (name, slot_config) in [("current", current), ("candidate", candidate)] {
         let mut config = Config {
             manuals_root: Some(args.root.clone()),
@@ -93,9 +94,14 @@ pub fn admit(
             ..Config::default()
         };
         *config.plugins.slot_mut(slot) = slot_config;
-        sides.push(measure(name.to_owned(), config, &gold)?);
+        match measure(name.to_owned(), config, &gold) {
+            Ok(side) => sides.push(side),
+            // A candidate that cannot even load is refused, not an error
+            // of the eval (one that needs grants it was not lent, say).
+            Err(e) if name == "candidate" => unloaded = Some(e),
+            Err(e) => return Err(e),
+        }
     }
-    let [current, candidate] = [&sides[0], &sides[1]];
     let sets: Vec<String> = args.gold.iter().map(|p| p.display().to_string()).collect();
     println!(
         "admission eval of a {slot}: {} questions ({}) over {}",
@@ -113,6 +119,11 @@ pub fn admit(
             "the candidate has none (--with-grants lends it the slot's)"
         }
     );
+    if let Some(why) = unloaded {
+        println!("verdict      refused: the candidate did not load: {why}");
+        return Ok(false);
+    }
+    let [current, candidate] = [&sides[0], &sides[1]];
     print!("{}", header("[split] component"));
     for (i, (split, _)) in current.figures.iter().enumerate() {
         for side in [current, candidate] {

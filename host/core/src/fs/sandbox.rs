@@ -7,8 +7,9 @@
 //! threads that already run).
 //!
 //! The rules: read-only beneath the manuals root, the configured
-//! component files themselves (where their links lead; never the folder
-//! they sit in, which may be the working directory or a home) and the
+//! component files themselves and their signatures (where their links
+//! lead; never the folder they sit in, which may be the working directory
+//! or a home) and the
 //! time-zone files (`daily/` dates are local); read-write beneath the vault, the vibe
 //! root and the state folder; nothing else on the file system; no TCP bind
 //! or connect (stdio needs none). Best effort by the kernel's ABI: what the
@@ -74,9 +75,17 @@ impl Plan {
             let Some(ComponentRef::File(path)) = c.component() else {
                 continue;
             };
+            // Its detached signature beside it, when there is one now (a
+            // rule needs a file that exists: one added later is refused at
+            // the reload, as the component is).
+            let mut signature = path.as_os_str().to_owned();
+            signature.push(".minisig");
+            let signature = std::fs::canonicalize(PathBuf::from(signature)).ok();
             let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-            if !self.read.contains(&file) {
-                self.read.push(file);
+            for file in std::iter::once(file).chain(signature) {
+                if !self.read.contains(&file) {
+                    self.read.push(file);
+                }
             }
         }
         self.read.extend(TIME_ZONE.iter().map(PathBuf::from));
@@ -317,16 +326,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let home = std::fs::canonicalize(dir.path()).unwrap();
         std::fs::write(home.join("r.wasm"), b"\0asm").unwrap();
+        std::fs::write(home.join("r.wasm.minisig"), b"sig").unwrap();
         std::fs::write(home.join(".netrc"), b"secret").unwrap();
         let plan = Plan::default().with_components(&reranker_at(home.join("r.wasm")));
         assert_eq!(plan.read[0], home.join("r.wasm"));
+        assert_eq!(plan.read[1], home.join("r.wasm.minisig"), "its signature");
         assert!(plan.read.contains(&PathBuf::from("/etc/localtime")));
         assert!(!plan.read.contains(&home), "{plan:?}");
         assert!(plan.write.is_empty());
-        let got = reads(plan, vec![home.join("r.wasm"), home.join(".netrc")]);
-        assert_eq!(got[0], Ok(4));
+        let got = reads(
+            plan,
+            vec![
+                home.join("r.wasm"),
+                home.join("r.wasm.minisig"),
+                home.join(".netrc"),
+            ],
+        );
+        assert_eq!(got[..2], [Ok(4), Ok(3)]);
         if kernel_abi() > 0 {
-            assert_eq!(got[1], Err(std::io::ErrorKind::PermissionDenied));
+            assert_eq!(got[2], Err(std::io::ErrorKind::PermissionDenied));
         }
     }
 

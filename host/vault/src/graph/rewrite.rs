@@ -331,6 +331,8 @@ mod tests {
             "a/b/Deep.md",
             "img/p.png",
             "notes/Plan v2.md",
+            "Plan_v2.md",
+            "A&B.md",
         ];
 
         /// Pieces of a note: links in each form, and text that only looks
@@ -343,6 +345,11 @@ mod tests {
                 "![[Draft#^blk]]",
                 "[[notes/Plan v2]]",
                 "[[Deep]]",
+                "[[Deep|an alias]]",
+                "[x](Plan\\_v2.md)",
+                "[x](A&amp;B.md)",
+                "[x](Dr&#97;ft.md \"Dr&#97;ft.md\")",
+                "[[A&B]]",
                 "[t](Draft.md \"Draft.md\")",
                 "[t](<notes/Plan v2.md>)",
                 "[t](notes/Plan%20v2.md#h)",
@@ -361,8 +368,12 @@ mod tests {
             ])
         }
 
+        /// Front matter (with a link in a property) or none, then pieces.
         fn note() -> impl Strategy<Value = String> {
-            prop::collection::vec(piece(), 1..12).prop_map(|p| p.concat())
+            let front =
+                prop::sample::select(vec!["", "---\nrelated: \"[[Draft]]\"\ntags: [x]\n---\n"]);
+            (front, prop::collection::vec(piece(), 1..12))
+                .prop_map(|(f, p)| f.to_owned() + &p.concat())
         }
 
         fn moves() -> impl Strategy<Value = (&'static str, &'static str)> {
@@ -371,6 +382,8 @@ mod tests {
                 ("a/b/Deep.md", "Deep2.md"),
                 ("notes/Plan v2.md", "Plan (v3).md"),
                 ("img/p.png", "media/p 2.png"),
+                ("Plan_v2.md", "sub/Plan_v3.md"),
+                ("A&B.md", "C&D (x).md"),
             ])
         }
 
@@ -395,7 +408,7 @@ mod tests {
         }
 
         proptest! {
-            #![proptest_config(ProptestConfig::with_cases(400))]
+            #![proptest_config(ProptestConfig::with_cases(2000))]
 
             #[test]
             fn a_move_then_its_reverse_gives_back_the_links(text in note(), (from, to) in moves()) {
