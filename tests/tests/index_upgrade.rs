@@ -46,11 +46,13 @@ impl Upgrade {
         let index = std::fs::read_dir(u.dir.path().join("state/index"))
             .unwrap()
             .map(|e| e.unwrap().path())
+            // The folder, not the lock file beside it.
             .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("vault-")
+                p.is_dir()
+                    && p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("vault-")
             })
             .expect("the vault's index folder");
         std::fs::remove_dir_all(&index).unwrap();
