@@ -191,25 +191,33 @@ pub(super) struct Stopped {
     pub error: Error,
 }
 
+/// Every step's state among the first `n`, looked at before any is
+/// touched: a journal one of whose steps can be neither done nor undone (a
+/// note changed since) is not begun at all, rather than carried or undone
+/// half-way. (A step's state does not depend on the steps before it being
+/// carried out: relinks come first, each on its own note, then renames.)
+fn states(root: &Root, ops: &[Op], n: usize) -> Result<Vec<State>> {
+    (0..n).map(|i| state(root, ops, i)).collect()
+}
+
 /// Carry `ops` out in order, passing over those already done.
 pub(super) fn run(root: &Root, ops: &[Op]) -> std::result::Result<(), Stopped> {
-    for i in 0..ops.len() {
-        let step = state(root, ops, i).and_then(|s| match s {
-            State::Done => Ok(()),
-            State::ToDo => apply(root, &ops[i]),
-        });
-        if let Err(error) = step {
-            return Err(Stopped { done: i, error });
+    let states = states(root, ops, ops.len()).map_err(|error| Stopped { done: 0, error })?;
+    for (i, s) in states.iter().enumerate() {
+        if *s == State::ToDo {
+            apply(root, &ops[i]).map_err(|error| Stopped { done: i, error })?;
         }
     }
     Ok(())
 }
 
 /// Undo the first `done` of `ops`, last first; a step found not done is
-/// passed over (a process killed before it).
+/// passed over (a process killed before it). Nothing is undone unless
+/// every one of them can be.
 pub(super) fn undo(root: &Root, ops: &[Op], done: usize) -> Result<()> {
+    let states = states(root, ops, done)?;
     for i in (0..done).rev() {
-        if state(root, ops, i)? == State::Done {
+        if states[i] == State::Done {
             unapply(root, &ops[i])?;
         }
     }
