@@ -54,8 +54,9 @@ fn vault_read_s_hash_is_of_the_text_it_returned() {
                 if i.is_multiple_of(3) {
                     // An atomic save: a new file renamed over the note.
                     let tmp = note.with_extension("tmp");
-                    // (A rename that finds no temporary file was seen
-                    // once and is not explained yet: it is not kura's.)
+                    // (A rename that found no temporary file was seen
+                    // once and is not explained yet; the editor saves
+                    // again rather than stop the test on it.)
                     if std::fs::write(&tmp, text).is_ok() {
                         let _ = std::fs::rename(&tmp, &note);
                     }
