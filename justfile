@@ -51,7 +51,7 @@ inspector:
 
 # the same reranker natively and in Rust, Python and JS components (the tests build the examples)
 bench-plugins:
-    cargo test --release -p kura-tests --test examples -- reranker_example
+    cargo test --release -p kura-tests --test it -- examples::reranker_example
     target/release/kura-bench plugins --rounds 50
 
 # the same, with the JavaScript example also compiled ahead of time (componentize-js --aot). Its
@@ -59,7 +59,7 @@ bench-plugins:
 # installer downloads a binary from outside the package registries.
 bench-plugins-aot:
     cargo install weval --version 0.5.0 --locked --root target/toolchains/weval
-    cargo test --release -p kura-tests --test examples -- reranker_example
+    cargo test --release -p kura-tests --test it -- examples::reranker_example
     cd components/examples/js-reranker && ../../../target/toolchains/componentize-js/node_modules/.bin/componentize-js reranker.js --wit ../../../wit -n reranker -d http fetch-event --aot --weval-bin ../../../target/toolchains/weval/bin/weval -o ../../../target/examples/js-reranker-aot.wasm
     target/release/kura-bench plugins --rounds 50
 

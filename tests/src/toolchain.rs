@@ -3,8 +3,10 @@
 //! componentize-py and the MCP Python SDK (Python virtual environments),
 //! componentize-js, the MCP Inspector and the conformance suite with its
 //! Node (npm prefixes). Examples are built with them exactly as `docs/plugins.md`
-//! says, into `target/examples/`. A file lock makes concurrent test
-//! processes install once.
+//! says, into `target/examples/`, once for their inputs: a build is kept
+//! under a hash of every file it reads and of the command that makes it,
+//! so a later run reuses it and a change to any input builds it again. A
+//! file lock makes concurrent test processes install and build once.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -214,13 +216,6 @@ pub fn inspector() -> PathBuf {
     npm_installed("inspector", INSPECTOR).join("node_modules/.bin/mcp-inspector")
 }
 
-/// Where built examples go.
-pub fn out(name: &str) -> PathBuf {
-    let dir = target().join("examples");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(format!("{name}.wasm"))
-}
-
 /// Build a Python component: `componentize-py -d WIT -w WORLD componentize
 /// MODULE -o OUT`, run in `dir`.
 pub fn build_python(dir: &Path, world: &str, module: &str, wasm: &Path) {
@@ -253,41 +248,109 @@ pub fn build_js(dir: &Path, source: &str, world: &str, flags: &[&str], wasm: &Pa
     );
 }
 
-/// The example of `components/examples/NAME`, built once per test process.
-pub fn example(name: &str) -> PathBuf {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let built = BUILT.get_or_init(Default::default);
-    let mut built = built.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = built.get(name) {
-        return p.clone();
+/// The files beneath `root` a build reads, in a stable order (what a
+/// build writes or fetches there left out).
+fn inputs(root: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().map(Result::unwrap) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let path = e.path();
+            if ["__pycache__", "node_modules", "target"].contains(&name.as_str())
+                || name.ends_with(".wasm")
+            {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
     }
+}
+
+/// The component `name` made by `build` (given the path to write), kept
+/// under `target/examples/` by the hash of `recipe` (the toolchain and its
+/// arguments) and of every file beneath `roots`: built the first time,
+/// reused while none of them changes.
+fn built_once(name: &str, roots: &[&Path], recipe: &str, build: impl FnOnce(&Path)) -> PathBuf {
+    let mut files = Vec::new();
+    for (i, root) in roots.iter().enumerate() {
+        let mut these = Vec::new();
+        inputs(root, &mut these);
+        files.extend(these.into_iter().map(|(rel, b)| (format!("{i}/{rel}"), b)));
+    }
+    files.sort();
+    let mut all = recipe.as_bytes().to_vec();
+    for (rel, bytes) in &files {
+        all.extend_from_slice(format!("\0{rel}\0{}\0", bytes.len()).as_bytes());
+        all.extend_from_slice(bytes);
+    }
+    let key = &kura::text::sha256(&all)[..16];
+    let dir = target().join("examples");
+    std::fs::create_dir_all(&dir).unwrap();
+    let lock = std::fs::File::create(dir.join(".lock")).unwrap();
+    lock.lock().unwrap();
+    let wasm = dir.join(format!("{name}-{key}.wasm"));
+    if !wasm.exists() {
+        let partial = dir.join(format!(".{name}-{key}.partial.wasm"));
+        build(&partial);
+        std::fs::rename(&partial, &wasm).unwrap();
+    }
+    wasm
+}
+
+/// The example of `components/examples/NAME` (or a test component of
+/// `fixtures/components/`), built as `docs/plugins.md` says.
+pub fn example(name: &str) -> PathBuf {
     let folder = name.strip_suffix("-http").unwrap_or(name);
     let dir = ["components/examples", "fixtures/components"]
         .iter()
         .map(|d| workspace().join(d).join(folder))
         .find(|d| d.is_dir())
         .unwrap_or_else(|| panic!("no example {name}"));
-    let wasm = out(name);
-    let http = ["-d", "http", "fetch-event"];
-    match name {
-        "python-reranker" | "python-raises" => build_python(&dir, "reranker", "app", &wasm),
-        "js-reranker" => build_js(&dir, "reranker.js", "reranker", &http, &wasm),
-        "js-write-policy" => build_js(&dir, "policy.js", "write-policy", &http, &wasm),
+    let http: &[&str] = &["-d", "http", "fetch-event"];
+    // `(toolchain, source, world, flags)`
+    let (python, js) = (COMPONENTIZE_PY, COMPONENTIZE_JS);
+    let (tool, source, world, flags) = match name {
+        "python-reranker" | "python-raises" => (python, "app", "reranker", &[][..]),
+        "js-reranker" => (js, "reranker.js", "reranker", http),
+        "js-write-policy" => (js, "policy.js", "write-policy", http),
         // The same policy as componentize-js builds it by default: with the
         // `wasi:http` imports kura does not provide.
-        "js-write-policy-http" => build_js(&dir, "policy.js", "write-policy", &[], &wasm),
+        "js-write-policy-http" => (js, "policy.js", "write-policy", &[][..]),
         _ => panic!("no example {name}"),
-    }
-    built.insert(name.to_owned(), wasm.clone());
-    wasm
+    };
+    let wit = workspace().join("wit");
+    let recipe = format!("{tool} {source} {world} {flags:?}");
+    built_once(name, &[&dir, &wit], &recipe, |wasm| {
+        if tool == python {
+            build_python(&dir, world, source, wasm)
+        } else {
+            build_js(&dir, source, world, flags, wasm)
+        }
+    })
 }
 
 /// Build a folder written by `kura plugins new --lang LANG SLOT DIR` with
 /// the command its README gives; returns the component.
 pub fn build_template(lang: &str, slot: &str, dir: &Path) -> PathBuf {
     let wasm = dir.join(format!("{slot}.wasm"));
+    // The folder holds everything the build reads (its WIT copy too); a
+    // Rust build also reads the toolchain's pin.
+    let toolchain = std::fs::read_to_string(workspace().join("rust-toolchain.toml")).unwrap();
+    let recipe = format!("template {lang} {slot} {COMPONENTIZE_PY} {COMPONENTIZE_JS} {toolchain}");
+    let kept = built_once(&format!("template-{lang}-{slot}"), &[dir], &recipe, |out| {
+        build_template_now(lang, slot, dir, out)
+    });
+    std::fs::copy(&kept, &wasm).unwrap();
+    wasm
+}
+
+/// [`build_template`]'s build itself, into `wasm`.
+fn build_template_now(lang: &str, slot: &str, dir: &Path, wasm: &Path) {
     match lang {
         "python" => {
             run(
@@ -295,7 +358,7 @@ pub fn build_template(lang: &str, slot: &str, dir: &Path) -> PathBuf {
                     .current_dir(dir)
                     .env("PYTHONDONTWRITEBYTECODE", "1")
                     .args(["-d", "wit", "-w", slot, "componentize", "app", "-o"])
-                    .arg(&wasm),
+                    .arg(wasm),
                 &format!("componentize-py template {slot}"),
             );
         }
@@ -305,7 +368,7 @@ pub fn build_template(lang: &str, slot: &str, dir: &Path) -> PathBuf {
                     .current_dir(dir)
                     .args(["component.js", "--wit", "wit", "-n", slot])
                     .args(["-d", "http", "fetch-event", "-o"])
-                    .arg(&wasm),
+                    .arg(wasm),
                 &format!("componentize-js template {slot}"),
             );
         }
@@ -332,9 +395,8 @@ pub fn build_template(lang: &str, slot: &str, dir: &Path) -> PathBuf {
             }
             run(&mut cmd, &format!("cargo build template {slot}"));
             let name = format!("kura_{}_plugin.wasm", slot.replace('-', "_"));
-            std::fs::copy(target_dir.join("wasm32-wasip2/release").join(name), &wasm).unwrap();
+            std::fs::copy(target_dir.join("wasm32-wasip2/release").join(name), wasm).unwrap();
         }
         _ => panic!("no language {lang}"),
     }
-    wasm
 }

@@ -129,6 +129,9 @@ pub struct Reader {
     size: u64,
     /// The SHA-256 of every byte read so far, when asked for.
     hash: Option<sha2::Sha256>,
+    /// A read found the end: the bytes read are the whole file as this
+    /// open saw it, whatever is appended later.
+    at_end: bool,
 }
 
 impl Reader {
@@ -153,11 +156,10 @@ impl Reader {
         }
         let mut sink = [0u8; 64 << 10];
         let mut total = 0u64;
-        loop {
+        // Once a read has found the end, reading on would hash bytes a
+        // writer added since, which the caller never saw.
+        while !self.at_end {
             let n = self.read(&mut sink)?;
-            if n == 0 {
-                break;
-            }
             total += n as u64;
             // A file that grows while read is bounded all the same.
             if total > max {
@@ -172,6 +174,7 @@ impl Reader {
 impl Read for Reader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
+        self.at_end |= n == 0 && !buf.is_empty();
         if let Some(h) = &mut self.hash {
             sha2::Digest::update(h, &buf[..n]);
         }
@@ -181,7 +184,9 @@ impl Read for Reader {
 
 impl BufRead for Reader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
+        let buf = self.inner.fill_buf()?;
+        self.at_end |= buf.is_empty();
+        Ok(buf)
     }
 
     fn consume(&mut self, amt: usize) {
@@ -392,6 +397,7 @@ impl Root {
             inner: io::BufReader::with_capacity(64 << 10, f),
             size: meta.len(),
             hash: None,
+            at_end: false,
         })
     }
 
@@ -625,6 +631,33 @@ mod tests {
 
     fn rel(s: &str) -> RelPath {
         RelPath::parse(s, false).unwrap()
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // another program appends with std::fs
+    fn a_read_hash_ends_where_the_read_found_the_end() {
+        use std::io::Write as _;
+        let (t, r) = root();
+        std::fs::write(t.path().join("n.md"), "abc").unwrap();
+        let mut reader = r.open_file(&rel("n.md")).unwrap().hashing();
+        let mut text = String::new();
+        reader.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "abc");
+        // A writer adds to the file after the read found its end: the hash
+        // is of what was read, not of what is there now.
+        let mut other = std::fs::OpenOptions::new()
+            .append(true)
+            .open(t.path().join("n.md"))
+            .unwrap();
+        other.write_all(b"def").unwrap();
+        let hash = reader.finish_hash(1 << 20).unwrap().unwrap();
+        assert_eq!(hash, crate::text::sha256(b"abc"));
+        // Stopped before the end, the rest is read through the same open.
+        let mut reader = r.open_file(&rel("n.md")).unwrap().hashing();
+        let mut first = [0u8; 2];
+        reader.read_exact(&mut first).unwrap();
+        let hash = reader.finish_hash(1 << 20).unwrap().unwrap();
+        assert_eq!(hash, crate::text::sha256(b"abcdef"));
     }
 
     #[test]
