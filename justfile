@@ -16,6 +16,12 @@ components:
 test:
     rustup target add wasm32-wasip2 && cargo test --release --workspace
 
+# The inner loop while changing one crate: its unit tests, then one subject
+# of the end-to-end tests (a module of tests/tests/it/; empty: all of them).
+test-fast crate subject="":
+    cargo test --release -p {{crate}}
+    cargo test --release -p kura-tests --test it {{subject}}
+
 bench:
     cargo run --release -p kura -- bench
 
