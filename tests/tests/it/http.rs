@@ -210,28 +210,12 @@ fn request(addr: &str, headers: &[(&'static str, String)], message: Value) -> Op
 
 /// The tool names `token` sees, and the answer to a vault_create it sends.
 fn as_holder_of(addr: &str, token: &str) -> (Vec<String>, Value) {
-    let session = open_session(addr, token);
-    let listed = request(
+    listed_and_called(
         addr,
-        &session,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        token,
+        "vault_create",
+        json!({"path": "inbox/by-token.md", "content": "x"}),
     )
-    .unwrap();
-    let names = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap().to_owned())
-        .collect();
-    let created = request(
-        addr,
-        &session,
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "vault_create",
-            "arguments": {"path": "inbox/by-token.md", "content": "x"}}}),
-    )
-    .unwrap();
-    (names, created)
 }
 
 #[test]
@@ -855,28 +839,26 @@ fn refused_token_file(f: &Fixture, text: &str) -> String {
     let tokens = f.dir.path().join("odd-tokens");
     std::fs::write(&tokens, text).unwrap();
     let tokens = tokens.display().to_string();
-    let mut child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
+    let child = kura(f, &["--http", "127.0.0.1:0", "--token-file", &tokens])
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if std::time::Instant::now() > until {
-            let _ = child.kill();
+    // Its exit is the event waited for, with a deadline; a kura that
+    // serves instead is killed and the test fails.
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let out = match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
             panic!("kura served with the token file {text:?}");
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (status, err) = (
+        out.status,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
     assert!(!status.success(), "{err}");
     err
 }
