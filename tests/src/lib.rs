@@ -79,6 +79,31 @@ pub fn mistyped_wasm() -> PathBuf {
     PathBuf::from(env!("KURA_TEST_MISTYPED_WASM"))
 }
 
+/// A `kura` that must refuse to start, spawned with its standard error
+/// piped: its status and standard error once it exits. The exit is the
+/// event waited for, with a deadline; one that serves instead is killed and
+/// the test fails.
+pub fn refusal(child: std::process::Child) -> (std::process::ExitStatus, String) {
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    match rx.recv_timeout(std::time::Duration::from_secs(20)) {
+        Ok(out) => {
+            let out = out.unwrap();
+            (
+                out.status,
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        }
+        Err(_) => {
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
+            panic!("kura did not refuse to start");
+        }
+    }
+}
+
 /// The text of the log file `log` once it holds `needle`; panics after
 /// `wait` (a deadline for an event, not a pause).
 pub fn wait_for_log(log: &Path, needle: &str, wait: std::time::Duration) -> String {

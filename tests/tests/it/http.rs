@@ -843,22 +843,7 @@ fn refused_token_file(f: &Fixture, text: &str) -> String {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Its exit is the event waited for, with a deadline; a kura that
-    // serves instead is killed and the test fails.
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || tx.send(child.wait_with_output()));
-    let out = match rx.recv_timeout(std::time::Duration::from_secs(20)) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-            panic!("kura served with the token file {text:?}");
-        }
-    };
-    let (status, err) = (
-        out.status,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
+    let (status, err) = kura_tests::refusal(child);
     assert!(!status.success(), "{err}");
     err
 }

@@ -173,26 +173,14 @@ fn value_of<'a>(said: &'a str, label: &str) -> &'a str {
 
 /// `kura serve ARGS` must refuse to start: its standard error.
 fn refused_start(f: &Fixture, extra: &[&str]) -> String {
-    let mut child = Command::new(kura_bin())
+    let child = Command::new(kura_bin())
         .args(f.args(extra))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let until = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("kura serve did not refuse to start");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    let (status, err) = kura_tests::refusal(child);
     assert!(!status.success(), "{err}");
     err
 }

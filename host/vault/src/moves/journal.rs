@@ -315,7 +315,6 @@ pub fn replay(root: &Root, state: &StateDir) -> usize {
         );
         return 0;
     };
-    state.sweep_temp();
     let mut steps = 0;
     for name in names.journals(state) {
         steps += replay_one(root, state, &name);
