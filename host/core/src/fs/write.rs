@@ -368,6 +368,25 @@ impl Root {
             .open_dir_nofollow(&to.parent(), true)?
             .expect("created folders exist");
         let new_name = to.file_name().unwrap_or_default();
+        // Across processes, both folders' advisory locks (in path order;
+        // one when it is the same folder), as a rewrite holds its folder's:
+        // another kura's rewrite of this file, checked unchanged, is renamed
+        // into place before the file moves, never after at its old name.
+        let (from_dir, to_dir) = (from.parent(), to.parent());
+        let ordered = if from_dir <= to_dir {
+            [(&src, from), (&dst, to)]
+        } else {
+            [(&dst, to), (&src, from)]
+        };
+        let mut held = Vec::new();
+        for (dir, p) in ordered
+            .into_iter()
+            .take(if from_dir == to_dir { 1 } else { 2 })
+        {
+            let lock = open_dir_fd(dir).map_err(|e| io_error(e, p))?;
+            lock.lock().map_err(|e| io_error(e, p))?;
+            held.push(lock);
+        }
         let same_file =
             self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
         if same_file {
