@@ -75,6 +75,35 @@ fn entry(artifact: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Compile `wasm` to an artifact with Cranelift, on the compile pool.
+///
+/// wasmtime shares a compile out over rayon's pool of whatever thread
+/// calls it: the global one by default, which the searches share their
+/// work out over too. Rayon's workers finish their own queues before
+/// they take in outside work, so a search would wait for a whole compile
+/// (seconds for a large component) to end. On a pool of its own the compile
+/// still uses every core, and the searches' threads take turns with it.
+pub fn precompile(engine: &Engine, wasm: &[u8]) -> wasmtime::Result<Vec<u8>> {
+    match compile_pool() {
+        Some(pool) => pool.install(|| engine.precompile_component(wasm)),
+        None => engine.precompile_component(wasm),
+    }
+}
+
+/// The compile pool (none if its threads cannot be started: the compile
+/// then runs on the global pool, correct but in the searches' way).
+fn compile_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("kura-compile-{i}"))
+            .build()
+            .inspect_err(|e| tracing::warn!("no compile pool: {e}"))
+            .ok()
+    })
+    .as_ref()
+}
+
 /// Load the compiled component from the cache, else compile it (and cache
 /// it). `wasm_hash` is the hash of `wasm`.
 pub fn compile(
@@ -101,7 +130,7 @@ pub fn compile(
             None => tracing::warn!("cached component {name} is damaged; recompiling"),
         }
     }
-    let artifact = engine.precompile_component(wasm)?;
+    let artifact = precompile(engine, wasm)?;
     // SAFETY: these bytes were produced just now by this engine.
     let component = unsafe { Component::deserialize(engine, &artifact)? };
     if let Some(state) = state {

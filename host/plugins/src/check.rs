@@ -197,9 +197,7 @@ struct Compiled {
 impl Compiled {
     fn new(runtime: &Runtime, wasm: &[u8]) -> Result<Compiled, String> {
         let t = Instant::now();
-        let artifact = runtime
-            .engine
-            .precompile_component(wasm)
+        let artifact = crate::cache::precompile(&runtime.engine, wasm)
             .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
         let compile = t.elapsed();
         let t = Instant::now();

@@ -196,6 +196,43 @@ async fn initialize_does_not_wait_for_an_18_mb_component_to_compile() {
     assert!(log.contains("origin=compiled"), "{log}");
 }
 
+/// Searches during a large component's compile are answered at once,
+/// without the reranker, rather than queued behind the compile: it runs on
+/// threads of its own, not on those a search shares out its work to.
+#[tokio::test]
+async fn a_search_does_not_queue_behind_a_compiling_component() {
+    let wasm = toolchain::example("python-reranker");
+    let f = Fixture::new();
+    let log = f.dir.path().join("kura.log");
+    let k = serve(&f, &["--plugin", &plugin("reranker", &wasm)], &log).await;
+    let started = Instant::now();
+    let mut pending = 0;
+    loop {
+        let r = k
+            .call("manual_find", json!({"query": QUERY, "use_cache": false}))
+            .await
+            .ok()
+            .clone();
+        if r["applied"]["late_rerank"] != "pending" {
+            assert_eq!(r["applied"]["late_rerank"], "applied", "{r}");
+            break;
+        }
+        pending += 1;
+        assert!(started.elapsed() < Duration::from_secs(300), "never loaded");
+    }
+    let compiling = started.elapsed();
+    k.stop().await;
+    eprintln!("{pending} searches answered in the {compiling:?} of the compile");
+    // While the reranker loads, a search waits for it up to RERANK_WAIT
+    // (1 s) and is answered without it: a compile of seconds sees one
+    // such answer a second. Queued behind the compile, the second search
+    // would wait for its end and find the reranker loaded.
+    assert!(
+        pending >= 2,
+        "{pending} searches answered in the {compiling:?} of the compile"
+    );
+}
+
 /// `kura plugins check FILE`: its stdout and whether it passed.
 async fn check(wasm: &Path, extra: &[&str]) -> (String, bool) {
     let mut args: Vec<String> = vec!["plugins".into(), "check".into()];

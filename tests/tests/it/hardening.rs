@@ -408,8 +408,14 @@ async fn kill_9_debris_is_never_listed_and_swept_on_restart() {
                 .await;
         }
     };
+    let log = f.vault().join("notes/log.md");
     let killer = async {
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        // Once two appends have landed, the next one is under way.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while std::fs::metadata(&log).map_or(0, |m| m.len()) < 2 << 20 {
+            assert!(std::time::Instant::now() < deadline, "no append landed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         // SAFETY: signalling the server this test started.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     };

@@ -399,7 +399,7 @@ fn a_signal_ends_serve_demo_cleanly(signal: i32) {
             break s;
         }
         assert!(
-            start.elapsed() < std::time::Duration::from_secs(5),
+            start.elapsed() < std::time::Duration::from_secs(20),
             "still running after the signal"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));

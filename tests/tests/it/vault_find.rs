@@ -434,16 +434,12 @@ async fn a_change_made_outside_the_server_is_found_too() {
         "# Capybara\n\nA capybara note written by an editor.\n",
     );
     // The watcher's event may take a moment to arrive.
-    let mut found = false;
-    for _ in 0..50 {
-        let v = find(&k, json!({"query": "capybara"})).await;
-        if v["summary"]["integrated_candidates"] == 1 {
-            found = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(found);
+    let v = k
+        .until("vault_find", json!({"query": "capybara"}), |v| {
+            v["summary"]["integrated_candidates"] == 1
+        })
+        .await;
+    assert_eq!(v["summary"]["integrated_candidates"], 1, "{v}");
 }
 
 #[tokio::test]

@@ -494,11 +494,14 @@ async fn vault_replace_max_replacements_is_a_non_negative_integer() {
 async fn vault_replace_absent_find_leaves_the_file_untouched() {
     let (f, k) = kura().await;
     f.write("r.md", "abc");
-    let mtime = std::fs::metadata(f.vault().join("r.md"))
+    // A time no write now could give it: any rewrite would change it.
+    let mtime = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(f.vault().join("r.md"))
         .unwrap()
-        .modified()
+        .set_modified(mtime)
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
     let r = k
         .call(
             "vault_replace",

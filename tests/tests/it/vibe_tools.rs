@@ -903,8 +903,17 @@ async fn reindex_is_incremental_and_full_on_request() {
     std::fs::remove_file(f.vibe().join("vibeMCP/scratch/ideas.md")).unwrap();
     let touched = f.vibe().join("vibeMCP/reports/ranking-review.md");
     let text = std::fs::read(&touched).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(&touched, text).unwrap();
+    // Another modification time than the index holds, whatever the clock's
+    // resolution.
+    std::fs::File::options()
+        .write(true)
+        .open(&touched)
+        .unwrap()
+        .set_modified(
+            std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000),
+        )
+        .unwrap();
     let v = k.call("reindex", json!({})).await;
     let v = v.ok();
     assert_eq!(v["success"], true);
