@@ -5,6 +5,7 @@
 //! kura-tests --test it SUBJECT::`.
 
 mod bridge;
+mod build;
 mod concurrency;
 mod conformance;
 mod demo;
