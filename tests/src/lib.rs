@@ -278,6 +278,54 @@ pub struct Kura {
     schemas: HashMap<String, Value>,
     /// The server's process id (to send it a signal).
     pub pid: Option<u32>,
+    /// The server process, which dies with this handle.
+    _process: Option<Process>,
+}
+
+/// A server process, opened by a process file descriptor at its start: a
+/// signal through it reaches that process or none, never one that took
+/// its id later (Linux 5.3 and later).
+struct Process(std::os::fd::OwnedFd);
+
+impl Process {
+    fn open(pid: u32) -> Option<Process> {
+        use std::os::fd::FromRawFd;
+        // SAFETY: pidfd_open takes a pid and flags and returns a new
+        // descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        // SAFETY: a descriptor pidfd_open just returned, owned by nobody else.
+        (fd >= 0).then(|| Process(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) }))
+    }
+}
+
+impl Drop for Process {
+    /// Kill the server, and return once it has exited. Left to notice its
+    /// closed input on its own, it could still be writing (an index build,
+    /// say) into the fixture's folder while that folder was removed, which
+    /// then stayed behind in the temporary folder (hundreds a run).
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let fd = self.0.as_raw_fd();
+        // SAFETY: a signal sent through the descriptor of the server this
+        // handle started (ESRCH when it has exited already).
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd,
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            )
+        };
+        // The descriptor becomes readable when the process has exited.
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one pollfd, valid for the call.
+        unsafe { libc::poll(&mut poll, 1, 10_000) };
+    }
 }
 
 /// A tool result, split for assertions.
@@ -352,6 +400,7 @@ impl Kura {
             .spawn()
             .expect("spawn kura");
         let pid = transport.id();
+        let process = pid.and_then(Process::open);
         let client = ().serve_with_lifecycle(transport, mode).await.expect("MCP handshake");
         let tools = client.list_all_tools().await.expect("tools/list");
         let schemas = tools
@@ -367,6 +416,7 @@ impl Kura {
             client,
             schemas,
             pid,
+            _process: process,
         }
     }
 
