@@ -10,7 +10,7 @@ fn resolved(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .current_dir(kura_tests::workspace())
-        .args(["tree", "--locked", "--offline", "--prefix", "none"])
+        .args(["tree", "--locked", "--prefix", "none"])
         .args(["--format", "{p}|{f}"])
         .args(args)
         .output()
