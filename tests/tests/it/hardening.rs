@@ -398,6 +398,8 @@ async fn kill_9_debris_is_never_listed_and_swept_on_restart() {
     let k = f.start().await;
     let pid = k.pid.unwrap();
     let block = "x".repeat(1 << 20);
+    // The writer says when an append has answered; the third is sent at once.
+    let (landed, mut answers) = tokio::sync::mpsc::unbounded_channel();
     let writer = async {
         for _ in 0..50 {
             let _ = k
@@ -406,15 +408,15 @@ async fn kill_9_debris_is_never_listed_and_swept_on_restart() {
                     json!({"path": "notes/log.md", "content": block, "mode": "append"}),
                 )
                 .await;
+            let _ = landed.send(());
         }
     };
-    let log = f.vault().join("notes/log.md");
     let killer = async {
-        // Once two appends have landed, the next one is under way.
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while std::fs::metadata(&log).map_or(0, |m| m.len()) < 2 << 20 {
-            assert!(std::time::Instant::now() < deadline, "no append landed");
-            tokio::time::sleep(Duration::from_millis(5)).await;
+        // Once two appends have answered, the next one is under way.
+        for _ in 0..2 {
+            tokio::time::timeout(Duration::from_secs(30), answers.recv())
+                .await
+                .expect("no append answered");
         }
         // SAFETY: signalling the server this test started.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
