@@ -28,11 +28,12 @@ pub use admission::{AdmissionArgs, admit};
 
 /// The manuals of the gold sets, and the gold sets, from a checkout's root.
 pub const ROOT: &str = "fixtures/corpora";
-pub const GOLD: [&str; 4] = [
+pub const GOLD: [&str; 5] = [
     "fixtures/eval/gold.jsonl",
     "fixtures/eval/cross-dev.jsonl",
     "fixtures/eval/en-ja-dev.jsonl",
     "fixtures/eval/blind.jsonl",
+    "fixtures/eval/hard.jsonl",
 ];
 
 #[derive(clap::Args, Debug, Clone)]
