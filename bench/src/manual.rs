@@ -184,13 +184,12 @@ async fn stdio_find(
     )
     .await?;
     // With the encoder: until every section has its vector, spawn to then.
-    // A search says in its warnings that the encoder is still embedding
-    // (the vectors are kept file by file as they are made, so the cache
-    // file's presence says nothing); the build starts right after the
-    // lexical index, which the call above waited for.
+    // A search says in its warnings that it matched words only until the
+    // vectors are built, from the first call after the start (the vectors
+    // are kept file by file as they are made, so the cache file's presence
+    // says nothing).
     let mut vectors_ready = None;
     if dense {
-        tokio::time::sleep(Duration::from_millis(500)).await;
         loop {
             let r = s
                 .call(
@@ -200,7 +199,7 @@ async fn stdio_find(
                 .await?;
             let embedding = structured(&r)?["warnings"].as_array().is_some_and(|w| {
                 w.iter()
-                    .any(|w| w.as_str().is_some_and(|w| w.contains("still embedding")))
+                    .any(|w| w.as_str().is_some_and(|w| w.contains("matched words only")))
             });
             if !embedding {
                 break;

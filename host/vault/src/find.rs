@@ -501,7 +501,7 @@ impl Vault {
         let mut warnings = Vec::new();
         if dense.is_none() && self.meaning.building() {
             warnings.push(
-                "the sentence encoder is still embedding the notes: this search matched words only"
+                "the notes' sentence vectors are not built yet: this search matched words only"
                     .into(),
             );
         }

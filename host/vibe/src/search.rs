@@ -41,6 +41,12 @@ pub struct SearchOutput {
     /// Chunks matching the query within the filters (before `limit`).
     pub total_matches: u64,
     pub results: Vec<SearchResult>,
+    /// What made this search less than it could be: with the sentence
+    /// encoder installed, that its vectors are not built yet (from the
+    /// start until the first build ends) and the search matched words
+    /// only. Absent when there is nothing to say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -193,6 +199,10 @@ struct Scored {
     updated: String,
 }
 
+/// The warning of a search made before the sentence vectors are built.
+pub const WORDS_ONLY: &str =
+    "the workspace's sentence vectors are not built yet: this search matched words only";
+
 impl Vibe {
     pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
         let query = input.query.as_str();
@@ -213,9 +223,15 @@ impl Vibe {
             input.folder,
             limit,
         )?;
+        let mut warnings = Vec::new();
         let meaning = match dense {
             Some(d) => near(d, query, &mut found, project.as_deref(), input.folder),
-            None => vec![0.0; found.hits.len()],
+            None => {
+                if self.meaning.building() {
+                    warnings.push(WORDS_ONLY.to_owned());
+                }
+                vec![0.0; found.hits.len()]
+            }
         };
         let t2 = std::time::Instant::now();
         let scored = rank(index, found.hits, &meaning, limit);
@@ -233,6 +249,7 @@ impl Vibe {
             query: query.to_owned(),
             total_matches: found.matched as u64,
             results,
+            warnings,
         })
     }
 
@@ -614,6 +631,51 @@ mod tests {
     fn snippet_marks_japanese_bigrams() {
         let s = snippet("認証トークンの更新手順を書く", &terms("トークン"));
         assert!(s.contains("**トークン**"), "{s}");
+    }
+
+    /// With a model installed, a search before the vectors exist (here:
+    /// before the start-up build has begun) says it matched words only;
+    /// without one it says nothing.
+    #[test]
+    fn a_search_without_vectors_yet_says_it_matched_words_only() {
+        let vibe = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let doc = (
+            "p/tasks/001-a.md".to_owned(),
+            "# Task: rate limiting\n".to_owned(),
+        );
+        crate::fs::write_new_tree(vibe.path(), &[doc]).unwrap();
+        let search = |vibe: &Vibe| {
+            vibe.search(SearchInput {
+                query: "rate limiting".into(),
+                project: None,
+                folder: None,
+                limit: None,
+            })
+            .unwrap()
+        };
+        let source = || crate::domain::search::encoder::Source {
+            state_dir: Some(state.path().to_owned()),
+            plugins: None,
+            enabled: true,
+        };
+        let open = || {
+            Vibe::new(
+                crate::fs::Root::open(vibe.path()).unwrap(),
+                Some(state.path()),
+                source(),
+            )
+        };
+        let found = search(&open());
+        assert_eq!(found.results.len(), 1);
+        assert!(found.warnings.is_empty(), "{:?}", found.warnings);
+        crate::fs::StateDir::open(state.path())
+            .unwrap()
+            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .unwrap();
+        let found = search(&open());
+        assert_eq!(found.results.len(), 1);
+        assert_eq!(found.warnings, [WORDS_ONLY]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub static TOOLS: &[ToolDef] = &[
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
                       headings such as Current Status / Next Steps / Blockers / Decisions, recency); with the sentence \
                       encoder installed, the chunks nearest in meaning (in any language) join them, BM25 plus a meaning \
-                      term. Any text is safe \
+                      term (until its vectors are built, `warnings` says the search matched words only). Any text is safe \
                       to search: quotes, `-`, `:`, parentheses are just text. Snippets mark matches in **bold**.",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::SearchInput, _| d.get::<Vibe>()?.search(i)),

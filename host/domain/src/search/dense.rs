@@ -663,9 +663,12 @@ impl Meaning {
         self.dense.get()?.as_ref()
     }
 
-    /// Whether the vectors are being built for the first time.
+    /// Whether vectors are coming but not there yet: from the start (the
+    /// background build begins only after the lexical index) until the
+    /// first build ends. Searches match words only meanwhile, and say so.
     pub fn building(&self) -> bool {
         self.building.load(Ordering::Relaxed)
+            || (self.dense.get().is_none() && self.source.expected())
     }
 
     /// The vectors if they are built, brought up to the index's
@@ -706,6 +709,32 @@ mod tests {
                 .collect(),
             letters: (0, 0),
         }
+    }
+
+    /// From a start until the vectors are built a search matches words
+    /// only and must say so: also before the background build has begun
+    /// (while the lexical index is built first).
+    #[test]
+    fn a_search_before_the_first_build_begins_knows_it_matches_words_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = |enabled| Source {
+            state_dir: Some(dir.path().to_owned()),
+            plugins: None,
+            enabled,
+        };
+        let title = |f: &str| f.to_owned();
+        // No model: nothing is coming, nothing to say.
+        assert!(!Meaning::new("vault", title, source(true)).building());
+        StateDir::open(dir.path())
+            .unwrap()
+            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .unwrap();
+        // A model is installed: the vectors are pending from the start.
+        let pending = Meaning::new("vault", title, source(true));
+        assert!(pending.building());
+        assert!(pending.built().is_none());
+        // Turned off: no vectors will come.
+        assert!(!Meaning::new("vault", title, source(false)).building());
     }
 
     #[test]

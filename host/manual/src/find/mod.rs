@@ -278,7 +278,7 @@ impl Manuals {
         };
         if pool.question.is_none() && self.dense_building() {
             late.warnings.push(
-                "the sentence encoder is still embedding the manuals' sections: this search matched words only"
+                "the manuals' sentence vectors are not built yet: this search matched words only"
                     .into(),
             );
         }
