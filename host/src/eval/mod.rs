@@ -47,6 +47,11 @@ pub struct EvalArgs {
     /// vault_find's gold set (over a vault put together from the corpora).
     #[arg(long, default_value = "fixtures/eval/vault.jsonl")]
     pub vault_gold: PathBuf,
+    /// The vault `--vault-gold` is about, instead of the one put together
+    /// from the corpora (a copy is searched; e.g. fixtures/vaults/debian-handbook
+    /// with fixtures/eval/vault-hard.jsonl).
+    #[arg(long)]
+    pub vault_root: Option<PathBuf>,
     /// vibe search's gold set.
     #[arg(long, default_value = "fixtures/eval/vibe.jsonl")]
     pub vibe_gold: PathBuf,
