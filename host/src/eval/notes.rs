@@ -156,10 +156,43 @@ fn vault_set(app: &App, gold: &[NoteGold]) -> Result<(Vec<Outcome>, Vec<Outcome>
         let found = call(app, "vault_find", &json!({ "query": g.query }))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let notes = reads(&found);
-        first.push(score(&g.id, &notes[..notes.len().min(1)], &g.expected, &[], ms));
+        first.push(score(
+            &g.id,
+            &notes[..notes.len().min(1)],
+            &g.expected,
+            &[],
+            ms,
+        ));
         any.push(score(&g.id, &notes, &g.expected, &[], ms));
     }
     Ok((first, any))
+}
+
+/// The notes in the order of their nearest section's closeness to each
+/// question, the sentence encoder alone (None without vectors): what
+/// vault_find could know by meaning.
+fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<Vec<Outcome>> {
+    let v = app.domains.find::<crate::vault::Vault>()?;
+    let dense = v.meaning.built()?;
+    let mut out = Vec::new();
+    for g in gold {
+        let t = Instant::now();
+        let question = dense.question(&g.query)?;
+        let mut notes: Vec<String> = Vec::new();
+        for hit in dense.nearest(&question, "", |_, _| true, 100) {
+            if !notes.contains(&hit.file) {
+                notes.push(hit.file);
+            }
+        }
+        out.push(score(
+            &g.id,
+            &notes,
+            &g.expected,
+            &[],
+            t.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+    Some(out)
 }
 
 fn vibe_set(app: &App, gold: &[NoteGold]) -> Result<Vec<Outcome>, String> {
@@ -258,6 +291,14 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
             &any,
             false,
         ));
+        if let Some(alone) = vault_dense_alone(&app, &vault_gold).filter(|_| fused) {
+            vault_rows.extend(rows(
+                "notes by the encoder alone",
+                &vault_gold,
+                &alone,
+                args.verbose,
+            ));
+        }
         let vibe_rows = rows(
             &format!("vibe search, {name}"),
             &vibe_gold,

@@ -322,6 +322,46 @@ async fn bias_and_gaps_ask_for_a_scan_of_the_file() {
     follow_all(&k, &v).await;
 }
 
+/// Not sure of its best note, vault_find also proposes the best section
+/// of each of the next notes in its ranking (three at most), each less sure
+/// than the one before, no note twice.
+#[tokio::test]
+async fn an_unsure_search_proposes_the_next_notes_too() {
+    let (f, k) = kura().await;
+    for (i, name) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+        let play = " and daily play".repeat(i % 2);
+        f.write(
+            &format!("{name}.md"),
+            &format!("# Note {name}\n\nFerrets need a cage{play}.\n"),
+        );
+    }
+    // "toys" is in no note: the best one holds three words of four.
+    let v = find(&k, json!({"query": "ferret cage play toys"})).await;
+    assert_eq!(
+        v["summary"]["integration_status"], "needs_followup",
+        "{v:#}"
+    );
+    let reads: Vec<(&str, f64)> = v["next_actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["type"] == "vault_read")
+        .map(|a| {
+            let path = a["params"]["path"].as_str().unwrap();
+            (path, a["confidence"].as_f64().unwrap())
+        })
+        .collect();
+    assert_eq!(reads.len(), 4, "the best note and three more: {v:#}");
+    let mut paths: Vec<&str> = reads.iter().map(|r| r.0).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    assert_eq!(paths.len(), 4, "no note twice: {v:#}");
+    for w in reads.windows(2) {
+        assert!(w[1].1 < w[0].1, "each less sure than the one before: {v:#}");
+    }
+    follow_all(&k, &v).await;
+}
+
 #[tokio::test]
 async fn scanned_counts_are_what_was_read() {
     let (f, k) = kura().await;

@@ -147,6 +147,25 @@ impl Vault {
                         json!({ "query": asked.q.text }),
                     ));
                 }
+                // Not sure of the best: the best sections of the next notes
+                // in the ranking, each less sure than the one before.
+                let mut proposed: Vec<&str> = vec![b.file.as_str()];
+                proposed.extend(
+                    graph
+                        .and_then(|g| linked_hit(g, b, kept))
+                        .map(|n| n.file.as_str()),
+                );
+                let others = kept.iter().filter(|k| {
+                    let new = !proposed.contains(&k.file.as_str());
+                    if new {
+                        proposed.push(k.file.as_str());
+                    }
+                    new
+                });
+                for (i, o) in others.take(c.other_notes).enumerate() {
+                    let conf = c.other_note * o.rank / b.rank.max(f64::EPSILON) / (i + 1) as f64;
+                    actions.push(read(o, conf.min(c.other_note)));
+                }
             }
             _ => {
                 // Nothing integrated: a literal line search catches what the
@@ -244,6 +263,10 @@ struct FollowupConfidence {
     first_found: f64,
     /// Reading a hit in a note linked to or from the best one.
     follow_link: f64,
+    /// Reading the best section of each of the next notes in the ranking
+    /// (at most `other_notes` of them), the first at most this sure.
+    other_note: f64,
+    other_notes: usize,
 }
 
 const CONFIDENCE: FollowupConfidence = FollowupConfidence {
@@ -254,6 +277,8 @@ const CONFIDENCE: FollowupConfidence = FollowupConfidence {
     line_search: 0.3,
     first_found: 0.2,
     follow_link: 0.45,
+    other_note: 0.3,
+    other_notes: 3,
 };
 
 /// The candidates Stage 1.5 keeps (Stage 0's matches, or else Stage 1's
