@@ -123,7 +123,8 @@ impl Vault {
                 }
                 // Follow a link: the best hit in another note that the best
                 // note links to or is linked from.
-                if let Some(n) = graph.and_then(|g| linked_hit(g, b, kept)) {
+                let linked = graph.and_then(|g| linked_hit(g, b, kept));
+                if let Some(n) = linked {
                     actions.push(read(n, c.follow_link));
                 }
                 if let Some(rs) = m.per_file.get(b.file.as_str()).filter(|r| r.len() >= 2) {
@@ -150,19 +151,18 @@ impl Vault {
                 // Not sure of the best: the best sections of the next notes
                 // in the ranking, each less sure than the one before.
                 let mut proposed: Vec<&str> = vec![b.file.as_str()];
-                proposed.extend(
-                    graph
-                        .and_then(|g| linked_hit(g, b, kept))
-                        .map(|n| n.file.as_str()),
-                );
-                let others = kept.iter().filter(|k| {
-                    let new = !proposed.contains(&k.file.as_str());
-                    if new {
-                        proposed.push(k.file.as_str());
+                proposed.extend(linked.map(|n| n.file.as_str()));
+                let mut others = Vec::new();
+                for k in kept {
+                    if others.len() == c.other_notes {
+                        break;
                     }
-                    new
-                });
-                for (i, o) in others.take(c.other_notes).enumerate() {
+                    if !proposed.contains(&k.file.as_str()) {
+                        proposed.push(k.file.as_str());
+                        others.push(k);
+                    }
+                }
+                for (i, o) in others.into_iter().enumerate() {
                     let conf = c.other_note * o.rank / b.rank.max(f64::EPSILON) / (i + 1) as f64;
                     actions.push(read(o, conf.min(c.other_note)));
                 }
