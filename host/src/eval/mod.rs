@@ -94,6 +94,59 @@ pub struct Gold {
     /// whose every side has a file in the top 5.
     #[serde(default)]
     pub sides: Vec<Vec<String>>,
+    /// The language the manual is written in (`ja`, `es`, `en`), read off
+    /// its text by [`written_in`]; empty until then.
+    #[serde(skip)]
+    pub manual_lang: String,
+}
+
+/// The language most of a manual's text is in: `ja` when a fifth of its
+/// letters are CJK, else `es` or `en` by which language's commonest words
+/// it uses more (a look at its first 40 files).
+fn written_in(root: &crate::fs::Root, manual: &str) -> Result<&'static str, String> {
+    let dir = crate::fs::RelPath::parse(manual, false).map_err(|e| e.message)?;
+    let (mut cjk, mut letters, mut es, mut en) = (0usize, 0usize, 0usize, 0usize);
+    for (path, _) in root
+        .walk_files(&dir)
+        .map_err(|e| e.message)?
+        .into_iter()
+        .take(40)
+    {
+        let text = String::from_utf8_lossy(&root.read(&path).map_err(|e| e.message)?).into_owned();
+        for c in text.chars().filter(|c| c.is_alphabetic()) {
+            letters += 1;
+            cjk += usize::from(crate::text::tokenize::is_cjk(c));
+        }
+        for w in text.split(|c: char| !c.is_alphabetic()) {
+            let w = w.to_lowercase();
+            es += usize::from(
+                ["el", "la", "los", "las", "que", "para", "con", "una"].contains(&w.as_str()),
+            );
+            en += usize::from(
+                ["the", "and", "of", "to", "is", "with", "that", "for"].contains(&w.as_str()),
+            );
+        }
+    }
+    Ok(if cjk * 5 >= letters.max(1) {
+        "ja"
+    } else if es > en {
+        "es"
+    } else {
+        "en"
+    })
+}
+
+/// Mark each question's manual with the language it is written in.
+fn mark_languages(root: &std::path::Path, gold: &mut [Gold]) -> Result<(), String> {
+    let root = crate::fs::Root::open(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    let mut known: BTreeMap<String, &'static str> = BTreeMap::new();
+    for g in gold.iter_mut() {
+        if !known.contains_key(&g.manual) {
+            known.insert(g.manual.clone(), written_in(&root, &g.manual)?);
+        }
+        g.manual_lang = known[&g.manual].to_owned();
+    }
+    Ok(())
 }
 
 fn topic() -> String {
@@ -313,6 +366,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     for path in &args.gold {
         gold.extend(load_gold(path)?);
     }
+    mark_languages(&args.root, &mut gold)?;
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let state = args
         .state_dir
@@ -446,6 +500,8 @@ struct Measured<'a> {
     total: Figures,
     per_facet: BTreeMap<String, Figures>,
     per_lang: BTreeMap<String, Figures>,
+    /// By the question's language and the manual's (`ja → en`).
+    per_direction: BTreeMap<String, Figures>,
     /// Each of [`SPLITS`], in order.
     splits: Vec<(&'static str, Split)>,
 }
@@ -476,6 +532,14 @@ impl<'a> Measured<'a> {
             total: figures(&all),
             per_facet: group(&pairs, |g| g.facet.clone()),
             per_lang: group(&pairs, |g| g.lang.clone()),
+            per_direction: group(&pairs, |g| {
+                let to = if g.manual_lang.is_empty() {
+                    "?"
+                } else {
+                    &g.manual_lang
+                };
+                format!("{} → {to}", g.lang)
+            }),
             pairs,
             splits,
         }
@@ -493,6 +557,7 @@ impl<'a> Measured<'a> {
             "total": self.total,
             "per_facet": self.per_facet,
             "per_language": self.per_lang,
+            "per_direction": self.per_direction,
             "dev": split("dev"),
             "test": split("test"),
             "blind": split("blind"),
@@ -524,6 +589,11 @@ impl<'a> Measured<'a> {
         table.push_str(&section(
             "language of the query (every half)",
             &self.per_lang,
+            None,
+        ));
+        table.push_str(&section(
+            "question → manual (every half)",
+            &self.per_direction,
             None,
         ));
         if args.verbose {
