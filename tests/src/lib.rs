@@ -122,6 +122,18 @@ pub fn wait_for_log(log: &Path, needle: &str, wait: std::time::Duration) -> Stri
     }
 }
 
+/// Run `cmd` to its end and return its standard output; a failure fails
+/// the test with its standard error.
+pub fn succeeded(cmd: &mut std::process::Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -13,7 +13,7 @@ pub const DIR: &str = "models/use-m3";
 const TOKENIZER: &str = "models/use-m3/sp.model";
 const WEIGHTS: &str = "models/use-m3/weights.npz";
 const LICENSE: &str = "models/use-m3/LICENSE";
-const MANIFEST: &str = "models/use-m3/MODEL";
+pub const MANIFEST: &str = "models/use-m3/MODEL";
 
 /// What `MODEL` says.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -267,12 +267,6 @@ impl Manuals {
         self.meaning.build(&self.index, &self.root)
     }
 
-    /// Whether the vectors are being built for the first time (searches
-    /// match words only meanwhile, and say so).
-    pub fn dense_building(&self) -> bool {
-        self.meaning.building()
-    }
-
     /// The dense signal if its vectors are built, brought up to the index's
     /// `generation` (the texts that changed are embedded now).
     fn dense(&self, generation: u64) -> Option<&Dense> {

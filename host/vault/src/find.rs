@@ -499,11 +499,8 @@ impl Vault {
         let dense = self.meaning.current(&self.index, &self.root, generation);
         let q = Query::new(query, phrase, dense);
         let mut warnings = Vec::new();
-        if dense.is_none() && self.meaning.building() {
-            warnings.push(
-                "the notes' sentence vectors are not built yet: this search matched words only"
-                    .into(),
-            );
+        if dense.is_none() {
+            warnings.extend(self.meaning.words_only());
         }
         let mut run = Run::new("vault_find", deadline, job);
         let mut pass = run.stage("stage 0/1", |run| {

@@ -199,10 +199,6 @@ struct Scored {
     updated: String,
 }
 
-/// The warning of a search made before the sentence vectors are built.
-pub const WORDS_ONLY: &str =
-    "the workspace's sentence vectors are not built yet: this search matched words only";
-
 impl Vibe {
     pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
         let query = input.query.as_str();
@@ -227,9 +223,7 @@ impl Vibe {
         let meaning = match dense {
             Some(d) => near(d, query, &mut found, project.as_deref(), input.folder),
             None => {
-                if self.meaning.building() {
-                    warnings.push(WORDS_ONLY.to_owned());
-                }
+                warnings.extend(self.meaning.words_only());
                 vec![0.0; found.hits.len()]
             }
         };
@@ -671,11 +665,11 @@ mod tests {
         assert!(found.warnings.is_empty(), "{:?}", found.warnings);
         crate::fs::StateDir::open(state.path())
             .unwrap()
-            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .write(kura_embed::store::MANIFEST, b"some-package 1.0 0123\n")
             .unwrap();
         let found = search(&open());
         assert_eq!(found.results.len(), 1);
-        assert_eq!(found.warnings, [WORDS_ONLY]);
+        assert_eq!(found.warnings, [crate::domain::search::dense::WORDS_ONLY]);
     }
 
     #[test]

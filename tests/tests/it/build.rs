@@ -8,20 +8,15 @@ use std::process::Command;
 /// appears with two).
 fn resolved(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(kura_tests::workspace())
-        .args(["tree", "--locked", "--prefix", "none"])
-        .args(["--format", "{p}|{f}"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = kura_tests::succeeded(
+        Command::new(cargo)
+            .current_dir(kura_tests::workspace())
+            .args(["tree", "--locked", "--prefix", "none"])
+            .args(["--format", "{p}|{f}"])
+            .args(args),
     );
     let mut packages: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in String::from_utf8_lossy(&out).lines() {
         let line = line.trim_end_matches(" (*)");
         if let Some((package, features)) = line.split_once('|') {
             packages

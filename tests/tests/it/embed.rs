@@ -186,18 +186,13 @@ async fn a_japanese_question_finds_the_english_section() {
 fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
     let cache = tempfile::tempdir().unwrap();
     give_model(&cache.path().join("kura"));
-    let out = std::process::Command::new(kura_tests::kura_bin())
-        .arg("demo")
-        .env("XDG_CACHE_HOME", cache.path())
-        .env("HOME", cache.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = kura_tests::succeeded(
+        std::process::Command::new(kura_tests::kura_bin())
+            .arg("demo")
+            .env("XDG_CACHE_HOME", cache.path())
+            .env("HOME", cache.path()),
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = String::from_utf8_lossy(&out);
     let step = text
         .split("Ask the Japanese manual in English")
         .nth(1)

@@ -338,16 +338,8 @@ fn kura_call_runs_one_tool_and_prints_its_result() {
     args[0] = "call".into();
     args.push("vault_read".into());
     args.push(r#"{"path": "notes/welcome.md", "range": {"start_line": 1, "end_line": 1}}"#.into());
-    let out = std::process::Command::new(kura_bin())
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = kura_tests::succeeded(std::process::Command::new(kura_bin()).args(&args));
+    let v: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v["text"], "# Welcome to the kura demo vault\n");
     // A refused call prints the error and exits non-zero.
     let n = args.len();

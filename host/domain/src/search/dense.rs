@@ -601,6 +601,11 @@ impl Dense {
     }
 }
 
+/// What a search says when it matched words only because the sentence
+/// vectors are not built yet.
+pub const WORDS_ONLY: &str =
+    "the sentence vectors are not built yet: this search matched words only";
+
 /// A domain's dense signal: built once, in the background after the lexical
 /// index (searches match words only meanwhile, and say so), then brought up
 /// to the index's generation whenever a search asks for it.
@@ -671,6 +676,12 @@ impl Meaning {
             || (self.dense.get().is_none() && self.source.expected())
     }
 
+    /// The warning of a search made without vectors while they are
+    /// [`building`](Self::building); None when none are coming.
+    pub fn words_only(&self) -> Option<String> {
+        self.building().then(|| WORDS_ONLY.to_owned())
+    }
+
     /// The vectors if they are built, brought up to the index's
     /// `generation` (the texts that changed are embedded now).
     pub fn current(&self, index: &LiveIndex, root: &Root, generation: u64) -> Option<&Dense> {
@@ -727,7 +738,7 @@ mod tests {
         assert!(!Meaning::new("vault", title, source(true)).building());
         StateDir::open(dir.path())
             .unwrap()
-            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .write(kura_embed::store::MANIFEST, b"some-package 1.0 0123\n")
             .unwrap();
         // A model is installed: the vectors are pending from the start.
         let pending = Meaning::new("vault", title, source(true));

@@ -162,7 +162,7 @@ mod tests {
         assert!(!source(true).expected());
         let state = StateDir::open(dir.path()).unwrap();
         state
-            .write("models/use-m3/MODEL", b"some-package 1.0 0123\n")
+            .write(store::MANIFEST, b"some-package 1.0 0123\n")
             .unwrap();
         assert!(source(true).expected());
         assert!(!source(false).expected());

@@ -276,11 +276,8 @@ impl Manuals {
             graph_failed: false,
             warnings: Vec::new(),
         };
-        if pool.question.is_none() && self.dense_building() {
-            late.warnings.push(
-                "the manuals' sentence vectors are not built yet: this search matched words only"
-                    .into(),
-            );
+        if pool.question.is_none() {
+            late.warnings.extend(self.meaning.words_only());
         }
         sort(&mut pool.cands);
         self.fill_top(pool, rerank::RERANK_TOP.max(graph::EVIDENCE_MAX));
