@@ -6,20 +6,14 @@
 use std::path::Path;
 use std::time::Instant;
 
-use kura::embed::{Model, store, wheel::USE_M3};
+use kura::embed::Model;
 use kura::eval::Gold;
 
 use crate::{ms, percentile};
 
 fn load(state: &Path) -> anyhow::Result<Model> {
-    let read = |name: &str| -> std::io::Result<Option<Vec<u8>>> {
-        match std::fs::read(state.join(name)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    };
-    store::load(&USE_M3, read)?.ok_or_else(|| {
+    let folder = kura::fs::StateDir::open(state)?;
+    kura::domain::search::encoder::load(&folder)?.ok_or_else(|| {
         anyhow::anyhow!(
             "no model in {}: run `kura models install --state-dir {0}`",
             state.display()

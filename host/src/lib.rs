@@ -4,7 +4,7 @@
 //! under the names the tests and the tools use:
 //!
 //! - `kura-core`: [`config`], [`error`], [`fs`] (the only module that touches
-//!   files), [`args`], [`job`], [`text`], [`scan`], [`policy`];
+//!   files), [`args`], [`job`], [`heap`], [`text`], [`scan`], [`policy`];
 //! - `kura-index`: [`index`]; `kura-plugins`: [`plugins`];
 //! - `kura-domain`: [`domain`] (what a domain and a tool are);
 //! - the domains: [`manual`], [`vault`], [`vibe`], [`bridge`];
@@ -15,7 +15,7 @@
 
 pub use kura_bridge as bridge;
 pub use kura_core::fault;
-pub use kura_core::{args, config, error, fs, job, policy, scan, text};
+pub use kura_core::{args, config, error, fs, heap, job, policy, scan, text};
 pub use kura_domain as domain;
 pub use kura_embed as embed;
 pub use kura_index as index;

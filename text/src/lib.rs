@@ -7,6 +7,7 @@
 
 pub mod compare;
 pub mod facet;
+pub mod lexicon;
 pub mod phrase;
 pub mod synonyms;
 pub mod tokenize;

@@ -1,7 +1,7 @@
 //! kura's bottom layer: what every other crate stands on. The configuration
 //! ([`config`]), the errors with their codes ([`error`]), the one module
 //! that touches files ([`fs`]), the reading of tool arguments ([`args`]),
-//! jobs ([`job`]), text handling ([`text`], [`scan`]) and the baseline write
+//! jobs ([`job`]), the allocator's free memory ([`heap`]), text handling ([`text`], [`scan`]) and the baseline write
 //! rules ([`policy`]).
 
 pub mod args;
@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod fault;
 pub mod fs;
+pub mod heap;
 pub mod job;
 pub mod policy;
 pub mod scan;

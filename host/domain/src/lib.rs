@@ -11,7 +11,7 @@
 //! own, and the server lists them all.
 
 // The layers below, under the names this crate's modules use.
-use kura_core::{args, config, error, fs, job, text};
+use kura_core::{args, config, error, fs, heap, job, text};
 use kura_index as index;
 use kura_plugins as plugins;
 

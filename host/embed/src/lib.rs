@@ -38,10 +38,16 @@ pub struct Model {
 }
 
 impl Model {
-    /// The model from its tokenizer (`sp.model`) and weights (`weights.npz`).
-    pub fn load(tokenizer: &[u8], weights: &[u8]) -> Result<Model, ModelError> {
+    /// The model from its tokenizer (`sp.model`) and the package's weights
+    /// (`weights.npz`, from the package whose SHA-256 is `source`).
+    pub fn load(tokenizer: &[u8], weights: &[u8], source: &str) -> Result<Model, ModelError> {
+        let arrays = npz::read(std::io::Cursor::new(weights))?;
+        Model::new(tokenizer, encoder::Encoder::new(arrays, source)?)
+    }
+
+    /// The model from its tokenizer and an encoder already prepared.
+    pub fn new(tokenizer: &[u8], encoder: encoder::Encoder) -> Result<Model, ModelError> {
         let tokenizer = sentencepiece::SentencePiece::parse(tokenizer)?;
-        let encoder = encoder::Encoder::new(npz::read(std::io::Cursor::new(weights))?)?;
         if tokenizer.vocab_size() > encoder.vocab() {
             return Err(ModelError::Vocab {
                 tokenizer: tokenizer.vocab_size(),
@@ -66,6 +72,11 @@ impl Model {
             ids.push(sentencepiece::EOS);
         }
         self.encoder.encode(&ids)
+    }
+
+    /// The weights as [`store`] keeps them for mapping.
+    pub fn prepared(&self) -> &[u8] {
+        self.encoder.prepared()
     }
 
     pub fn tokens(&self, text: &str) -> Vec<u32> {

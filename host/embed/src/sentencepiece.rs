@@ -6,8 +6,6 @@
 //! Viterbi segmentation over the pieces. Only what a unigram model with
 //! those defaults needs; ids match the reference implementation's.
 
-use std::collections::HashMap;
-
 use thiserror::Error;
 
 pub const UNK: u32 = 0;
@@ -162,19 +160,78 @@ fn char_len(data: &[u8]) -> usize {
 
 pub struct SentencePiece {
     scores: Vec<f32>,
-    /// Every piece and every prefix of one: the piece's id + 1, or 0 for a
-    /// prefix that is no piece (the walk goes on through it).
-    prefixes: HashMap<String, u32>,
+    pieces: Pieces,
     /// The longest piece, in characters.
     max_chars: usize,
     unk_score: f32,
     map: Option<CharsMap>,
 }
 
+/// Every piece that can match (not the unknown and control ones), sorted,
+/// in one string: a binary search says whether a text is a piece and
+/// whether a longer piece starts with it, in a tenth of the memory a table
+/// of every piece's every prefix takes.
+struct Pieces {
+    text: String,
+    /// Where each piece of `text` ends.
+    ends: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl Pieces {
+    fn new(mut pieces: Vec<(&str, u32)>) -> Pieces {
+        // Of two pieces with the same text, the later one's id counts.
+        pieces.sort_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+        pieces.dedup_by(|later, first| later.0 == first.0);
+        let mut p = Pieces {
+            text: String::with_capacity(pieces.iter().map(|(t, _)| t.len()).sum()),
+            ends: Vec::with_capacity(pieces.len()),
+            ids: Vec::with_capacity(pieces.len()),
+        };
+        for (text, id) in pieces {
+            p.text.push_str(text);
+            p.ends.push(p.text.len() as u32);
+            p.ids.push(id);
+        }
+        p
+    }
+
+    fn piece(&self, k: usize) -> &str {
+        let start = k.checked_sub(1).map_or(0, |k| self.ends[k] as usize);
+        &self.text[start..self.ends[k] as usize]
+    }
+
+    /// None when no piece starts with `key`; else `key`'s id if it is a
+    /// piece itself.
+    fn find(&self, key: &str) -> Option<Option<u32>> {
+        let at = partition(self.ends.len(), |k| self.piece(k) < key);
+        let first = (at < self.ends.len()).then(|| self.piece(at))?;
+        if !first.starts_with(key) {
+            return None;
+        }
+        Some((first == key).then(|| self.ids[at]))
+    }
+}
+
+/// The first of `0..len` for which `before` is false (`before` is true for
+/// a leading run only).
+fn partition(len: usize, before: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl SentencePiece {
     pub fn parse(model: &[u8]) -> Result<SentencePiece, ModelError> {
         let mut scores = Vec::new();
-        let mut prefixes = HashMap::new();
+        let mut pieces = Vec::new();
         let mut max_chars = 1;
         let mut map = None;
         for (number, field) in fields(model)? {
@@ -199,10 +256,7 @@ impl SentencePiece {
                         continue;
                     }
                     max_chars = max_chars.max(text.chars().count());
-                    for (b, _) in text.char_indices().skip(1) {
-                        prefixes.entry(text[..b].to_owned()).or_insert(0);
-                    }
-                    prefixes.insert(text.to_owned(), id + 1);
+                    pieces.push((text, id));
                 }
                 (3, Field::Bytes(spec)) => {
                     for (n, f) in fields(spec)? {
@@ -218,9 +272,10 @@ impl SentencePiece {
             return Err(ModelError::Malformed("no pieces"));
         }
         let unk_score = scores.iter().copied().fold(f32::INFINITY, f32::min) - UNK_PENALTY;
+        let pieces = Pieces::new(pieces);
         Ok(SentencePiece {
             scores,
-            prefixes,
+            pieces,
             max_chars,
             unk_score,
             map,
@@ -318,17 +373,17 @@ impl SentencePiece {
             let base = best[i];
             let mut single = false;
             for j in i + 1..=(i + self.max_chars).min(n) {
-                let Some(&v) = self.prefixes.get(&norm[bounds[i]..bounds[j]]) else {
+                let Some(found) = self.pieces.find(&norm[bounds[i]..bounds[j]]) else {
                     break;
                 };
-                if v == 0 {
+                let Some(v) = found else {
                     continue;
-                }
-                let score = base + self.scores[v as usize - 1];
+                };
+                let score = base + self.scores[v as usize];
                 if score > best[j] {
                     best[j] = score;
                     start[j] = i;
-                    piece[j] = v - 1;
+                    piece[j] = v;
                 }
                 single |= j == i + 1;
             }

@@ -60,6 +60,9 @@ pub struct Search<'a> {
     /// Words meaning what words of the text mean (a synonym dictionary's):
     /// each counts, whole, below the text's own words ([`SYNONYM_BOOST`]).
     pub synonyms: &'a [String],
+    /// The text's words in another language (a bilingual lexicon's): each
+    /// counts as the text's own words do, at [`TRANSLATION_BOOST`].
+    pub translations: &'a [String],
 }
 
 impl<'a> Search<'a> {
@@ -73,6 +76,7 @@ impl<'a> Search<'a> {
             probes: &[],
             count: false,
             synonyms: &[],
+            translations: &[],
         }
     }
 }
@@ -298,6 +302,15 @@ impl SectionIndex {
                 *w *= CUE_WEIGHT;
             }
         }
+        if !req.translations.is_empty() {
+            let translated =
+                crate::text::tokenize::weighted_query_terms(&req.translations.join(" "));
+            for (t, w) in translated {
+                if !terms.iter().any(|(own, _)| *own == t) {
+                    terms.push((t, w * TRANSLATION_BOOST));
+                }
+            }
+        }
         for (t, w) in &terms {
             if !only.names_only {
                 clauses.push(term_q(f.body, t, *w));
@@ -470,6 +483,8 @@ const CUE_WEIGHT: f32 = 0.5;
 /// of the word's own weight: the word counted again, so that the word whole
 /// beats its bigrams scattered over a long section (tuned on the dev half).
 const RUN_BOOST: f32 = 1.0;
+/// What a word translated from the query weighs against the query's own.
+pub const TRANSLATION_BOOST: f32 = 1.0;
 /// What a synonym of a query word weighs against the word itself.
 pub const SYNONYM_BOOST: f32 = 0.5;
 

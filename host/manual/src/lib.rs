@@ -16,6 +16,7 @@ use kura_plugins as plugins;
 mod browse;
 pub mod find;
 mod hits;
+pub mod lexicon;
 pub mod name;
 mod read;
 pub mod synonyms;
@@ -63,6 +64,9 @@ pub struct Manuals {
     /// none installed).
     synonyms: std::sync::OnceLock<Option<kura_text::synonyms::Synonyms>>,
     synonyms_enabled: bool,
+    /// The installed bilingual lexicon, mapped on first use.
+    lexicon: std::sync::OnceLock<Option<lexicon::Installed>>,
+    translations_enabled: bool,
 }
 
 /// How manual search is set up (from the configuration).
@@ -76,6 +80,7 @@ pub struct ManualsConfig {
     pub dense: bool,
     /// Expand queries with synonyms.
     pub synonyms: bool,
+    pub translations: bool,
     pub trace_ttl: Duration,
     pub trace_max_keep: usize,
 }
@@ -119,6 +124,7 @@ impl ManualsConfig {
             },
             dense: config.dense_search_enabled,
             synonyms: config.synonyms_enabled,
+            translations: config.translations_enabled,
             trace_ttl: Duration::from_secs(config.trace_ttl_sec.max(1) as u64),
             trace_max_keep: config.trace_max_keep.max(1) as usize,
         }
@@ -224,6 +230,8 @@ impl Manuals {
             state_dir: cfg.state_dir,
             synonyms: std::sync::OnceLock::new(),
             synonyms_enabled: cfg.synonyms,
+            lexicon: std::sync::OnceLock::new(),
+            translations_enabled: cfg.translations,
         })
     }
 
@@ -237,6 +245,26 @@ impl Manuals {
             .synonyms
             .get_or_init(|| synonyms::installed(self.state_dir.as_deref()));
         synonyms::of_query(installed.as_ref(), &self.root, scope, query)
+    }
+
+    /// `query`'s words in English, when it is in Japanese and `manual` is
+    /// not (none when translation is off, no lexicon is installed, or the
+    /// encoder has not said what script the manual is in).
+    pub fn translations_of(&self, query: &str, manual: Option<&str>) -> Vec<String> {
+        let other = match (manual, self.meaning.built()) {
+            (Some(m), Some(d)) => d.cjk_question_over_latin(query, m),
+            _ => false,
+        };
+        if !self.translations_enabled || !other {
+            return Vec::new();
+        }
+        let installed = self
+            .lexicon
+            .get_or_init(|| lexicon::installed(self.state_dir.as_deref()));
+        installed
+            .as_ref()
+            .map(|l| l.translate(query))
+            .unwrap_or_default()
     }
 
     fn traces(&self) -> MutexGuard<'_, trace::Store<find::Trace>> {

@@ -312,22 +312,10 @@ async fn give_back_memory(cap: Arc<SessionCap>, stop: CancellationToken) {
         }
         let open = cap.manager.sessions.read().await.len();
         if cap.peak.swap(open, Ordering::Relaxed) > open {
-            let _ = tokio::task::spawn_blocking(trim_heap).await;
+            let _ = tokio::task::spawn_blocking(crate::heap::give_back).await;
         }
     }
 }
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim_heap() {
-    // SAFETY: malloc_trim only releases free memory of the allocator's own
-    // arenas; it takes no pointer and is safe to call from any thread.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim_heap() {}
 
 /// [`router`], the gate its tool calls wait at, and its session cap.
 fn service(

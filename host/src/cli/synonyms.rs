@@ -108,18 +108,21 @@ fn unpack(tarball: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
     }
 }
 
+const KEPT: super::models::Kept = super::models::Kept {
+    label: "synonyms",
+    file: INSTALLED,
+    license: INSTALLED_LICENSE,
+    manifest: INSTALLED_MANIFEST,
+};
+
 /// `kura models list`'s line for the dictionary.
 pub(super) fn list(state: &StateDir) {
-    match state.read(INSTALLED_MANIFEST) {
-        Ok(Some(line)) => println!(
-            "synonyms          {}, at {}",
-            String::from_utf8_lossy(&line).trim(),
-            state.path().join(INSTALLED).display()
+    KEPT.list(
+        state,
+        &format!(
+            "queries are not expanded. `kura models install` fetches {PACKAGE} {VERSION} with npm"
         ),
-        _ => println!(
-            "synonyms          not installed: queries are not expanded. `kura models install` fetches {PACKAGE} {VERSION} with npm"
-        ),
-    }
+    );
 }
 
 /// Fetch, check, convert and keep the dictionary (its manifest last, so a
@@ -131,21 +134,16 @@ pub(super) fn install(state: &StateDir, from: Option<&Path>, npm: &Path) -> Resu
         .map_err(|e| format!("{DICTIONARY} is not the dictionary kura expects: {e}"))?;
     let text = plain(&groups);
     let parsed = kura_text::synonyms::Synonyms::parse(&text);
-    let dir = INSTALLED.rsplit_once('/').map_or("", |(d, _)| d);
-    let kept = state
-        .ensure_dir(dir)
-        .map(drop)
-        .and_then(|()| state.write(INSTALLED, text.as_bytes()))
-        .and_then(|()| state.write(INSTALLED_LICENSE, &license))
-        .and_then(|()| {
-            let line = format!("{PACKAGE} {VERSION} {SHA256}\n");
-            state.write(INSTALLED_MANIFEST, line.as_bytes())
-        });
-    kept.map_err(|e| format!("cannot write the synonyms into the state folder: {e}"))?;
+    let dir = KEPT.keep(
+        state,
+        text.as_bytes(),
+        &license,
+        &format!("{PACKAGE} {VERSION} {SHA256}"),
+    )?;
     println!(
         "installed {PACKAGE} {VERSION} (SHA-256 {SHA256}): {} groups at {}",
         parsed.groups(),
-        state.path().join(dir).display()
+        dir.display()
     );
     Ok(())
 }

@@ -320,8 +320,6 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
         .collect()
 }
 
-/// A configuration of the A/B table: (name, reranker, claim graph,
-/// corrective, dense signal).
 /// A configuration of the A/B table: its name, then which stages run.
 struct Switch {
     name: &'static str,
@@ -330,11 +328,12 @@ struct Switch {
     corrective: bool,
     dense: bool,
     synonyms: bool,
+    translations: bool,
 }
 
 const fn switch(
     name: &'static str,
-    [rerank, graph, corrective, dense, synonyms]: [bool; 5],
+    [rerank, graph, corrective, dense, synonyms, translations]: [bool; 6],
 ) -> Switch {
     Switch {
         name,
@@ -343,22 +342,27 @@ const fn switch(
         corrective,
         dense,
         synonyms,
+        translations,
     }
 }
 
 const SWITCHES: &[Switch] = &[
-    switch("default (reranker + claim graph)", [true; 5]),
-    switch("no reranker", [false, true, true, true, true]),
-    switch("no claim graph", [true, false, true, true, true]),
-    switch("neither", [false, false, true, true, true]),
-    switch("no corrective stage", [true, true, false, true, true]),
-    // The default without the model and the dictionary in the state folder.
+    switch("default (reranker + claim graph)", [true; 6]),
+    switch("no reranker", [false, true, true, true, true, true]),
+    switch("no claim graph", [true, false, true, true, true, true]),
+    switch("neither", [false, false, true, true, true, true]),
+    switch("no corrective stage", [true, true, false, true, true, true]),
+    // The default without the model and the dictionaries in the state folder.
     switch(
         "lexical only (no dense signal, no synonyms)",
-        [true, true, true, false, false],
+        [true, true, true, false, false, false],
     ),
-    switch("lexical + synonyms", [true, true, true, false, true]),
-    switch("fused, no synonyms", [true, true, true, true, false]),
+    switch("lexical + synonyms", [true, true, true, false, true, false]),
+    switch("fused, no synonyms", [true, true, true, true, false, true]),
+    switch(
+        "fused, no translations",
+        [true, true, true, true, true, false],
+    ),
 ];
 
 pub fn run(args: EvalArgs) -> Result<(), String> {
@@ -471,6 +475,7 @@ fn configure(
         corrective_enabled: switch.corrective,
         dense_search_enabled: switch.dense,
         synonyms_enabled: switch.synonyms,
+        translations_enabled: switch.translations,
         ..Config::default()
     };
     let app = App::start(config, crate::CATALOG).map_err(|e| e.to_string())?;

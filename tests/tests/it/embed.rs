@@ -8,14 +8,8 @@ use kura_tests::toolchain;
 
 fn model() -> Model {
     let state = toolchain::model_state();
-    let read = |name: &str| -> std::io::Result<Option<Vec<u8>>> {
-        match std::fs::read(state.join(name)) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
-    };
-    store::load(&USE_M3, read)
+    let folder = kura::fs::StateDir::open(&state).unwrap();
+    kura::domain::search::encoder::load(&folder)
         .expect("the installed model loads")
         .expect("the model is installed")
 }
@@ -437,4 +431,92 @@ async fn an_embedder_component_replaces_the_model_without_a_rebuild() {
         !f.dir.path().join("state/vectors/vault.use-m3.bin").exists(),
         "no other encoder's vectors"
     );
+}
+
+/// The first load keeps the weights prepared in the state folder; a
+/// prepared file cut short, or made from another package, is made again
+/// rather than trusted, and every load embeds exactly alike.
+#[test]
+fn a_torn_or_stale_prepared_weights_file_is_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    give_model(&state);
+    let prepared = state.join(store::PREPARED);
+    std::fs::remove_file(&prepared).ok();
+    let text = "ファイルを削除する方法";
+    let want = model().embed(text, 64);
+    let load = || {
+        let folder = kura::fs::StateDir::open(&state).unwrap();
+        let m = kura::domain::search::encoder::load(&folder)
+            .unwrap()
+            .unwrap();
+        assert_eq!(m.embed(text, 64), want);
+    };
+    load();
+    let whole = std::fs::read(&prepared).expect("the first load keeps the prepared weights");
+    std::fs::write(&prepared, &whole[..whole.len() / 2]).unwrap();
+    load();
+    assert_eq!(std::fs::read(&prepared).unwrap(), whole, "made again whole");
+    let mut other = whole.clone();
+    other[32] ^= 1; // the package digest in the header
+    std::fs::write(&prepared, &other).unwrap();
+    load();
+    assert_eq!(
+        std::fs::read(&prepared).unwrap(),
+        whole,
+        "made again for this package"
+    );
+}
+
+/// Each stdio client starts its own kura; the weights are not paid per
+/// process: every kura on a state folder maps the same prepared file (the
+/// first made it), so its pages are shared.
+#[tokio::test]
+async fn every_kura_on_a_state_folder_maps_the_same_weights() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    let prepared = f.dir.path().join("state").join(store::PREPARED);
+    std::fs::remove_file(&prepared).unwrap();
+    let manual = f.manuals().join("notes");
+    std::fs::create_dir_all(&manual).unwrap();
+    std::fs::write(manual.join("a.md"), "# Deleting files\n\nUse rm.\n").unwrap();
+    let manuals = f.manuals().display().to_string();
+    let start = |log: &str| {
+        let log = f.dir.path().join(log);
+        let k = kura_tests::Kura::start_logging(
+            f.args(&["--manuals-root", &manuals]),
+            rmcp::service::ClientLifecycleMode::Initialize,
+            std::fs::File::create(&log).unwrap().into(),
+        );
+        (k, log)
+    };
+    // The file each maps, as the kernel names it: device and inode.
+    let mapped = |k: &kura_tests::Kura| {
+        let maps = std::fs::read_to_string(format!("/proc/{}/maps", k.pid.unwrap())).unwrap();
+        let lines: Vec<&str> = maps
+            .lines()
+            .filter(|l| l.ends_with("encoder.bin"))
+            .collect();
+        assert!(!lines.is_empty(), "the weights are not mapped:\n{maps}");
+        let file = |l: &str| {
+            l.split_whitespace()
+                .skip(3)
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        file(lines[0])
+    };
+    let wait = std::time::Duration::from_secs(120);
+    let (first, log) = start("first.log");
+    let first = first.await;
+    kura_tests::wait_for_log(&log, "manuals sentence vectors", wait);
+    assert!(
+        prepared.exists(),
+        "the first kura keeps the prepared weights"
+    );
+    let (second, log) = start("second.log");
+    let second = second.await;
+    kura_tests::wait_for_log(&log, "manuals sentence vectors", wait);
+    assert_eq!(mapped(&first), mapped(&second));
 }

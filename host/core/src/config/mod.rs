@@ -44,6 +44,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("corrective_enabled", Kind::Bool),
     ("dense_search_enabled", Kind::Bool),
     ("synonyms_enabled", Kind::Bool),
+    ("translations_enabled", Kind::Bool),
     ("link_evidence_enabled", Kind::Bool),
     ("sem_cache_enabled", Kind::Bool),
     ("sem_cache_max_summary_gap", Kind::Int),
@@ -88,6 +89,9 @@ pub struct Config {
     /// Query expansion from the installed synonym dictionary and the
     /// manuals' own `synonyms.txt`.
     pub synonyms_enabled: bool,
+    /// A question's words translated into the language of the manual it
+    /// searches, from the installed bilingual lexicon.
+    pub translations_enabled: bool,
     /// vault_find ranks a note linked to or from its strongest hits higher.
     pub link_evidence_enabled: bool,
     pub sem_cache_enabled: bool,
@@ -171,6 +175,7 @@ impl Default for Config {
             corrective_enabled: true,
             dense_search_enabled: true,
             synonyms_enabled: true,
+            translations_enabled: true,
             link_evidence_enabled: true,
             sem_cache_enabled: true,
             sem_cache_max_summary_gap: -1,

@@ -585,6 +585,12 @@ pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Write a file into a temporary folder an install made for itself (the
+/// input of a conversion it runs), outside every root.
+pub fn write_operator_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
 /// Create `dir` (or take it when it exists and is empty) and write `files`
 /// (relative paths) into it; refuses to touch a folder that holds anything.
 pub fn write_new_tree(dir: &Path, files: &[(String, String)]) -> io::Result<Vec<PathBuf>> {

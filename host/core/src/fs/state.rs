@@ -202,6 +202,23 @@ impl StateDir {
         }
     }
 
+    /// Map `sub/name` into memory read-only, or None when it does not
+    /// exist. The pages are the file's, shared with every process that
+    /// maps it and read from disk as they are touched.
+    pub fn map(&self, name: &str) -> io::Result<Option<memmap2::Mmap>> {
+        let file = match self.dir.open(name) {
+            Ok(f) => f.into_std(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // SAFETY: a mapped file must not change under the mapping. kura
+        // never writes a state file in place: `write` puts a new file
+        // under the name, so a mapping keeps the pages of the file it
+        // mapped. The folder is refused when another user could write it
+        // (`guard`).
+        unsafe { memmap2::Mmap::map(&file) }.map(Some)
+    }
+
     /// Create `sub` (and parents) and return its full path, for libraries
     /// that manage their own files inside it (tantivy's index folder).
     pub fn ensure_dir(&self, sub: &str) -> io::Result<PathBuf> {

@@ -371,6 +371,11 @@ impl Dense {
         }
         drop(known);
         let live = self.settle(&mut records);
+        if changed.len() > FILES_PER_STEP {
+            // The texts and buffers of a build of this size are freed now;
+            // without this the process would keep their pages for good.
+            crate::heap::give_back();
+        }
         tracing::info!(
             "{} sentence vectors: {} sections ({:.1} MiB), {} files taken again, {} dropped, {} texts embedded now, in {:.3} s",
             self.domain,
@@ -583,6 +588,16 @@ impl Dense {
         };
         let q = cjk_share(letters(question));
         (q > QUESTION_CJK) != (m > MANUAL_CJK)
+    }
+
+    /// Whether `question` is mostly CJK and `manual` is not: the gap a
+    /// Japanese-to-English lexicon bridges.
+    pub fn cjk_question_over_latin(&self, question: &str, manual: &str) -> bool {
+        let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
+        let Some(&m) = vectors.cjk.get(manual) else {
+            return false;
+        };
+        cjk_share(letters(question)) > QUESTION_CJK && m <= MANUAL_CJK
     }
 
     /// How many sections have a vector.

@@ -111,6 +111,21 @@ impl Encoder {
     }
 }
 
+/// The model installed in `state`, if any: the prepared weights mapped
+/// from the folder (made from the package's arrays and kept there the
+/// first time).
+pub fn load(state: &StateDir) -> Result<Option<Model>, store::LoadError> {
+    let files = store::Files {
+        read: |name: &str| state.read(name),
+        map: |name: &str| {
+            let mapped = state.map(name)?;
+            Ok(mapped.map(|m| Arc::new(m) as kura_embed::encoder::Bytes))
+        },
+        write: |name: &str, bytes: &[u8]| state.write(name, bytes),
+    };
+    store::load(&USE_M3, files)
+}
+
 /// The encoder installed in the state folder at `state_path`, loaded once
 /// per process however many domains use it; None (with one line in the log
 /// saying how to add it) when it is not installed.
@@ -126,7 +141,7 @@ fn shared_model(state_path: &Path) -> Option<Arc<Model>> {
         return Some(m);
     }
     let state = StateDir::open(state_path).ok()?;
-    match store::load(&USE_M3, |name| state.read(name)) {
+    match load(&state) {
         Ok(Some(m)) => {
             let m = Arc::new(m);
             loaded.push((state_path.to_owned(), Arc::downgrade(&m)));

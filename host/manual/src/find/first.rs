@@ -160,8 +160,15 @@ impl Manuals {
             dense.zip(question.as_deref()),
             &HashSet::new(),
         );
+        // The sections are analysed for the translated words too: they are
+        // the only ones a section in the other script can hold.
+        let translations = self.translations_of(&req.query, scope);
+        let analysed = match translations.is_empty() {
+            true => req.query.clone(),
+            false => format!("{} {}", req.query, translations.join(" ")),
+        };
         let present = self.present(&req.query, scope, question.is_some())?;
-        let mut cands = signals::score(&req.query, &found, &self.find.signals, None, present);
+        let mut cands = signals::score(&analysed, &found, &self.find.signals, None, present);
         let mut scope_expanded = false;
         // Weak: few of the question's words found, and (with the dense
         // signal) no section close in meaning either.
@@ -298,12 +305,14 @@ impl Manuals {
             ..Filter::default()
         };
         let synonyms = self.synonyms_of(query, scope);
+        let translations = self.translations_of(query, scope);
         let hits = index
             .search(&Search {
                 fetch: limit + 1 + exclude.len(),
                 only,
                 keep: Some(&keep),
                 synonyms: &synonyms,
+                translations: &translations,
                 ..Search::new(query, limit + 1)
             })?
             .hits;
