@@ -49,14 +49,19 @@ fn spawn_sync(
         .spawn(move || {
             let t = std::time::Instant::now();
             match sync() {
-                Ok(Some(s)) => tracing::info!(
-                    added = s.added,
-                    updated = s.updated,
-                    deleted = s.deleted,
-                    unchanged = s.unchanged,
-                    ms = t.elapsed().as_millis() as u64,
-                    "{what} index ready"
-                ),
+                Ok(Some(s)) => {
+                    tracing::info!(
+                        added = s.added,
+                        updated = s.updated,
+                        deleted = s.deleted,
+                        unchanged = s.unchanged,
+                        ms = t.elapsed().as_millis() as u64,
+                        "{what} index ready"
+                    );
+                    // A first build's buffers are freed now; keep none of
+                    // their pages.
+                    crate::heap::give_back();
+                }
                 // A search got there first: the start-up had nothing to do.
                 Ok(None) => tracing::info!("{what} index ready (already up to date)"),
                 Err(e) => tracing::warn!("{what} index: {}", e.message),
