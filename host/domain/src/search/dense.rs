@@ -178,6 +178,11 @@ fn letters(text: &str) -> (usize, usize) {
     })
 }
 
+/// Whether more than half of `text`'s letters are CJK.
+pub fn mostly_cjk(text: &str) -> bool {
+    cjk_share(letters(text)) > QUESTION_CJK
+}
+
 fn cjk_share((c, l): (usize, usize)) -> f64 {
     if c + l == 0 {
         0.0
@@ -590,14 +595,11 @@ impl Dense {
         (q > QUESTION_CJK) != (m > MANUAL_CJK)
     }
 
-    /// Whether `question` is mostly CJK and `manual` is not: the gap a
-    /// Japanese-to-English lexicon bridges.
-    pub fn cjk_question_over_latin(&self, question: &str, manual: &str) -> bool {
+    /// Whether `manual` is mostly in Latin letters (known once its
+    /// sections have vectors): a Japanese question's words cannot match it.
+    pub fn latin(&self, manual: &str) -> bool {
         let vectors = self.vectors.read().unwrap_or_else(|e| e.into_inner());
-        let Some(&m) = vectors.cjk.get(manual) else {
-            return false;
-        };
-        cjk_share(letters(question)) > QUESTION_CJK && m <= MANUAL_CJK
+        vectors.cjk.get(manual).is_some_and(|&m| m <= MANUAL_CJK)
     }
 
     /// How many sections have a vector.

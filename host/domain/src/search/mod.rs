@@ -18,6 +18,7 @@
 mod blend;
 pub mod dense;
 pub mod encoder;
+pub mod lexicon;
 mod run;
 mod weights;
 
