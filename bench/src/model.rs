@@ -56,7 +56,7 @@ pub fn run(state: &Path, corpora: &Path, gold: &[Gold]) -> anyhow::Result<()> {
     let t = Instant::now();
     let model = load(state)?;
     println!(
-        "load                  {:.0} ms (digest check, unzip, arrays)",
+        "load                  {:.0} ms (the prepared weights mapped; the first load makes them from the package's arrays)",
         ms(t.elapsed())
     );
     for g in gold.iter().take(20) {
