@@ -170,11 +170,12 @@ fn vault_set(app: &App, gold: &[NoteGold]) -> Result<(Vec<Outcome>, Vec<Outcome>
 
 /// The notes in the order of their nearest section's closeness to each
 /// question, the sentence encoder alone (None without vectors): what
-/// vault_find could know by meaning.
-fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<Vec<Outcome>> {
+/// vault_find could know by meaning; and the same judged on its first note
+/// only, what vault_find's first read is compared with.
+fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<(Vec<Outcome>, Vec<Outcome>)> {
     let v = app.domains.find::<crate::vault::Vault>()?;
     let dense = v.meaning.built()?;
-    let mut out = Vec::new();
+    let (mut all, mut first) = (Vec::new(), Vec::new());
     for g in gold {
         let t = Instant::now();
         let question = dense.question(&g.query)?;
@@ -184,15 +185,11 @@ fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<Vec<Outcome>> {
                 notes.push(hit.file);
             }
         }
-        out.push(score(
-            &g.id,
-            &notes,
-            &g.expected,
-            &[],
-            t.elapsed().as_secs_f64() * 1e3,
-        ));
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        all.push(score(&g.id, &notes, &g.expected, &[], ms));
+        first.push(score(&g.id, &notes[..notes.len().min(1)], &g.expected, &[], ms));
     }
-    Some(out)
+    Some((all, first))
 }
 
 fn vibe_set(app: &App, gold: &[NoteGold]) -> Result<Vec<Outcome>, String> {
@@ -291,12 +288,18 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
             &any,
             false,
         ));
-        if let Some(alone) = vault_dense_alone(&app, &vault_gold).filter(|_| fused) {
+        if let Some((alone, first)) = vault_dense_alone(&app, &vault_gold).filter(|_| fused) {
             vault_rows.extend(rows(
                 "notes by the encoder alone",
                 &vault_gold,
                 &alone,
                 args.verbose,
+            ));
+            vault_rows.extend(rows(
+                "the encoder's first note",
+                &vault_gold,
+                &first,
+                false,
             ));
         }
         let vibe_rows = rows(
