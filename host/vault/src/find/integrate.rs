@@ -207,8 +207,11 @@ enum Rank {
     /// decide and the words break near-ties: on the vault gold set's dev
     /// half (mostly questions in another language than their answer), 0.4
     /// kept the lexical order's 0.273 first-read hits, 2 gave 0.500, 8
-    /// 0.682, 20 0.727; 8 leaves the words a say among sections within an
-    /// eighth of the best cosine.
+    /// 0.682, 16 and 20 0.727. On the handbook vault's dev half (736 notes
+    /// in three languages, whose own words appear in some note for almost
+    /// any question), 8 gave 0.241, 16 0.266, 32 0.253, and the encoder's
+    /// first note alone 0.278: 16 leaves the words a say among sections
+    /// within a sixteenth of the best cosine.
     Meaning,
     /// The share of the strongest other hits (the [`TOP`] of the ranking
     /// without it) whose note links to its note or is linked from it. On
@@ -223,7 +226,7 @@ const RANK: Weights<Rank, 5> = Weights([
     w(Rank::Bm25, 0.5),
     w(Rank::Coverage, 0.3),
     w(Rank::Normalized, 0.2),
-    w(Rank::Meaning, 8.0),
+    w(Rank::Meaning, 16.0),
     w(Rank::Linked, LINKED),
 ]);
 
