@@ -187,7 +187,13 @@ fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<(Vec<Outcome>, Vec<
         }
         let ms = t.elapsed().as_secs_f64() * 1e3;
         all.push(score(&g.id, &notes, &g.expected, &[], ms));
-        first.push(score(&g.id, &notes[..notes.len().min(1)], &g.expected, &[], ms));
+        first.push(score(
+            &g.id,
+            &notes[..notes.len().min(1)],
+            &g.expected,
+            &[],
+            ms,
+        ));
     }
     Some((all, first))
 }
@@ -295,12 +301,7 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
                 &alone,
                 args.verbose,
             ));
-            vault_rows.extend(rows(
-                "the encoder's first note",
-                &vault_gold,
-                &first,
-                false,
-            ));
+            vault_rows.extend(rows("the encoder's first note", &vault_gold, &first, false));
         }
         let vibe_rows = rows(
             &format!("vibe search, {name}"),
