@@ -520,3 +520,36 @@ async fn every_kura_on_a_state_folder_maps_the_same_weights() {
     kura_tests::wait_for_log(&log, "manuals sentence vectors", wait);
     assert_eq!(mapped(&first), mapped(&second));
 }
+
+/// Two kura starting at once on a state folder without prepared weights
+/// both make them: each load works and embeds alike, and the file left is
+/// whole (each write replaces the name at once; a mapping keeps the pages
+/// of the file it mapped).
+#[test]
+fn two_first_loads_at_once_both_work_and_leave_one_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    give_model(&state);
+    let prepared = state.join(store::PREPARED);
+    std::fs::remove_file(&prepared).unwrap();
+    let text = "How do I delete a file?";
+    let want = model().embed(text, 64);
+    let vectors: Vec<_> = std::thread::scope(|s| {
+        let loads: Vec<_> = (0..2)
+            .map(|_| {
+                s.spawn(|| {
+                    let folder = kura::fs::StateDir::open(&state).unwrap();
+                    let m = kura::domain::search::encoder::load(&folder)
+                        .unwrap()
+                        .unwrap();
+                    m.embed(text, 64)
+                })
+            })
+            .collect();
+        loads.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(vectors.iter().all(|v| *v == want));
+    let kept = std::fs::read(&prepared).unwrap();
+    assert_eq!(kept.len(), model().prepared().len());
+    assert!(kept == model().prepared(), "the file left is a whole one");
+}
