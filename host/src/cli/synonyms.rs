@@ -108,22 +108,17 @@ fn unpack(tarball: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
     }
 }
 
-const KEPT: super::models::Kept = super::models::Kept {
+pub(super) const KEPT: super::models::Kept = super::models::Kept {
     label: "synonyms",
+    package: PACKAGE,
+    version: VERSION,
+    sha256: SHA256,
+    fetcher: "npm",
+    without: "queries are not expanded",
     file: INSTALLED,
     license: INSTALLED_LICENSE,
     manifest: INSTALLED_MANIFEST,
 };
-
-/// `kura models list`'s line for the dictionary.
-pub(super) fn list(state: &StateDir) {
-    KEPT.list(
-        state,
-        &format!(
-            "queries are not expanded. `kura models install` fetches {PACKAGE} {VERSION} with npm"
-        ),
-    );
-}
 
 /// Fetch, check, convert and keep the dictionary (its manifest last, so a
 /// folder without it is an install that did not finish).
@@ -134,12 +129,7 @@ pub(super) fn install(state: &StateDir, from: Option<&Path>, npm: &Path) -> Resu
         .map_err(|e| format!("{DICTIONARY} is not the dictionary kura expects: {e}"))?;
     let text = plain(&groups);
     let parsed = kura_text::synonyms::Synonyms::parse(&text);
-    let dir = KEPT.keep(
-        state,
-        text.as_bytes(),
-        &license,
-        &format!("{PACKAGE} {VERSION} {SHA256}"),
-    )?;
+    let dir = KEPT.keep(state, text.as_bytes(), &license)?;
     println!(
         "installed {PACKAGE} {VERSION} (SHA-256 {SHA256}): {} groups at {}",
         parsed.groups(),

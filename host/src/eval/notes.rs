@@ -155,17 +155,19 @@ fn vault_set(app: &App, gold: &[NoteGold]) -> Result<(Vec<Outcome>, Vec<Outcome>
         let t = Instant::now();
         let found = call(app, "vault_find", &json!({ "query": g.query }))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let notes = reads(&found);
-        first.push(score(
-            &g.id,
-            &notes[..notes.len().min(1)],
-            &g.expected,
-            &[],
-            ms,
-        ));
-        any.push(score(&g.id, &notes, &g.expected, &[], ms));
+        let (one, all) = judged(g, &reads(&found), ms);
+        first.push(one);
+        any.push(all);
     }
     Ok((first, any))
+}
+
+/// `notes` (best first) judged on their first note alone, and all of them.
+fn judged(g: &NoteGold, notes: &[String], ms: f64) -> (Outcome, Outcome) {
+    (
+        score(&g.id, &notes[..notes.len().min(1)], &g.expected, &[], ms),
+        score(&g.id, notes, &g.expected, &[], ms),
+    )
 }
 
 /// The notes in the order of their nearest section's closeness to each
@@ -185,15 +187,9 @@ fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<(Vec<Outcome>, Vec<
                 notes.push(hit.file);
             }
         }
-        let ms = t.elapsed().as_secs_f64() * 1e3;
-        all.push(score(&g.id, &notes, &g.expected, &[], ms));
-        first.push(score(
-            &g.id,
-            &notes[..notes.len().min(1)],
-            &g.expected,
-            &[],
-            ms,
-        ));
+        let (one, every) = judged(g, &notes, t.elapsed().as_secs_f64() * 1e3);
+        first.push(one);
+        all.push(every);
     }
     Some((all, first))
 }

@@ -7,11 +7,26 @@ use kura::embed::{Model, store, wheel::USE_M3};
 use kura_tests::toolchain;
 
 fn model() -> Model {
-    let state = toolchain::model_state();
-    let folder = kura::fs::StateDir::open(&state).unwrap();
+    load_from(&toolchain::model_state())
+}
+
+/// The model installed in `state`, loaded as kura loads it.
+fn load_from(state: &std::path::Path) -> Model {
+    let folder = kura::fs::StateDir::open(state).unwrap();
     kura::domain::search::encoder::load(&folder)
         .expect("the installed model loads")
         .expect("the model is installed")
+}
+
+/// A state folder holding a copy of the installed model without its
+/// prepared weights (as an older kura left it), and where they go.
+fn state_without_prepared() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    give_model(&state);
+    let prepared = state.join(store::PREPARED);
+    std::fs::remove_file(&prepared).unwrap();
+    (dir, state, prepared)
 }
 
 /// Put a copy of the installed model in the state folder `state`.
@@ -438,20 +453,10 @@ async fn an_embedder_component_replaces_the_model_without_a_rebuild() {
 /// rather than trusted, and every load embeds exactly alike.
 #[test]
 fn a_torn_or_stale_prepared_weights_file_is_made_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    give_model(&state);
-    let prepared = state.join(store::PREPARED);
-    std::fs::remove_file(&prepared).ok();
+    let (_dir, state, prepared) = state_without_prepared();
     let text = "ファイルを削除する方法";
     let want = model().embed(text, 64);
-    let load = || {
-        let folder = kura::fs::StateDir::open(&state).unwrap();
-        let m = kura::domain::search::encoder::load(&folder)
-            .unwrap()
-            .unwrap();
-        assert_eq!(m.embed(text, 64), want);
-    };
+    let load = || assert_eq!(load_from(&state).embed(text, 64), want);
     load();
     let whole = std::fs::read(&prepared).expect("the first load keeps the prepared weights");
     std::fs::write(&prepared, &whole[..whole.len() / 2]).unwrap();
@@ -527,24 +532,12 @@ async fn every_kura_on_a_state_folder_maps_the_same_weights() {
 /// of the file it mapped).
 #[test]
 fn two_first_loads_at_once_both_work_and_leave_one_whole_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state");
-    give_model(&state);
-    let prepared = state.join(store::PREPARED);
-    std::fs::remove_file(&prepared).unwrap();
+    let (_dir, state, prepared) = state_without_prepared();
     let text = "How do I delete a file?";
     let want = model().embed(text, 64);
     let vectors: Vec<_> = std::thread::scope(|s| {
         let loads: Vec<_> = (0..2)
-            .map(|_| {
-                s.spawn(|| {
-                    let folder = kura::fs::StateDir::open(&state).unwrap();
-                    let m = kura::domain::search::encoder::load(&folder)
-                        .unwrap()
-                        .unwrap();
-                    m.embed(text, 64)
-                })
-            })
+            .map(|_| s.spawn(|| load_from(&state).embed(text, 64)))
             .collect();
         loads.into_iter().map(|h| h.join().unwrap()).collect()
     });
