@@ -288,7 +288,7 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
             &format!("vault_find, {name}, any read"),
             &vault_gold,
             &any,
-            false,
+            args.verbose,
         ));
         if let Some((alone, first)) = vault_dense_alone(&app, &vault_gold).filter(|_| fused) {
             vault_rows.extend(rows(

@@ -301,6 +301,34 @@ async fn vault_find_reads_the_english_note_a_spanish_question_means() {
     );
 }
 
+/// vault_find's Stage 2 keeps the nearest notes even when the encoder is
+/// unsure across languages: a Spanish question whose words occur in no
+/// note, over the handbook's English chapter on the Debian project, has its
+/// answer's cosine below 0.3, and still gets that note to read rather than
+/// a `blocked` search with nothing integrated.
+#[tokio::test]
+async fn a_question_no_words_match_still_reads_the_note_nearest_in_meaning() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    let chapter =
+        kura_tests::workspace().join("fixtures/vaults/debian-handbook/en/01 The Debian Project");
+    for e in std::fs::read_dir(&chapter).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        let text = std::fs::read_to_string(chapter.join(&name)).unwrap();
+        f.write(&format!("en/01 The Debian Project/{name}"), &text);
+    }
+    let k = f.start().await;
+    let ask = serde_json::json!({"query": "cómo se decide la gravedad de un fallo"});
+    let note = "en/01 The Debian Project/VOCABULARY Severity of a bug.md";
+    let r = k
+        .until("vault_find", ask, |r| {
+            !r["warnings"].to_string().contains("matched words only")
+        })
+        .await;
+    assert_ne!(r["summary"]["integration_status"], "blocked", "{r}");
+    assert_eq!(r["next_actions"][0]["params"]["path"], note, "{r}");
+}
+
 /// vibe search with the dense signal: a Japanese question finds the Spanish
 /// task it describes, with no word in common.
 #[tokio::test]

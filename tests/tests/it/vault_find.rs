@@ -323,12 +323,12 @@ async fn bias_and_gaps_ask_for_a_scan_of_the_file() {
 }
 
 /// Not sure of its best note, vault_find also proposes the best section
-/// of each of the next notes in its ranking (three at most), each less sure
-/// than the one before, no note twice.
+/// of each of the next notes in its ranking (four at most: five notes in
+/// all), each less sure than the one before, no note twice.
 #[tokio::test]
 async fn an_unsure_search_proposes_the_next_notes_too() {
     let (f, k) = kura().await;
-    for (i, name) in ["a", "b", "c", "d", "e"].iter().enumerate() {
+    for (i, name) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
         let play = " and daily play".repeat(i % 2);
         f.write(
             &format!("{name}.md"),
@@ -351,11 +351,11 @@ async fn an_unsure_search_proposes_the_next_notes_too() {
             (path, a["confidence"].as_f64().unwrap())
         })
         .collect();
-    assert_eq!(reads.len(), 4, "the best note and three more: {v:#}");
+    assert_eq!(reads.len(), 5, "the best note and four more: {v:#}");
     let mut paths: Vec<&str> = reads.iter().map(|r| r.0).collect();
     paths.sort_unstable();
     paths.dedup();
-    assert_eq!(paths.len(), 4, "no note twice: {v:#}");
+    assert_eq!(paths.len(), 5, "no note twice: {v:#}");
     for w in reads.windows(2) {
         assert!(w[1].1 < w[0].1, "each less sure than the one before: {v:#}");
     }
