@@ -17,9 +17,11 @@ test:
     rustup target add wasm32-wasip2 && cargo test --release --workspace
 
 # The inner loop while changing one crate: its unit tests, then one subject
-# of the end-to-end tests (a module of tests/tests/it/; empty: all of them).
+# of the end-to-end tests (a module of tests/tests/it/; empty: all of them),
+# which drive the kura binary: it is built first (`-p` alone would not).
 test-fast crate subject="":
     cargo test --release -p {{crate}}
+    cargo build --release -p kura
     cargo test --release -p kura-tests --test it {{subject}}
 
 bench:

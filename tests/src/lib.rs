@@ -41,7 +41,61 @@ fn built_bin(name: &str) -> PathBuf {
         "{} is missing: build it first (`cargo test --workspace` does)",
         bin.display()
     );
+    if name == "kura" {
+        static FRESH: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+        if let Err(e) = FRESH.get_or_init(|| fresh(&bin)) {
+            panic!("{e}");
+        }
+    }
     bin
+}
+
+/// `cargo test -p kura-tests` (or `-p` any library) rebuilds the libraries
+/// these tests link but not the `kura` binary they drive: a run after a
+/// change would test the binary as it was. Its dep-info file (written
+/// beside it by cargo) lists the sources it was built from; a source
+/// changed since it was built makes it stale. What lies in the target
+/// folder (guest components, generated code) is an output of builds that
+/// may run after it without changing it, and is not compared.
+fn fresh(bin: &Path) -> Result<(), String> {
+    let target = bin.parent().and_then(Path::parent).unwrap_or(bin);
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let (Some(built), Ok(info)) = (mtime(bin), std::fs::read_to_string(bin.with_extension("d")))
+    else {
+        return Ok(()); // no dep-info: nothing to compare with
+    };
+    for source in dep_info_sources(&info) {
+        let source = Path::new(&source);
+        let newer = !source.starts_with(target) && mtime(source).is_some_and(|t| t > built);
+        if newer && source.is_file() {
+            return Err(format!(
+                "{} is older than {}: build it first (`cargo build --release -p kura`; `cargo test --workspace` does)",
+                bin.display(),
+                source.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The sources a cargo dep-info file's first rule names (a space in a
+/// path is escaped with a backslash).
+fn dep_info_sources(info: &str) -> Vec<String> {
+    let Some((_, deps)) = info.lines().next().and_then(|l| l.split_once(": ")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = deps.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cur.extend(chars.next()),
+            ' ' => out.extend((!cur.is_empty()).then(|| std::mem::take(&mut cur))),
+            c => cur.push(c),
+        }
+    }
+    out.extend((!cur.is_empty()).then_some(cur));
+    out
 }
 
 /// A copy of the default reranker component, built for the tests.
@@ -569,4 +623,16 @@ impl Kura {
 /// The URL a `kura serve --http` child logs, read from its piped stderr.
 pub fn http_url(child: &mut std::process::Child) -> String {
     kura::client::http_url(child).expect("kura logs the URL it serves")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_dep_info_rule_lists_its_sources_with_escaped_spaces() {
+        let info = "/t/kura: /w/a.rs /w/my\\ notes/b.md  /w/c.rs\n\n/w/a.rs:\n";
+        assert_eq!(
+            super::dep_info_sources(info),
+            ["/w/a.rs", "/w/my notes/b.md", "/w/c.rs"]
+        );
+    }
 }
