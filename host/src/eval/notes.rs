@@ -170,24 +170,25 @@ fn judged(g: &NoteGold, notes: &[String], ms: f64) -> (Outcome, Outcome) {
     )
 }
 
-/// The notes in the order of their nearest section's closeness to each
-/// question, the sentence encoder alone (None without vectors): what
-/// vault_find could know by meaning; and the same judged on its first note
-/// only, what vault_find's first read is compared with.
-fn vault_dense_alone(app: &App, gold: &[NoteGold]) -> Option<(Vec<Outcome>, Vec<Outcome>)> {
-    let v = app.domains.find::<crate::vault::Vault>()?;
-    let dense = v.meaning.built()?;
+/// The files in the order of their nearest section's closeness to each
+/// question, the sentence encoder alone: what a search could know by
+/// meaning; and the same judged on its first file only (vault_find's first
+/// read is compared with it).
+fn dense_alone(
+    dense: &crate::domain::search::dense::Dense,
+    gold: &[NoteGold],
+) -> Option<(Vec<Outcome>, Vec<Outcome>)> {
     let (mut all, mut first) = (Vec::new(), Vec::new());
     for g in gold {
         let t = Instant::now();
         let question = dense.question(&g.query)?;
-        let mut notes: Vec<String> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
         for hit in dense.nearest(&question, "", |_, _| true, 100) {
-            if !notes.contains(&hit.file) {
-                notes.push(hit.file);
+            if !files.contains(&hit.file) {
+                files.push(hit.file);
             }
         }
-        let (one, every) = judged(g, &notes, t.elapsed().as_secs_f64() * 1e3);
+        let (one, every) = judged(g, &files, t.elapsed().as_secs_f64() * 1e3);
         first.push(one);
         all.push(every);
     }
@@ -290,7 +291,11 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
             &any,
             args.verbose,
         ));
-        if let Some((alone, first)) = vault_dense_alone(&app, &vault_gold).filter(|_| fused) {
+        let vault_dense = app
+            .domains
+            .find::<crate::vault::Vault>()
+            .and_then(|v| v.meaning.built());
+        if let Some((alone, first)) = vault_dense.and_then(|d| dense_alone(d, &vault_gold)) {
             vault_rows.extend(rows(
                 "notes by the encoder alone",
                 &vault_gold,
@@ -299,12 +304,24 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
             ));
             vault_rows.extend(rows("the encoder's first note", &vault_gold, &first, false));
         }
-        let vibe_rows = rows(
+        let mut vibe_rows = rows(
             &format!("vibe search, {name}"),
             &vibe_gold,
             &w,
             args.verbose,
         );
+        let vibe_dense = app
+            .domains
+            .find::<crate::vibe::Vibe>()
+            .and_then(|v| v.meaning.built());
+        if let Some((alone, _)) = vibe_dense.and_then(|d| dense_alone(d, &vibe_gold)) {
+            vibe_rows.extend(rows(
+                "vibe files by the encoder alone",
+                &vibe_gold,
+                &alone,
+                args.verbose,
+            ));
+        }
         report.insert(
             name.to_owned(),
             json!({ "vault_find": vault_rows, "vibe_search": vibe_rows }),

@@ -354,6 +354,44 @@ async fn vibe_search_finds_the_spanish_task_a_japanese_question_describes() {
     assert!(paths.contains(&task), "{r}");
 }
 
+/// vibe search with the dense signal: the task a question means comes
+/// first even when a boosted file (a plan, a task in progress) is near it
+/// in meaning, and a question whose words match nothing, its answer's
+/// cosine low, still gets the files nearest it.
+#[tokio::test]
+async fn vibe_search_puts_the_file_meant_first_whatever_the_boosts() {
+    let f = kura_tests::Fixture::new();
+    give_model(&f.dir.path().join("state"));
+    let k = f.start_vibe(&[]).await;
+    let paths = |r: &serde_json::Value| -> Vec<String> {
+        r["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x["path"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let ready = |r: &serde_json::Value| !r["warnings"].to_string().contains("matched words only");
+    let ask =
+        serde_json::json!({"query": "design the database tables for the indexer", "limit": 5});
+    let r = k.until("search", ask, ready).await;
+    assert_eq!(
+        paths(&r).first().map(String::as_str),
+        Some("vibeMCP/tasks/003-disenar-schema-sqlite.md"),
+        "{r}"
+    );
+    let ask = serde_json::json!({"query": "フロントマターの形式を決めた日", "limit": 5});
+    let r = k.until("search", ask, ready).await;
+    let found = paths(&r);
+    assert!(
+        found
+            .iter()
+            .any(|p| p == "vibeMCP/tasks/002-definir-yaml-frontmatter.md"
+                || p == "vibeMCP/sessions/2025-02-08.md"),
+        "{r}"
+    );
+}
+
 /// The vectors follow the index file by file: after one manual file is
 /// edited only that file is taken again, and a removed file's vectors are
 /// dropped without reading any other.
