@@ -47,6 +47,7 @@ fn world() -> &'static World {
         let _entered = rt.enter();
         let app = Arc::new(kura::app::App::start(config, kura::CATALOG).expect("the app starts"));
         let options = kura::server::HttpOptions {
+            oauth: None,
             tokens: kura::server::Tokens::parse(
                 &format!("{TOKEN}\n{READER} read_only\n"),
                 kura::CATALOG,

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Calls, KuraServer, reload_on_sighup, shutdown_signal};
 use crate::app::App;
 use crate::domain::{Catalog, Profile};
+use crate::oauth::{OAuth, Refusal};
 
 /// The shortest token accepted: shorter ones are guessable.
 pub const TOKEN_MIN_CHARS: usize = 16;
@@ -37,8 +38,10 @@ const LOOPBACK_ORIGINS: [&str; 3] = ["http://localhost:*", "http://127.0.0.1:*",
 
 /// How an HTTP server is exposed.
 pub struct HttpOptions {
-    /// Empty: no authentication (`--no-auth`, loopback only).
+    /// Empty and no `oauth`: no authentication (`--no-auth`, loopback only).
     pub tokens: Tokens,
+    /// Access tokens from an authorization server, besides `tokens`.
+    pub oauth: Option<Arc<OAuth>>,
     /// `Host` names (or `host:port`) accepted besides rmcp's loopback ones.
     pub extra_hosts: Vec<String>,
     /// `Origin`s accepted (with scheme) besides the loopback ones; a
@@ -210,27 +213,104 @@ impl Tokens {
     }
 }
 
-async fn require_token(State(tokens): State<Tokens>, mut request: Request, next: Next) -> Response {
+/// Who may pass: the static tokens, and access tokens OAuth accepts.
+#[derive(Clone)]
+struct Gate {
+    tokens: Tokens,
+    oauth: Option<Arc<OAuth>>,
+}
+
+impl Gate {
+    /// The profile of `presented`, or why it does not pass. A static token
+    /// is looked up first (no network); anything else goes to OAuth.
+    async fn admit(&self, presented: Option<&str>) -> Result<Profile, Refusal> {
+        let Some(token) = presented else {
+            return Err(Refusal::Invalid(String::new()));
+        };
+        if let Some(profile) = self.tokens.admits(token) {
+            return Ok(profile);
+        }
+        match &self.oauth {
+            Some(o) => o.admit(token).await,
+            None => Err(Refusal::Invalid("unknown token".into())),
+        }
+    }
+
+    /// 401 (no token, or one not accepted) or 403 (a good token without a
+    /// scope that grants anything), with the challenge RFC 6750 and RFC
+    /// 9728 describe: where the metadata is, what went wrong, which scopes
+    /// would do.
+    fn refuse(&self, refusal: Refusal, presented: bool) -> Response {
+        let mut challenge = String::from("Bearer");
+        let mut params: Vec<String> = Vec::new();
+        let (status, text) = match &refusal {
+            Refusal::Invalid(why) if presented => {
+                params.push("error=\"invalid_token\"".into());
+                if !why.is_empty() {
+                    params.push(format!("error_description=\"{why}\""));
+                }
+                (
+                    StatusCode::UNAUTHORIZED,
+                    format!("kura: the bearer token is not accepted: {why}\n"),
+                )
+            }
+            Refusal::Invalid(_) => (
+                StatusCode::UNAUTHORIZED,
+                "kura: a valid bearer token is required (Authorization: Bearer TOKEN)\n".to_owned(),
+            ),
+            Refusal::Scope => {
+                params.push("error=\"insufficient_scope\"".into());
+                (
+                    StatusCode::FORBIDDEN,
+                    "kura: the token holds none of the scopes this server grants\n".to_owned(),
+                )
+            }
+        };
+        if let Some(o) = &self.oauth {
+            let c = o.config();
+            if refusal == Refusal::Scope || !presented {
+                params.push(format!("scope=\"{}\"", c.scope_names().join(" ")));
+            }
+            params.push(format!("resource_metadata=\"{}\"", c.metadata_url()));
+        }
+        if !params.is_empty() {
+            challenge.push(' ');
+            challenge.push_str(&params.join(", "));
+        }
+        (status, [(header::WWW_AUTHENTICATE, challenge)], text).into_response()
+    }
+}
+
+async fn require_token(State(gate): State<Gate>, mut request: Request, next: Next) -> Response {
     let presented = request
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented.and_then(|t| tokens.admits(t)) {
-        Some(profile) => {
+        .map(str::trim)
+        .map(str::to_owned);
+    match gate.admit(presented.as_deref()).await {
+        Ok(profile) => {
             // rmcp hands the request's parts to each handler: the tools
             // listed and callable follow this token's profile.
             request.extensions_mut().insert(profile);
             next.run(request).await
         }
-        None => (
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            "kura: a valid bearer token is required (Authorization: Bearer TOKEN)\n",
-        )
-            .into_response(),
+        Err(refusal) => gate.refuse(refusal, presented.is_some()),
     }
+}
+
+/// The Protected Resource Metadata document, readable by anyone (a
+/// browser-based client fetches it from another origin).
+async fn resource_metadata(State(oauth): State<Arc<OAuth>>) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"),
+        ],
+        oauth.config().metadata().to_string(),
+    )
+        .into_response()
 }
 
 /// The profile the HTTP layer attached to this request (none over stdio).
@@ -369,12 +449,20 @@ fn service(
         .route_service("/mcp", mcp)
         .layer(middleware::from_fn(session_ended))
         .layer(middleware::from_fn_with_state(cap.clone(), cap_sessions));
-    if !options.tokens.is_empty() {
-        router = router.layer(middleware::from_fn_with_state(
-            options.tokens.clone(),
-            require_token,
-        ));
+    if !options.tokens.is_empty() || options.oauth.is_some() {
+        let gate = Gate {
+            tokens: options.tokens.clone(),
+            oauth: options.oauth.clone(),
+        };
+        router = router.layer(middleware::from_fn_with_state(gate, require_token));
     }
-    // Added after the token layer: a load balancer's probe needs none.
-    (router.route("/healthz", get(healthz)), calls, cap)
+    // Added after the token layer: a load balancer's probe and a client
+    // looking for where to get a token need none.
+    let mut router = router.route("/healthz", get(healthz));
+    if let Some(oauth) = &options.oauth {
+        for path in oauth.config().metadata_paths() {
+            router = router.route(&path, get(resource_metadata).with_state(oauth.clone()));
+        }
+    }
+    (router, calls, cap)
 }

@@ -16,6 +16,7 @@ mod calls;
 pub mod framing;
 mod http;
 mod listing;
+pub mod oauth;
 pub mod reference;
 mod schema;
 mod stdio;

@@ -64,6 +64,12 @@ pub(super) fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
     let opened = crate::app::App::open(config, crate::CATALOG).map_err(|e| e.to_string())?;
     let sandbox = if confine {
         let mut plan = opened.sandbox();
+        // The OAuth issuer's host is the one the core itself may reach.
+        if let Some(oauth) = http.as_ref().and_then(|(_, o)| o.oauth.as_ref()) {
+            for host in oauth.config().hosts() {
+                plan.grant_connect(&host);
+            }
+        }
         if let Some(d) = &demo {
             plan = d.sandbox(plan);
         }

@@ -20,6 +20,12 @@ pub struct HttpFlags {
     /// comma-separated.
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
+    /// Accept OAuth access tokens from an authorization server: a TOML
+    /// file naming the `issuer`, this server's `resource` URI and the
+    /// `[[scope]]`s it grants (docs/oauth.md). Static tokens keep working
+    /// beside it.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    oauth: Option<PathBuf>,
     /// Serve without tokens: only on a loopback address (local clients, tests).
     #[arg(long, requires = "http")]
     no_auth: bool,
@@ -52,7 +58,29 @@ impl HttpFlags {
         &self,
         addr: std::net::SocketAddr,
     ) -> Result<(std::net::TcpListener, crate::server::HttpOptions), String> {
+        let oauth = match &self.oauth {
+            Some(file) => {
+                let text = crate::fs::read_operator_file(file)
+                    .map_err(|e| format!("cannot read the OAuth file {}: {e}", file.display()))?;
+                let config = crate::server::oauth::OAuthConfig::parse(
+                    &String::from_utf8_lossy(&text),
+                    crate::CATALOG,
+                )
+                .map_err(|e| format!("OAuth file {}: {e}", file.display()))?;
+                // The certificates are read now: once confined, kura cannot.
+                let http =
+                    crate::server::oauth::Http::new(crate::server::oauth::Http::system_roots())?;
+                Some(std::sync::Arc::new(crate::server::oauth::OAuth::new(
+                    config,
+                    Box::new(http),
+                )))
+            }
+            None => None,
+        };
         let tokens = match (&self.token_file, std::env::var("KURA_HTTP_TOKENS").ok()) {
+            _ if self.no_auth && oauth.is_some() => {
+                return Err("--no-auth and --oauth contradict each other".into());
+            }
             _ if self.no_auth => {
                 if !addr.ip().is_loopback() {
                     return Err(format!(
@@ -70,9 +98,10 @@ impl HttpFlags {
             (None, Some(env)) => {
                 crate::server::Tokens::list(&env).map_err(|e| format!("KURA_HTTP_TOKENS: {e}"))?
             }
+            (None, None) if oauth.is_some() => crate::server::Tokens::default(),
             (None, None) => {
                 return Err(
-                    "--http needs bearer tokens: --token-file FILE or KURA_HTTP_TOKENS (or --no-auth on a loopback address)"
+                    "--http needs bearer tokens: --token-file FILE, KURA_HTTP_TOKENS or --oauth FILE (or --no-auth on a loopback address)"
                         .into(),
                 );
             }
@@ -83,6 +112,7 @@ impl HttpFlags {
             listener,
             crate::server::HttpOptions {
                 tokens,
+                oauth,
                 extra_hosts: self.allow_host.clone(),
                 extra_origins: self.allow_origin.clone(),
                 idle: std::time::Duration::from_secs(self.session_idle_secs.max(1)),

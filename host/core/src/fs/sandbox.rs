@@ -94,9 +94,9 @@ impl Plan {
 }
 
 impl Plan {
-    /// A granted HTTP host: its port (80 and 443 when none is named), and
-    /// the resolver's files when it is a name, not an address.
-    fn grant_connect(&mut self, host: &str) {
+    /// Let the process connect to `host`'s port (`host:port`; 80 and 443
+    /// without one), and read the resolver's files when it is a name.
+    pub fn grant_connect(&mut self, host: &str) {
         let (name, ports) = match host.rsplit_once(':') {
             Some((h, p)) if !h.is_empty() && (h.ends_with(']') || !h.contains(':')) => {
                 (h, p.parse().map(|p| vec![p]).unwrap_or_default())
@@ -149,7 +149,7 @@ impl Outcome {
         } else {
             let ports: Vec<String> = plan.connect.iter().map(u16::to_string).collect();
             format!(
-                "TCP connect to ports [{}] only (the slots' HTTP grants), no bind",
+                "TCP connect to ports [{}] only (the slots' HTTP grants, the OAuth issuer), no bind",
                 ports.join(", ")
             )
         };

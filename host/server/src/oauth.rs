@@ -1,0 +1,841 @@
+//! OAuth 2.1 on the HTTP transport: kura as a resource server. It never
+//! issues a token and never passes one on; it says where tokens come from
+//! (Protected Resource Metadata, RFC 9728) and checks the ones it is
+//! shown: a JWT offline, against the issuer's published keys (fetched from
+//! its metadata, cached, fetched again for an unknown key id, bounded),
+//! its issuer, its audience — this server's resource URI (RFC 8707), so a
+//! token minted for another service is refused — and its lifetime. Its
+//! scopes choose the profile it is served under, through one ordered table.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use reqwest::Url;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::domain::{Catalog, Profile};
+
+/// The most a metadata document or key set may weigh.
+const MAX_DOCUMENT_BYTES: usize = 1 << 20;
+/// The most keys kept from a key set.
+const MAX_KEYS: usize = 64;
+/// A key set is fetched again for an unknown key id at most this often: a
+/// stream of tokens with made-up key ids cannot make kura hammer the issuer.
+const REFETCH_EVERY: Duration = Duration::from_secs(30);
+/// A fetch from the issuer gives up after this long.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// Clock skew allowed on `exp` and `nbf`, unless the file says otherwise.
+const DEFAULT_LEEWAY_SECS: u64 = 30;
+/// Where Protected Resource Metadata is served (RFC 9728 §3), before the
+/// resource's own path.
+pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// Signature algorithms accepted: public-key ones only. A shared-secret
+/// algorithm (HS256) would let anyone who knows a public key forge tokens,
+/// and `none` is no signature.
+const ALGORITHMS: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// The OAuth file (`serve --http ADDR --oauth FILE`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// The authorization server's issuer identifier.
+    issuer: String,
+    /// This server's resource URI as clients reach it (the `aud` of its
+    /// tokens), e.g. `https://kura.example.com/mcp`.
+    resource: String,
+    /// The issuer's key set, when its metadata does not name it (or names
+    /// one on another host).
+    jwks_uri: Option<String>,
+    leeway_secs: Option<u64>,
+    /// Scopes and the profile each grants, broadest first.
+    #[serde(default, rename = "scope")]
+    scopes: Vec<ScopeEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScopeEntry {
+    name: String,
+    /// `read_only`, `tools=...` or both; empty: everything.
+    #[serde(default)]
+    profile: String,
+}
+
+/// What the OAuth file says, checked.
+#[derive(Clone, Debug)]
+pub struct OAuthConfig {
+    issuer: String,
+    issuer_url: Url,
+    resource: Url,
+    jwks_uri: Option<Url>,
+    leeway: u64,
+    /// In the file's order: a token is served under the first it holds.
+    scopes: Vec<(String, Profile)>,
+}
+
+/// An `http:` URL is accepted on a loopback host only (OAuth 2.1 asks for
+/// TLS everywhere else).
+fn secure_url(what: &str, text: &str) -> Result<Url, String> {
+    let url = Url::parse(text).map_err(|e| format!("`{what}` = {text:?}: {e}"))?;
+    let loopback = match url.host() {
+        Some(url::Host::Domain(d)) => d == "localhost",
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if loopback => {}
+        _ => {
+            return Err(format!(
+                "`{what}` = {text:?}: an https URL is needed (http only on a loopback host)"
+            ));
+        }
+    }
+    if url.fragment().is_some() || url.host().is_none() {
+        return Err(format!(
+            "`{what}` = {text:?}: an absolute URL without a fragment is needed"
+        ));
+    }
+    Ok(url)
+}
+
+impl OAuthConfig {
+    pub fn parse(text: &str, catalog: Catalog) -> Result<OAuthConfig, String> {
+        let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
+        let issuer_url = secure_url("issuer", &file.issuer)?;
+        let resource = secure_url("resource", &file.resource)?;
+        if resource.query().is_some() {
+            return Err(format!("`resource` = {:?} has a query", file.resource));
+        }
+        let jwks_uri = match &file.jwks_uri {
+            Some(u) => Some(secure_url("jwks_uri", u)?),
+            None => None,
+        };
+        if file.scopes.is_empty() {
+            return Err("no `[[scope]]`: name at least one scope and the profile it grants".into());
+        }
+        let mut scopes: Vec<(String, Profile)> = Vec::new();
+        for s in &file.scopes {
+            if s.name.is_empty() || s.name.contains(|c: char| c.is_whitespace() || c == '"') {
+                return Err(format!("scope {:?}: a scope is one word", s.name));
+            }
+            if scopes.iter().any(|(n, _)| *n == s.name) {
+                return Err(format!("scope {:?} twice", s.name));
+            }
+            let profile = Profile::parse(s.profile.split_whitespace(), catalog)
+                .map_err(|e| format!("scope {:?}: {e}", s.name))?;
+            scopes.push((s.name.clone(), profile));
+        }
+        Ok(OAuthConfig {
+            issuer: file.issuer,
+            issuer_url,
+            resource,
+            jwks_uri,
+            leeway: file.leeway_secs.unwrap_or(DEFAULT_LEEWAY_SECS),
+            scopes,
+        })
+    }
+
+    /// The hosts (`host:port`) kura fetches from: the issuer's, and a key
+    /// set configured elsewhere. The sandbox lets the process connect to
+    /// their ports and nothing else.
+    pub fn hosts(&self) -> Vec<String> {
+        let mut hosts = vec![host_port(&self.issuer_url)];
+        if let Some(j) = &self.jwks_uri {
+            let h = host_port(j);
+            if !hosts.contains(&h) {
+                hosts.push(h);
+            }
+        }
+        hosts
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The paths the metadata is served at: the resource's own (the well-known
+    /// prefix before its path) and, when that differs, the root one, which
+    /// clients also try.
+    pub fn metadata_paths(&self) -> Vec<String> {
+        let path = self.resource.path().trim_end_matches('/');
+        let own = format!("{METADATA_PATH}{path}");
+        let mut paths = vec![own];
+        if !path.is_empty() {
+            paths.push(METADATA_PATH.to_owned());
+        }
+        paths
+    }
+
+    /// Where a client reads the metadata (named in `WWW-Authenticate`).
+    pub fn metadata_url(&self) -> String {
+        let mut url = self.resource.clone();
+        url.set_path(&self.metadata_paths()[0]);
+        url.to_string()
+    }
+
+    /// The Protected Resource Metadata document.
+    pub fn metadata(&self) -> Value {
+        json!({
+            "resource": self.resource.as_str(),
+            "authorization_servers": [self.issuer],
+            "scopes_supported": self.scope_names(),
+            "bearer_methods_supported": ["header"],
+            "resource_name": "kura",
+        })
+    }
+
+    pub fn scope_names(&self) -> Vec<&str> {
+        self.scopes.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    /// The profile of the first scope of the table the token holds.
+    fn profile_for(&self, held: &[&str]) -> Option<Profile> {
+        self.scopes
+            .iter()
+            .find(|(n, _)| held.contains(&n.as_str()))
+            .map(|(_, p)| p.clone())
+    }
+}
+
+fn host_port(url: &Url) -> String {
+    let host = match url.host() {
+        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+        Some(h) => h.to_string(),
+        None => String::new(),
+    };
+    format!("{host}:{}", url.port_or_known_default().unwrap_or(443))
+}
+
+/// Why a token was not accepted.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not a token this server accepts (bad signature, expired, for
+    /// another resource, from another issuer, unknown key): 401
+    /// `invalid_token`.
+    Invalid(String),
+    /// A good token without any scope of the table: 403
+    /// `insufficient_scope`.
+    Scope,
+}
+
+/// The claims kura reads besides the ones `jsonwebtoken` checks.
+#[derive(Deserialize)]
+struct Claims {
+    /// RFC 9068: space-separated.
+    #[serde(default)]
+    scope: Option<String>,
+    /// Some issuers (Entra ID, Okta) use `scp`, a string or a list.
+    #[serde(default)]
+    scp: Option<Scp>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Scp {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Claims {
+    fn scopes(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        out.extend(self.scope.iter().flat_map(|s| s.split_whitespace()));
+        match &self.scp {
+            Some(Scp::One(s)) => out.extend(s.split_whitespace()),
+            Some(Scp::Many(v)) => out.extend(v.iter().map(String::as_str)),
+            None => {}
+        }
+        out
+    }
+}
+
+/// Where keys come from: the network in a server, a closure in tests.
+pub trait Fetch: Send + Sync {
+    fn get(
+        &self,
+        url: &Url,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>>;
+}
+
+/// Fetches JSON over HTTPS (http on loopback), bounded in size and time,
+/// following no redirect.
+pub struct Http(reqwest::Client);
+
+impl Http {
+    /// A client trusting `roots` (loaded before the process confined
+    /// itself: the certificate files are not readable after).
+    pub fn new(roots: rustls::RootCertStore) -> Result<Http, String> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let client = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .timeout(FETCH_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Http(client))
+    }
+
+    /// The system's trusted certificates.
+    pub fn system_roots() -> rustls::RootCertStore {
+        let mut roots = rustls::RootCertStore::empty();
+        let found = rustls_native_certs::load_native_certs();
+        roots.add_parsable_certificates(found.certs);
+        roots
+    }
+}
+
+impl Fetch for Http {
+    fn get(
+        &self,
+        url: &Url,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>> {
+        let url = url.clone();
+        Box::pin(async move {
+            let mut response = self
+                .0
+                .get(url.clone())
+                .header(reqwest::header::ACCEPT, "application/json")
+                .send()
+                .await
+                .map_err(|e| format!("{url}: {e}"))?;
+            if !response.status().is_success() {
+                return Err(format!("{url}: HTTP {}", response.status()));
+            }
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+                if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                    return Err(format!("{url}: larger than {MAX_DOCUMENT_BYTES} bytes"));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+        })
+    }
+}
+
+/// The issuer's keys as last fetched.
+#[derive(Default)]
+struct Keys {
+    set: Vec<Jwk>,
+    fetched: Option<Instant>,
+    /// The key set's URL, once known.
+    uri: Option<Url>,
+}
+
+/// Checks tokens for one configuration.
+pub struct OAuth {
+    config: OAuthConfig,
+    fetch: Box<dyn Fetch>,
+    keys: tokio::sync::Mutex<Keys>,
+}
+
+impl OAuth {
+    pub fn new(config: OAuthConfig, fetch: Box<dyn Fetch>) -> OAuth {
+        OAuth {
+            config,
+            fetch,
+            keys: tokio::sync::Mutex::new(Keys::default()),
+        }
+    }
+
+    pub fn config(&self) -> &OAuthConfig {
+        &self.config
+    }
+
+    /// The profile `token` is served under, or why it is refused.
+    pub async fn admit(&self, token: &str) -> Result<Profile, Refusal> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| Refusal::Invalid("not a signed JWT".into()))?;
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(Refusal::Invalid(format!(
+                "signed with {:?}, not a public-key algorithm",
+                header.alg
+            )));
+        }
+        let key = self.key(header.kid.as_deref(), header.alg).await?;
+        let mut v = Validation::new(header.alg);
+        v.set_issuer(&[&self.config.issuer]);
+        v.set_audience(&[self.config.resource.as_str()]);
+        v.set_required_spec_claims(&["exp", "iss", "aud"]);
+        v.validate_nbf = true;
+        v.leeway = self.config.leeway;
+        let data = jsonwebtoken::decode::<Claims>(token, &key, &v).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind as K;
+            Refusal::Invalid(
+                match e.kind() {
+                    K::ExpiredSignature => "expired",
+                    K::ImmatureSignature => "not valid yet",
+                    K::InvalidAudience => "issued for another resource",
+                    K::InvalidIssuer => "from another issuer",
+                    K::InvalidSignature => "bad signature",
+                    K::MissingRequiredClaim(_) => "lacks exp, iss or aud",
+                    _ => "malformed",
+                }
+                .into(),
+            )
+        })?;
+        self.config
+            .profile_for(&data.claims.scopes())
+            .ok_or(Refusal::Scope)
+    }
+
+    /// The key for `kid` (or the only key for `alg` when the token names
+    /// none), fetching the key set when it is not known yet or has no such
+    /// key (a rotation), at most every [`REFETCH_EVERY`].
+    async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refusal> {
+        let mut keys = self.keys.lock().await;
+        if let Some(k) = find(&keys.set, kid, alg) {
+            return DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()));
+        }
+        let stale = keys.fetched.is_none_or(|t| t.elapsed() >= REFETCH_EVERY);
+        if !stale {
+            return Err(Refusal::Invalid(
+                "signed with a key the issuer does not publish".into(),
+            ));
+        }
+        keys.fetched = Some(Instant::now());
+        match self.fetch_keys(&mut keys).await {
+            Ok(set) => keys.set = set,
+            Err(e) => {
+                tracing::warn!("OAuth: the issuer's keys could not be fetched: {e}");
+                return Err(Refusal::Invalid("the issuer's keys are unavailable".into()));
+            }
+        }
+        find(&keys.set, kid, alg)
+            .ok_or_else(|| Refusal::Invalid("signed with a key the issuer does not publish".into()))
+            .and_then(|k| {
+                DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()))
+            })
+    }
+
+    async fn fetch_keys(&self, keys: &mut Keys) -> Result<Vec<Jwk>, String> {
+        let uri = match (&keys.uri, &self.config.jwks_uri) {
+            (Some(u), _) | (None, Some(u)) => u.clone(),
+            (None, None) => self.discover().await?,
+        };
+        keys.uri = Some(uri.clone());
+        let doc = self.fetch.get(&uri).await?;
+        let set: JwkSet =
+            serde_json::from_value(doc).map_err(|e| format!("{uri}: not a key set: {e}"))?;
+        Ok(set.keys.into_iter().take(MAX_KEYS).collect())
+    }
+
+    /// The key set's URL from the issuer's metadata (RFC 8414, then OpenID
+    /// Connect discovery), which must name the configured issuer and a key
+    /// set on the issuer's own host.
+    async fn discover(&self) -> Result<Url, String> {
+        let issuer = &self.config.issuer_url;
+        let path = issuer.path().trim_end_matches('/');
+        let mut oauth = issuer.clone();
+        oauth.set_path(&format!("/.well-known/oauth-authorization-server{path}"));
+        let mut oidc = issuer.clone();
+        oidc.set_path(&format!("{path}/.well-known/openid-configuration"));
+        let mut errors = Vec::new();
+        for url in [oauth, oidc] {
+            match self.fetch.get(&url).await {
+                Ok(doc) => return self.jwks_from(&url, &doc),
+                Err(e) => errors.push(e),
+            }
+        }
+        Err(format!("no metadata: {}", errors.join("; ")))
+    }
+
+    fn jwks_from(&self, url: &Url, doc: &Value) -> Result<Url, String> {
+        if doc["issuer"].as_str() != Some(self.config.issuer.as_str()) {
+            return Err(format!(
+                "{url} names the issuer {}, not {:?}",
+                doc["issuer"], self.config.issuer
+            ));
+        }
+        let jwks = doc["jwks_uri"]
+            .as_str()
+            .ok_or_else(|| format!("{url} names no jwks_uri"))?;
+        let jwks = secure_url("jwks_uri", jwks)?;
+        if host_port(&jwks) != host_port(&self.config.issuer_url) {
+            return Err(format!(
+                "{url} puts the keys on another host ({jwks}): set `jwks_uri` in the OAuth file to allow it"
+            ));
+        }
+        Ok(jwks)
+    }
+}
+
+/// The key a token names, of a type its algorithm can use.
+fn find<'a>(set: &'a [Jwk], kid: Option<&str>, alg: Algorithm) -> Option<&'a Jwk> {
+    let fits = |k: &&Jwk| {
+        let declared = k.common.key_algorithm.map(|a| a.to_string());
+        declared.is_none_or(|a| a == format!("{alg:?}"))
+    };
+    match kid {
+        Some(kid) => set
+            .iter()
+            .filter(fits)
+            .find(|k| k.common.key_id.as_deref() == Some(kid)),
+        None => {
+            let mut usable = set.iter().filter(fits).filter(|k| {
+                DecodingKey::from_jwk(k).is_ok_and(|_| key_family(k) == alg_family(alg))
+            });
+            let first = usable.next();
+            // Several keys and no id: which one is not guessed.
+            usable.next().is_none().then_some(first).flatten()
+        }
+    }
+}
+
+fn key_family(k: &Jwk) -> &'static str {
+    use jsonwebtoken::jwk::AlgorithmParameters as P;
+    match k.algorithm {
+        P::RSA(_) => "RSA",
+        P::EllipticCurve(_) => "EC",
+        P::OctetKeyPair(_) => "OKP",
+        P::OctetKey(_) => "oct",
+    }
+}
+
+fn alg_family(alg: Algorithm) -> &'static str {
+    match alg {
+        Algorithm::ES256 | Algorithm::ES384 => "EC",
+        Algorithm::EdDSA => "OKP",
+        Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => "oct",
+        _ => "RSA",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    use jsonwebtoken::{EncodingKey, Header};
+    use ring::signature::{Ed25519KeyPair, KeyPair};
+
+    use super::*;
+
+    const ISSUER: &str = "https://id.example.com/realms/kura";
+    const RESOURCE: &str = "https://kura.example.com/mcp";
+
+    fn config(extra: &str) -> OAuthConfig {
+        let text = format!(
+            "issuer = \"{ISSUER}\"\nresource = \"{RESOURCE}\"\n{extra}\n\
+             [[scope]]\nname = \"kura:all\"\n\
+             [[scope]]\nname = \"kura:read\"\nprofile = \"read_only\"\n"
+        );
+        OAuthConfig::parse(&text, crate::domain::Catalog::new(&[])).unwrap()
+    }
+
+    /// The issuer's documents by URL, and how many fetches were made.
+    #[derive(Default)]
+    struct Docs {
+        docs: Mutex<HashMap<String, Value>>,
+        fetches: AtomicUsize,
+    }
+
+    impl Docs {
+        fn set(&self, url: &str, doc: Value) {
+            self.docs.lock().unwrap().insert(url.to_owned(), doc);
+        }
+    }
+
+    impl Fetch for Arc<Docs> {
+        fn get(
+            &self,
+            url: &Url,
+        ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>> {
+            self.fetches.fetch_add(1, Ordering::SeqCst);
+            let doc = self.docs.lock().unwrap().get(url.as_str()).cloned();
+            Box::pin(async move { doc.ok_or_else(|| "404".to_owned()) })
+        }
+    }
+
+    struct Signer {
+        kid: String,
+        pkcs8: Vec<u8>,
+        public: Vec<u8>,
+    }
+
+    impl Signer {
+        fn new(kid: &str) -> Signer {
+            let rng = ring::rand::SystemRandom::new();
+            let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).unwrap();
+            let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).unwrap();
+            Signer {
+                kid: kid.into(),
+                pkcs8: pkcs8.as_ref().to_vec(),
+                public: pair.public_key().as_ref().to_vec(),
+            }
+        }
+
+        fn jwk(&self) -> Value {
+            json!({"kty": "OKP", "crv": "Ed25519", "alg": "EdDSA", "use": "sig",
+                   "kid": self.kid, "x": B64.encode(&self.public)})
+        }
+
+        fn sign(&self, claims: Value) -> String {
+            let mut header = Header::new(Algorithm::EdDSA);
+            header.kid = Some(self.kid.clone());
+            jsonwebtoken::encode(&header, &claims, &EncodingKey::from_ed_der(&self.pkcs8)).unwrap()
+        }
+    }
+
+    fn now() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    }
+
+    fn claims(scope: &str) -> Value {
+        json!({"iss": ISSUER, "aud": RESOURCE, "sub": "someone", "exp": now() + 300,
+               "iat": now(), "scope": scope})
+    }
+
+    /// An issuer publishing `keys` through RFC 8414 metadata.
+    fn issuer(keys: &[&Signer]) -> (Arc<Docs>, OAuth) {
+        let docs = Arc::new(Docs::default());
+        docs.set(
+            "https://id.example.com/.well-known/oauth-authorization-server/realms/kura",
+            json!({"issuer": ISSUER, "jwks_uri": "https://id.example.com/realms/kura/certs"}),
+        );
+        publish(&docs, keys);
+        let oauth = OAuth::new(config(""), Box::new(docs.clone()));
+        (docs, oauth)
+    }
+
+    fn publish(docs: &Docs, keys: &[&Signer]) {
+        let keys: Vec<Value> = keys.iter().map(|k| k.jwk()).collect();
+        docs.set(
+            "https://id.example.com/realms/kura/certs",
+            json!({ "keys": keys }),
+        );
+    }
+
+    fn block<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    #[test]
+    fn a_token_the_issuer_signed_is_served_under_its_first_granted_scope() {
+        let key = Signer::new("k1");
+        let (_, oauth) = issuer(&[&key]);
+        let read = block(oauth.admit(&key.sign(claims("openid kura:read")))).unwrap();
+        assert!(read.read_only);
+        let all = block(oauth.admit(&key.sign(claims("kura:read kura:all")))).unwrap();
+        assert!(!all.read_only, "the table's order decides, broadest first");
+        // `scp` as a list, as some issuers write it.
+        let mut c = claims("");
+        c["scp"] = json!(["kura:read"]);
+        assert!(block(oauth.admit(&key.sign(c))).unwrap().read_only);
+    }
+
+    #[test]
+    fn a_token_for_another_resource_from_another_issuer_or_expired_is_refused() {
+        let key = Signer::new("k1");
+        let (_, oauth) = issuer(&[&key]);
+        let refused = |c: Value| block(oauth.admit(&key.sign(c))).unwrap_err();
+        let mut c = claims("kura:all");
+        c["aud"] = json!("https://other.example.com/mcp");
+        assert_eq!(
+            refused(c),
+            Refusal::Invalid("issued for another resource".into())
+        );
+        let mut c = claims("kura:all");
+        c["iss"] = json!("https://evil.example.com");
+        assert_eq!(refused(c), Refusal::Invalid("from another issuer".into()));
+        let mut c = claims("kura:all");
+        c["exp"] = json!(now() - 120);
+        assert_eq!(refused(c), Refusal::Invalid("expired".into()));
+        let mut c = claims("kura:all");
+        c["nbf"] = json!(now() + 600);
+        assert_eq!(refused(c), Refusal::Invalid("not valid yet".into()));
+        let mut c = claims("kura:all");
+        c.as_object_mut().unwrap().remove("aud");
+        assert_eq!(refused(c), Refusal::Invalid("lacks exp, iss or aud".into()));
+        // An audience list that names this resource is accepted.
+        let mut c = claims("kura:all");
+        c["aud"] = json!(["https://other.example.com", RESOURCE]);
+        assert!(block(oauth.admit(&key.sign(c))).is_ok());
+    }
+
+    #[test]
+    fn a_forged_signature_or_a_shared_secret_algorithm_is_refused() {
+        let key = Signer::new("k1");
+        let forger = Signer::new("k1"); // the same key id, another key
+        let (_, oauth) = issuer(&[&key]);
+        assert_eq!(
+            block(oauth.admit(&forger.sign(claims("kura:all")))).unwrap_err(),
+            Refusal::Invalid("bad signature".into())
+        );
+        // HS256 with the public key as the secret: the classic confusion.
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("k1".into());
+        let hs = jsonwebtoken::encode(
+            &header,
+            &claims("kura:all"),
+            &EncodingKey::from_secret(&key.public),
+        )
+        .unwrap();
+        assert!(matches!(block(oauth.admit(&hs)), Err(Refusal::Invalid(_))));
+        // Unsigned.
+        let none = format!(
+            "{}.{}.",
+            B64.encode(br#"{"alg":"none","typ":"JWT"}"#),
+            B64.encode(claims("kura:all").to_string())
+        );
+        assert!(matches!(
+            block(oauth.admit(&none)),
+            Err(Refusal::Invalid(_))
+        ));
+        assert!(matches!(
+            block(oauth.admit("not-a-jwt")),
+            Err(Refusal::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn a_good_token_without_a_granted_scope_is_insufficient_scope() {
+        let key = Signer::new("k1");
+        let (_, oauth) = issuer(&[&key]);
+        assert_eq!(
+            block(oauth.admit(&key.sign(claims("openid profile")))).unwrap_err(),
+            Refusal::Scope
+        );
+    }
+
+    #[test]
+    fn a_rotated_key_is_fetched_once_and_unknown_ids_do_not_hammer_the_issuer() {
+        let old = Signer::new("old");
+        let (docs, oauth) = issuer(&[&old]);
+        block(oauth.admit(&old.sign(claims("kura:all")))).unwrap();
+        let fetched = docs.fetches.load(Ordering::SeqCst);
+        assert_eq!(fetched, 2, "metadata, then the key set");
+        block(oauth.admit(&old.sign(claims("kura:all")))).unwrap();
+        assert_eq!(docs.fetches.load(Ordering::SeqCst), fetched, "cached");
+        // The issuer rotates; a token with the new key id arrives.
+        let new = Signer::new("new");
+        publish(&docs, &[&old, &new]);
+        oauth.keys.try_lock().unwrap().fetched = Some(Instant::now() - REFETCH_EVERY);
+        block(oauth.admit(&new.sign(claims("kura:all")))).unwrap();
+        assert_eq!(docs.fetches.load(Ordering::SeqCst), fetched + 1);
+        // Made-up key ids: refused without another fetch for a while.
+        let stranger = Signer::new("stranger");
+        for _ in 0..5 {
+            assert!(block(oauth.admit(&stranger.sign(claims("kura:all")))).is_err());
+        }
+        assert_eq!(docs.fetches.load(Ordering::SeqCst), fetched + 1);
+    }
+
+    #[test]
+    fn metadata_naming_another_issuer_or_keys_on_another_host_is_not_trusted() {
+        let key = Signer::new("k1");
+        let (docs, oauth) = issuer(&[&key]);
+        docs.set(
+            "https://id.example.com/.well-known/oauth-authorization-server/realms/kura",
+            json!({"issuer": ISSUER, "jwks_uri": "https://keys.example.net/certs"}),
+        );
+        assert_eq!(
+            block(oauth.admit(&key.sign(claims("kura:all")))).unwrap_err(),
+            Refusal::Invalid("the issuer's keys are unavailable".into())
+        );
+        let (docs, oauth) = issuer(&[&key]);
+        docs.set(
+            "https://id.example.com/.well-known/oauth-authorization-server/realms/kura",
+            json!({"issuer": "https://evil.example.com", "jwks_uri": "https://id.example.com/realms/kura/certs"}),
+        );
+        assert!(block(oauth.admit(&key.sign(claims("kura:all")))).is_err());
+        // OpenID Connect discovery is the fallback.
+        let docs = Arc::new(Docs::default());
+        docs.set(
+            "https://id.example.com/realms/kura/.well-known/openid-configuration",
+            json!({"issuer": ISSUER, "jwks_uri": "https://id.example.com/realms/kura/certs"}),
+        );
+        publish(&docs, &[&key]);
+        let oauth = OAuth::new(config(""), Box::new(docs.clone()));
+        assert!(block(oauth.admit(&key.sign(claims("kura:all")))).is_ok());
+    }
+
+    #[test]
+    fn the_metadata_names_the_resource_its_issuer_and_scopes_at_the_well_known_paths() {
+        let c = config("");
+        assert_eq!(
+            c.metadata_paths(),
+            [
+                "/.well-known/oauth-protected-resource/mcp",
+                "/.well-known/oauth-protected-resource"
+            ]
+        );
+        assert_eq!(
+            c.metadata_url(),
+            "https://kura.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        let m = c.metadata();
+        assert_eq!(m["resource"], RESOURCE);
+        assert_eq!(m["authorization_servers"], json!([ISSUER]));
+        assert_eq!(m["scopes_supported"], json!(["kura:all", "kura:read"]));
+        assert_eq!(c.hosts(), ["id.example.com:443"]);
+    }
+
+    #[test]
+    fn the_oauth_file_refuses_plain_http_off_loopback_and_scopes_without_a_profile() {
+        let parse = |t: &str| OAuthConfig::parse(t, crate::domain::Catalog::new(&[]));
+        let scope = "[[scope]]\nname = \"a\"\n";
+        assert!(
+            parse(&format!(
+                "issuer = \"http://id.example.com\"\nresource = \"{RESOURCE}\"\n{scope}"
+            ))
+            .unwrap_err()
+            .contains("https")
+        );
+        assert!(
+            parse(&format!(
+                "issuer = \"http://127.0.0.1:9000\"\nresource = \"http://localhost:8080/mcp\"\n{scope}"
+            ))
+            .is_ok()
+        );
+        assert!(
+            parse(&format!(
+                "issuer = \"{ISSUER}\"\nresource = \"{RESOURCE}\"\n"
+            ))
+            .unwrap_err()
+            .contains("scope")
+        );
+        assert!(
+            parse(&format!(
+                "issuer = \"{ISSUER}\"\nresource = \"{RESOURCE}\"\n[[scope]]\nname = \"a\"\nprofile = \"tools=\"\n"
+            ))
+            .is_err()
+        );
+        assert!(
+            parse(&format!(
+                "issuer = \"{ISSUER}\"\nresource = \"{RESOURCE}\"\nsurprise = 1\n{scope}"
+            ))
+            .is_err()
+        );
+    }
+}
