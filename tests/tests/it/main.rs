@@ -19,6 +19,7 @@ mod index_upgrade;
 mod inspector;
 mod manual_find;
 mod manual_rules;
+mod oauth;
 mod plugins;
 mod protocol;
 mod python_sdk;
