@@ -7,6 +7,7 @@ mod models;
 mod plugins;
 mod prepare;
 mod settings;
+mod setup;
 mod synonyms;
 
 use std::path::PathBuf;
@@ -76,6 +77,10 @@ pub enum Command {
     },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(crate::bench::BenchArgs),
+    /// Write kura into an MCP client's configuration (Claude Desktop, Claude
+    /// Code, Cursor, VS Code, Windsurf, Zed, Codex, Gemini CLI), merged with
+    /// what is there; --list shows the clients found.
+    Setup(setup::SetupArgs),
     /// Retrieval quality of manual_find, vault_find and vibe search on their gold sets (hit@5, MRR@5, nDCG@10, ...).
     Eval(crate::eval::EvalArgs),
 }
@@ -283,6 +288,9 @@ async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String>
             .map_err(|e| e.to_string())?,
         Command::Bench(args) => crate::bench::run(args).await.map_err(|e| e.to_string()),
         Command::Eval(args) => tokio::task::spawn_blocking(move || crate::eval::run(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Setup(args) => tokio::task::spawn_blocking(move || setup::run(&args))
             .await
             .map_err(|e| e.to_string())?,
     }

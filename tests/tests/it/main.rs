@@ -26,6 +26,7 @@ mod python_sdk;
 mod registry;
 mod sandbox;
 mod security;
+mod setup;
 mod synonyms;
 mod vault_audit;
 mod vault_find;

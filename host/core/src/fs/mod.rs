@@ -585,6 +585,13 @@ pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Create the folder an MCP client keeps its configuration in (`kura
+/// setup`), outside every root; the file itself is written through
+/// [`Root::update`] on that folder.
+pub fn create_operator_dir(path: &Path) -> io::Result<()> {
+    std::fs::create_dir_all(path)
+}
+
 /// Write a file into a temporary folder an install made for itself (the
 /// input of a conversion it runs), outside every root.
 pub fn write_operator_file(path: &Path, bytes: &[u8]) -> io::Result<()> {

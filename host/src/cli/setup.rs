@@ -1,0 +1,520 @@
+//! `kura setup CLIENT`: write kura into an MCP client's own configuration
+//! file, in the place and format the client documents, merged with what is
+//! there. Other servers' entries are kept byte for byte (JSON values are
+//! carried as raw text, TOML through a format-preserving editor); the
+//! previous file is kept beside it (`NAME.kura-backup`); a second run with
+//! the same roots changes nothing; the file is replaced atomically and only
+//! if no other program changed it since it was read (the vault's own
+//! read-modify-write); a file with comments (JSONC) is not rewritten: the
+//! entry to add is printed instead.
+
+use std::path::PathBuf;
+
+use clap::Args as ClapArgs;
+use indexmap::IndexMap;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::fs::{RelPath, Root};
+
+/// `kura setup`'s flags.
+#[derive(ClapArgs, Clone)]
+pub struct SetupArgs {
+    /// The client to configure (`--list` names them).
+    pub client: Option<String>,
+    /// Show each known client, its configuration file, and whether kura is in it.
+    #[arg(long, conflicts_with = "client")]
+    pub list: bool,
+    /// Print the change as a diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The server's name in the client's list.
+    #[arg(long, default_value = "kura")]
+    pub name: String,
+    #[arg(long, value_name = "DIR")]
+    pub vault_root: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub manuals_root: Option<PathBuf>,
+    #[arg(long, value_name = "DIR")]
+    pub vibe_root: Option<PathBuf>,
+}
+
+/// How a client lists its servers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// A JSON object under this top-level key; each entry `{command, args,
+    /// env}`, with `"type": "stdio"` when `typed`.
+    Json { key: &'static str, typed: bool },
+    /// Zed's `context_servers`: `{source: "custom", command, args, env}`.
+    Zed,
+    /// Codex's TOML: `[mcp_servers.NAME]` with `command`, `args`, `env`.
+    CodexToml,
+}
+
+/// Where a file lives: beneath the home folder, or beneath the platform's
+/// configuration folder (`~/.config`, `~/Library/Application Support`,
+/// `%APPDATA%`).
+#[derive(Clone, Copy, Debug)]
+enum Base {
+    Home,
+    Config,
+}
+
+/// A client kura knows how to configure.
+struct Client {
+    id: &'static str,
+    title: &'static str,
+    base: Base,
+    /// Below `base`.
+    file: &'static str,
+    format: Format,
+}
+
+/// The clients and their documented configuration files.
+const CLIENTS: &[Client] = &[
+    Client {
+        id: "claude-desktop",
+        title: "Claude Desktop",
+        base: Base::Config,
+        file: "Claude/claude_desktop_config.json",
+        format: Format::Json {
+            key: "mcpServers",
+            typed: false,
+        },
+    },
+    Client {
+        id: "claude-code",
+        title: "Claude Code (user scope)",
+        base: Base::Home,
+        file: ".claude.json",
+        format: Format::Json {
+            key: "mcpServers",
+            typed: true,
+        },
+    },
+    Client {
+        id: "cursor",
+        title: "Cursor",
+        base: Base::Home,
+        file: ".cursor/mcp.json",
+        format: Format::Json {
+            key: "mcpServers",
+            typed: false,
+        },
+    },
+    Client {
+        id: "vscode",
+        title: "VS Code (user profile)",
+        base: Base::Config,
+        file: "Code/User/mcp.json",
+        format: Format::Json {
+            key: "servers",
+            typed: true,
+        },
+    },
+    Client {
+        id: "windsurf",
+        title: "Windsurf",
+        base: Base::Home,
+        file: ".codeium/windsurf/mcp_config.json",
+        format: Format::Json {
+            key: "mcpServers",
+            typed: false,
+        },
+    },
+    Client {
+        id: "zed",
+        title: "Zed",
+        base: Base::Config,
+        file: "zed/settings.json",
+        format: Format::Zed,
+    },
+    Client {
+        id: "codex",
+        title: "Codex CLI",
+        base: Base::Home,
+        file: ".codex/config.toml",
+        format: Format::CodexToml,
+    },
+    Client {
+        id: "gemini",
+        title: "Gemini CLI",
+        base: Base::Home,
+        file: ".gemini/settings.json",
+        format: Format::Json {
+            key: "mcpServers",
+            typed: false,
+        },
+    },
+];
+
+impl Client {
+    fn find(id: &str) -> Result<&'static Client, String> {
+        CLIENTS.iter().find(|c| c.id == id).ok_or_else(|| {
+            let ids: Vec<&str> = CLIENTS.iter().map(|c| c.id).collect();
+            format!("unknown client `{id}` (known: {})", ids.join(", "))
+        })
+    }
+
+    fn path(&self) -> Result<PathBuf, String> {
+        let base = match self.base {
+            Base::Home => dirs::home_dir(),
+            Base::Config => dirs::config_dir(),
+        };
+        let base = base.ok_or("no home folder is known (HOME is unset)")?;
+        // Codex reads CODEX_HOME instead of ~/.codex when it is set.
+        if self.format == Format::CodexToml
+            && let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty())
+        {
+            return Ok(PathBuf::from(home).join("config.toml"));
+        }
+        Ok(base.join(self.file))
+    }
+}
+
+/// What kura's entry runs: this binary, `serve`, and the roots given.
+struct Entry {
+    command: String,
+    args: Vec<String>,
+}
+
+impl Entry {
+    fn new(a: &SetupArgs) -> Result<Entry, String> {
+        let exe = std::env::current_exe().map_err(|e| format!("where is kura? {e}"))?;
+        let mut args = vec!["serve".to_owned()];
+        for (flag, dir) in [
+            ("--vault-root", &a.vault_root),
+            ("--manuals-root", &a.manuals_root),
+            ("--vibe-root", &a.vibe_root),
+        ] {
+            if let Some(d) = dir {
+                let abs = crate::fs::resolve_path(d);
+                args.push(flag.to_owned());
+                args.push(abs.display().to_string());
+            }
+        }
+        Ok(Entry {
+            command: crate::fs::resolve_path(&exe).display().to_string(),
+            args,
+        })
+    }
+
+    /// The entry as the client's JSON writes it.
+    fn json(&self, format: Format) -> Value {
+        match format {
+            Format::Json { typed: true, .. } => json!({
+                "type": "stdio", "command": self.command, "args": self.args, "env": {}
+            }),
+            Format::Zed => json!({
+                "source": "custom", "command": self.command, "args": self.args, "env": {}
+            }),
+            _ => json!({ "command": self.command, "args": self.args, "env": {} }),
+        }
+    }
+}
+
+/// The file's new text with kura's entry `name` set, or None when it is
+/// already exactly that.
+fn merged(
+    format: Format,
+    current: Option<&str>,
+    name: &str,
+    entry: &Entry,
+) -> Result<Option<String>, String> {
+    match format {
+        Format::CodexToml => merged_toml(current, name, entry),
+        Format::Json { key, .. } => merged_json(current, key, name, &entry.json(format)),
+        Format::Zed => merged_json(current, "context_servers", name, &entry.json(format)),
+    }
+}
+
+fn merged_json(
+    current: Option<&str>,
+    key: &str,
+    name: &str,
+    entry: &Value,
+) -> Result<Option<String>, String> {
+    let text = current.unwrap_or("").trim();
+    let mut doc: IndexMap<String, Box<RawValue>> = if text.is_empty() {
+        IndexMap::new()
+    } else {
+        serde_json::from_str(text).map_err(|e| {
+            format!(
+                "it is not plain JSON ({e}; comments or trailing commas?), and kura does not rewrite it: add under \"{key}\":\n\"{name}\": {}",
+                serde_json::to_string_pretty(entry).unwrap_or_default()
+            )
+        })?
+    };
+    let mut servers: IndexMap<String, Box<RawValue>> = match doc.get(key) {
+        Some(raw) => serde_json::from_str(raw.get())
+            .map_err(|_| format!("its \"{key}\" is not an object; fix it by hand"))?,
+        None => IndexMap::new(),
+    };
+    if let Some(old) = servers.get(name)
+        && serde_json::from_str::<Value>(old.get()).ok().as_ref() == Some(entry)
+    {
+        return Ok(None);
+    }
+    let entry = indented(
+        &serde_json::to_string_pretty(entry).map_err(|e| e.to_string())?,
+        2,
+    );
+    servers.insert(name.to_owned(), raw(entry)?);
+    doc.insert(key.to_owned(), raw(object(&servers, 1))?);
+    let mut out = object(&doc, 0);
+    out.push('\n');
+    Ok(Some(out))
+}
+
+fn raw(text: String) -> Result<Box<RawValue>, String> {
+    RawValue::from_string(text).map_err(|e| e.to_string())
+}
+
+/// `text`'s lines after the first moved right by `depth` levels of two
+/// spaces (a value pretty-printed alone, put at that depth).
+fn indented(text: &str, depth: usize) -> String {
+    text.replace('\n', &format!("\n{}", "  ".repeat(depth)))
+}
+
+/// A JSON object at nesting `depth`, two spaces a level, each value as its
+/// raw text: a value read from the file keeps its own layout, which was
+/// made at this same depth.
+fn object(entries: &IndexMap<String, Box<RawValue>>, depth: usize) -> String {
+    if entries.is_empty() {
+        return "{}".to_owned();
+    }
+    let pad = "  ".repeat(depth + 1);
+    let body: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("{pad}{}: {}", Value::from(k.as_str()), v.get()))
+        .collect();
+    format!("{{\n{}\n{}}}", body.join(",\n"), "  ".repeat(depth))
+}
+
+fn merged_toml(current: Option<&str>, name: &str, entry: &Entry) -> Result<Option<String>, String> {
+    let mut doc: toml_edit::DocumentMut = current
+        .unwrap_or("")
+        .parse()
+        .map_err(|e| format!("it is not valid TOML: {e}"))?;
+    let servers = doc
+        .entry("mcp_servers")
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or("its `mcp_servers` is not a table; fix it by hand")?;
+    let args: toml_edit::Array = entry.args.iter().map(String::as_str).collect();
+    let same = servers
+        .get(name)
+        .and_then(|t| t.as_table())
+        .is_some_and(|t| {
+            t.get("command").and_then(|c| c.as_str()) == Some(entry.command.as_str())
+                && t.get("args").and_then(|a| a.as_array()).is_some_and(|a| {
+                    a.iter()
+                        .map(|v| v.as_str())
+                        .eq(entry.args.iter().map(|s| Some(s.as_str())))
+                })
+        });
+    if same {
+        return Ok(None);
+    }
+    let mut table = toml_edit::Table::new();
+    table.insert("command", toml_edit::value(entry.command.as_str()));
+    table.insert("args", toml_edit::value(args));
+    servers.insert(name, toml_edit::Item::Table(table));
+    Ok(Some(doc.to_string()))
+}
+
+/// Whether the file names a server `name` (for `--list`).
+fn has_entry(format: Format, text: &str, name: &str) -> bool {
+    match format {
+        Format::CodexToml => text
+            .parse::<toml_edit::DocumentMut>()
+            .ok()
+            .is_some_and(|d| d.get("mcp_servers").and_then(|s| s.get(name)).is_some()),
+        Format::Json { key, .. } => json_has(text, key, name),
+        Format::Zed => json_has(text, "context_servers", name),
+    }
+}
+
+fn json_has(text: &str, key: &str, name: &str) -> bool {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .is_some_and(|v| v[key].get(name).is_some())
+}
+
+fn list(name: &str) -> Result<(), String> {
+    for c in CLIENTS {
+        let path = c.path()?;
+        let state = match crate::fs::read_operator_file(&path) {
+            Ok(bytes) if has_entry(c.format, &String::from_utf8_lossy(&bytes), name) => {
+                "kura is configured"
+            }
+            Ok(_) => "found, without kura",
+            // A folder of the client's own (not the home itself) says it
+            // is installed.
+            Err(_)
+                if path.parent().is_some_and(|d| {
+                    Some(d) != dirs::home_dir().as_deref() && Root::open(d).is_ok()
+                }) =>
+            {
+                "installed, no file yet"
+            }
+            Err(_) => "not found",
+        };
+        println!(
+            "{:<15} {:<26} {state:<22} {}",
+            c.id,
+            c.title,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// `kura setup`.
+pub fn run(a: &SetupArgs) -> Result<(), String> {
+    if a.list {
+        return list(&a.name);
+    }
+    let Some(id) = &a.client else {
+        return Err("name a client (`kura setup --list` shows them)".into());
+    };
+    let client = Client::find(id)?;
+    let entry = Entry::new(a)?;
+    let path = client.path()?;
+    let (folder, file) = match (path.parent(), path.file_name()) {
+        (Some(d), Some(f)) => (d.to_owned(), f.to_string_lossy().into_owned()),
+        _ => return Err(format!("{}: not a file path", path.display())),
+    };
+    let shown = path.display().to_string();
+    let fail = |e: String| format!("{} ({shown}): {e}", client.title);
+    if a.dry_run {
+        let current = crate::fs::read_operator_file(&path)
+            .ok()
+            .map(|b| String::from_utf8_lossy(&b).into_owned());
+        match merged(client.format, current.as_deref(), &a.name, &entry).map_err(fail)? {
+            None => println!("{shown}: kura is already set up this way; nothing to change"),
+            Some(new) => print!("{}", diff(current.as_deref().unwrap_or(""), &new, &shown)),
+        }
+        return Ok(());
+    }
+    crate::fs::create_operator_dir(&folder).map_err(|e| fail(e.to_string()))?;
+    let root = Root::open(&folder).map_err(|e| fail(e.to_string()))?;
+    let rel = RelPath::parse(&file, false).map_err(|e| fail(e.message))?;
+    let backup =
+        RelPath::parse(&format!("{file}.kura-backup"), false).map_err(|e| fail(e.message))?;
+    let mut previous: Option<Vec<u8>> = None;
+    let changed = root
+        .update(&rel, |current| {
+            let text = current.map(String::from_utf8_lossy);
+            let new = merged(client.format, text.as_deref(), &a.name, &entry)
+                .map_err(|e| crate::error::Error::new(crate::error::Code::Conflict, e))?;
+            previous = current.map(<[u8]>::to_vec);
+            Ok(new.map(|n| (n.into_bytes(), ())))
+        })
+        .map_err(|e| fail(e.message))?;
+    if changed.is_none() {
+        println!("{shown}: kura is already set up this way; nothing changed");
+        return Ok(());
+    }
+    if let Some(old) = previous {
+        root.update(&backup, |_| Ok(Some((old.clone(), ()))))
+            .map_err(|e| fail(format!("written, but the backup was not: {}", e.message)))?;
+        println!(
+            "{shown}: kura added as \"{}\" (the previous file is {shown}.kura-backup)",
+            a.name
+        );
+    } else {
+        println!("{shown}: created with kura as \"{}\"", a.name);
+    }
+    println!("Restart {} to load it.", client.title);
+    Ok(())
+}
+
+/// A unified diff of `old` → `new`.
+fn diff(old: &str, new: &str, name: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .header(name, name)
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Entry {
+        Entry {
+            command: "/opt/kura".into(),
+            args: vec!["serve".into(), "--vault-root".into(), "/notes".into()],
+        }
+    }
+
+    const CURSOR: Format = Format::Json {
+        key: "mcpServers",
+        typed: false,
+    };
+
+    #[test]
+    fn another_servers_entry_is_kept_byte_for_byte_and_a_second_run_changes_nothing() {
+        let before = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\",   \"args\": [\"--odd\"]}\n  }\n}\n";
+        let after = merged(CURSOR, Some(before), "kura", &entry())
+            .unwrap()
+            .unwrap();
+        assert!(
+            after.contains("{\"command\": \"x\",   \"args\": [\"--odd\"]}"),
+            "{after}"
+        );
+        assert!(
+            after.find("\"theme\"") < after.find("\"mcpServers\""),
+            "order kept: {after}"
+        );
+        let v: Value = serde_json::from_str(&after).unwrap();
+        assert_eq!(v["mcpServers"]["kura"]["command"], "/opt/kura");
+        assert_eq!(v["mcpServers"]["kura"]["args"][2], "/notes");
+        assert!(
+            merged(CURSOR, Some(&after), "kura", &entry())
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_file_with_comments_is_not_rewritten_and_the_entry_is_shown() {
+        let jsonc = "{\n  // my settings\n  \"theme\": \"dark\",\n}\n";
+        let e = merged(Format::Zed, Some(jsonc), "kura", &entry()).unwrap_err();
+        assert!(e.contains("\"kura\": {"), "{e}");
+        assert!(e.contains("context_servers"), "{e}");
+    }
+
+    #[test]
+    fn codex_toml_keeps_its_comments_and_other_servers() {
+        let before = "# my codex\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\" # mine\n";
+        let after = merged(Format::CodexToml, Some(before), "kura", &entry())
+            .unwrap()
+            .unwrap();
+        assert!(after.starts_with(before), "{after}");
+        let t: toml::Table = after.parse().unwrap();
+        assert_eq!(
+            t["mcp_servers"]["kura"]["command"].as_str(),
+            Some("/opt/kura")
+        );
+        assert!(
+            merged(Format::CodexToml, Some(&after), "kura", &entry())
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn every_client_gets_an_entry_it_reads_back() {
+        for c in CLIENTS {
+            let text = merged(c.format, None, "kura", &entry()).unwrap().unwrap();
+            assert!(has_entry(c.format, &text, "kura"), "{}: {text}", c.id);
+            assert!(!has_entry(c.format, &text, "other"), "{}", c.id);
+        }
+    }
+}
