@@ -56,3 +56,33 @@ fn the_readme_main_job_tours_the_demo_and_only_the_refusals_fail() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "the demo left {left:?} behind");
 }
+
+/// What `cargo install --path host` puts on a user's PATH is the binary
+/// alone: copied away from the checkout and run from an unrelated folder
+/// with an empty home, it still tours the demo (its data, components and
+/// templates are inside it).
+#[test]
+fn the_binary_alone_needs_no_checkout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(kura_bin(), bin.join("kura")).unwrap();
+    let (elsewhere, home) = (tmp.path().join("elsewhere"), tmp.path().join("home"));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let out = Command::new(bin.join("kura"))
+        .arg("demo")
+        .current_dir(&elsewhere)
+        .env("HOME", &home)
+        .env("TMPDIR", tmp.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("done."),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
