@@ -451,6 +451,21 @@ impl OAuth {
         &self.config
     }
 
+    /// Fetch the issuer's metadata and keys now (`kura doctor`): what was
+    /// found, or why nothing was.
+    pub async fn probe(&self) -> Result<String, String> {
+        let mut keys = self.keys.lock().await;
+        let set = self.fetch_keys(&mut keys).await?;
+        let line = format!(
+            "the issuer publishes {} key(s) at {}",
+            set.len(),
+            keys.uri.as_ref().map_or(String::new(), Url::to_string)
+        );
+        keys.set = set;
+        keys.fetched = Some(Instant::now());
+        Ok(line)
+    }
+
     /// The profile `token` is served under, or why it is refused.
     pub async fn admit(&self, token: &str) -> Result<Profile, Refusal> {
         let Ok(header) = jsonwebtoken::decode_header(token) else {

