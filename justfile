@@ -77,3 +77,12 @@ bench-plugins-aot:
 fuzz seconds="60":
     cargo install cargo-fuzz --locked
     for t in path args markdown scan framing http model; do RUSTC_BOOTSTRAP=1 cargo fuzz run -O --target-dir target/fuzz $t -- -max_total_time={{seconds}} || exit 1; done
+
+# An MCP Bundle for Claude Desktop with this platform's binary: target/kura.mcpb
+# (validated and packed by the official mcpb CLI, the version the tests use).
+bundle:
+    cargo build --release -p kura
+    rm -rf target/mcpb target/kura.mcpb
+    target/release/kura bundle target/mcpb
+    npx --yes @anthropic-ai/mcpb@2.1.2 validate target/mcpb/manifest.json
+    npx --yes @anthropic-ai/mcpb@2.1.2 pack target/mcpb target/kura.mcpb

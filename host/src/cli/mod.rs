@@ -1,6 +1,7 @@
 //! The `kura` command line: its commands and flags, and what runs each.
 //! `main.rs` only calls [`main`].
 
+mod bundle;
 mod doctor;
 mod index;
 mod lexicon;
@@ -78,6 +79,12 @@ pub enum Command {
     },
     /// Measure start-up, read/scan latency over stdio and a plugin call.
     Bench(crate::bench::BenchArgs),
+    /// Write the folder of an MCP Bundle (.mcpb) for Claude Desktop: this
+    /// binary and its manifest (the roots as user settings).
+    Bundle {
+        /// A new or empty folder.
+        dir: PathBuf,
+    },
     /// Check the configuration, roots, state folder, model, plugins,
     /// sandbox, OAuth issuer and clients; each problem with its fix.
     Doctor(doctor::DoctorArgs),
@@ -294,6 +301,7 @@ async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String>
         Command::Eval(args) => tokio::task::spawn_blocking(move || crate::eval::run(args))
             .await
             .map_err(|e| e.to_string())?,
+        Command::Bundle { dir } => bundle::run(&dir),
         Command::Doctor(args) => tokio::task::spawn_blocking(move || doctor::run(&args))
             .await
             .map_err(|e| e.to_string())?,

@@ -6,6 +6,7 @@
 
 mod bridge;
 mod build;
+mod bundle;
 mod concurrency;
 mod conformance;
 mod demo;

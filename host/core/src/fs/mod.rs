@@ -632,6 +632,25 @@ pub fn write_new_tree(dir: &Path, files: &[(String, String)]) -> io::Result<Vec<
 }
 
 /// Write embedded files (relative paths) below `dest`, creating folders.
+/// Write a new bundle folder (`kura bundle`): `files` into `dest`, which
+/// must not exist yet or be empty, and the ones named in `executable` with
+/// mode 0755.
+pub fn write_bundle(dest: &Path, files: &[(&str, &[u8])], executable: &[&str]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::create_dir_all(dest)?;
+    if std::fs::read_dir(dest)?.next().is_some() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "the folder is not empty; choose a new one",
+        ));
+    }
+    materialize(dest, files)?;
+    for rel in executable {
+        std::fs::set_permissions(dest.join(rel), std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
 pub fn materialize(dest: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
     for (rel, bytes) in files {
         let path = dest.join(rel);
