@@ -3,7 +3,7 @@
 //! settings are the three roots, whose tools are the catalog's — for the
 //! official `mcpb` CLI to validate and pack (`just bundle`).
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use serde_json::{Value, json};
 
@@ -62,7 +62,7 @@ pub fn manifest() -> Value {
 }
 
 /// Write the bundle's folder at `dir` (new or empty).
-pub fn run(dir: &PathBuf) -> Result<(), String> {
+pub fn run(dir: &Path) -> Result<(), String> {
     let exe = std::env::current_exe().map_err(|e| format!("where is kura? {e}"))?;
     let binary = crate::fs::read_operator_file(&exe)
         .map_err(|e| format!("cannot read {}: {e}", exe.display()))?;
