@@ -270,6 +270,22 @@ impl Domain for Bridge {
     fn spec(&self) -> &'static Spec {
         &DOMAIN
     }
+
+    /// A copy that replaces a note that has content asks first.
+    fn confirmation(&self, _tool: &str, args: &serde_json::Value) -> Option<String> {
+        if args.get("mode").and_then(serde_json::Value::as_str) != Some("overwrite") {
+            return None;
+        }
+        let to = args.get("to_path").and_then(serde_json::Value::as_str)?;
+        let rel = RelPath::parse(to, false).ok()?;
+        let stat = self.vault.root.stat(&rel).ok()??;
+        (!stat.is_dir && stat.size > 0).then(|| {
+            format!(
+                "Replace the {} bytes of vault note `{rel}` with text from a manual?",
+                stat.size
+            )
+        })
+    }
 }
 
 impl Bridge {

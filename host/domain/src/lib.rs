@@ -152,6 +152,15 @@ pub trait Domain: Any + Send + Sync {
     fn index_now(&self, _: &IndexNow<'_>) -> Result<Option<String>> {
         Ok(None)
     }
+
+    /// What a call of `tool` with `args` would do that its user may
+    /// regret (a folder deleted or moved, many notes' links rewritten, a
+    /// note replaced), in one line to ask them about; None when the call
+    /// needs no confirmation (or its arguments are wrong: the call itself
+    /// then says so).
+    fn confirmation(&self, _tool: &str, _args: &serde_json::Value) -> Option<String> {
+        None
+    }
 }
 
 /// A domain's start-up work: what a sync did, if it ran.

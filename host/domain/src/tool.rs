@@ -124,6 +124,15 @@ impl ToolDef {
         self.in_domain(Err(e)).unwrap_err()
     }
 
+    /// The error of a call its user declined to confirm.
+    pub fn declined(&self, asked: &str) -> crate::error::Error {
+        let e = crate::error::Error::new(
+            crate::error::Code::Cancelled,
+            format!("{} was not run: its user declined ({asked})", self.name),
+        );
+        self.in_domain(Err(e)).unwrap_err()
+    }
+
     fn in_domain(&self, r: Result<Value>) -> Result<Value> {
         r.map_err(self.domain.errors)
     }

@@ -274,6 +274,33 @@ impl App {
     }
 
     /// A served tool's error for a call cancelled before it ran.
+    /// The question to ask before running `tool` with `args` (the
+    /// `confirm` setting, the tool's domain's judgement), if any.
+    pub fn confirmation(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<String> {
+        use crate::config::Confirm;
+        let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
+        let args = Value::Object(args.cloned().unwrap_or_default());
+        let judged = || {
+            self.domains
+                .iter()
+                .find(|d| d.spec() == def.domain)
+                .and_then(|d| d.confirmation(tool, &args))
+        };
+        match self.config.confirm {
+            Confirm::Never => None,
+            Confirm::Destructive => judged(),
+            Confirm::Always => judged().or_else(|| {
+                matches!(def.effect, crate::domain::Effect::Destructive { .. })
+                    .then(|| format!("Run {tool}? It may overwrite or remove what is there."))
+            }),
+        }
+    }
+
+    /// The error of a call its user declined to confirm.
+    pub fn declined(&self, tool: &str, asked: &str) -> Option<crate::error::Error> {
+        Some(self.catalog.find(tool)?.declined(asked))
+    }
+
     pub fn cancelled(&self, tool: &str) -> Option<crate::error::Error> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
         Some(def.cancelled())

@@ -168,6 +168,33 @@ impl KuraServer {
 }
 
 /// A failed call: `isError`, the error envelope and one readable sentence.
+/// Ask the user, through the client, to confirm `question`: Some(true)
+/// if they accept, Some(false) if they decline or dismiss it, None when
+/// the client cannot ask (it declared no form elicitation, or the request
+/// failed).
+async fn confirmed(peer: &rmcp::Peer<RoleServer>, question: &str) -> Option<bool> {
+    use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+    use rmcp::service::ElicitationMode;
+    if !peer
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
+    {
+        return None;
+    }
+    let params = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: question.to_owned(),
+        requested_schema: ElicitationSchema::new(Default::default()),
+    };
+    match peer.create_elicitation(params).await {
+        Ok(answer) => Some(answer.action == ElicitationAction::Accept),
+        Err(e) => {
+            tracing::warn!("could not ask the user to confirm ({question}): {e}");
+            None
+        }
+    }
+}
+
 fn error_result(e: Error) -> CallToolResult {
     let mut r = CallToolResult::structured_error(e.to_json());
     r.content = vec![ContentBlock::text(e.to_text())];
@@ -454,6 +481,20 @@ impl ServerHandler for KuraServer {
             }
             None => (None, None),
         };
+        // A call its user may regret is asked about first, when the client
+        // can ask; one that cannot runs it as asked.
+        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref())
+            && confirmed(&context.peer, &question).await == Some(false)
+        {
+            if let Some(f) = forwarder {
+                drop(progress);
+                let _ = f.await;
+            }
+            return match self.app.declined(&name, &question) {
+                Some(e) => Ok(error_result(e).into()),
+                None => Err(unknown()),
+            };
+        }
         let outcome = self
             .run_with(
                 name.clone(),

@@ -132,6 +132,10 @@ impl Domain for Vault {
         }))
     }
 
+    fn confirmation(&self, tool: &str, args: &serde_json::Value) -> Option<String> {
+        self.regrets(tool, args)
+    }
+
     fn index_now(&self, now: &IndexNow<'_>) -> crate::error::Result<Option<String>> {
         let t = std::time::Instant::now();
         let report = |done, total| (now.progress)("vault", done, total);

@@ -506,3 +506,56 @@ fn universes(g: &Graph, attachments: &Names, to: &dyn Fn(&str) -> String) -> (Na
     let after: Vec<(String, &[String])> = files.iter().map(|(p, a)| (to(p), *a)).collect();
     (build(files), build(after))
 }
+
+/// A note moved with at least this many other notes linking to it asks
+/// its user first: that many notes' links are rewritten.
+pub const BACKLINKS_TO_CONFIRM: usize = 5;
+
+impl Vault {
+    /// What a vault_delete or vault_move would do that its user may
+    /// regret, in one line (see `Domain::confirmation`).
+    pub(crate) fn regrets(&self, tool: &str, args: &serde_json::Value) -> Option<String> {
+        let path = |key: &str| {
+            args.get(key)
+                .and_then(serde_json::Value::as_str)
+                .and_then(|p| RelPath::parse(p, false).ok())
+                .filter(|p| !p.is_root())
+        };
+        let files_in = |p: &RelPath| -> Option<usize> {
+            match self.root.stat(p).ok()?? {
+                s if s.is_dir => Some(self.root.walk_files(p).map_or(0, |f| f.len())),
+                _ => None,
+            }
+        };
+        match tool {
+            "vault_delete" => {
+                let p = path("path")?;
+                let n = files_in(&p)?;
+                Some(format!(
+                    "Delete the folder `{p}` and the {n} file(s) in it?"
+                ))
+            }
+            "vault_move" if args.get("dry_run") != Some(&serde_json::Value::Bool(true)) => {
+                let (from, to) = (path("from")?, path("to")?);
+                if let Some(n) = files_in(&from) {
+                    return Some(format!(
+                        "Move the folder `{from}` and its {n} file(s) to `{to}`?"
+                    ));
+                }
+                let graph = self.current_graph().ok()?;
+                let linking: std::collections::HashSet<usize> = graph
+                    .backlinks(graph.find(&from.to_string())?)
+                    .iter()
+                    .map(|e| e.from as usize)
+                    .collect();
+                (linking.len() >= BACKLINKS_TO_CONFIRM).then(|| {
+                    format!(
+                        "Move `{from}` to `{to}`? {} other notes link to it; their links will be rewritten.",
+                        linking.len()
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+}

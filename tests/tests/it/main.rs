@@ -8,6 +8,7 @@ mod bridge;
 mod build;
 mod bundle;
 mod concurrency;
+mod confirm;
 mod conformance;
 mod demo;
 mod doctor;

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 use kura_tests::{Fixture, http_url, kura_bin, toolchain, workspace};
 
-const SDK_1X: &str = "mcp>=1.20,<2";
+pub(super) const SDK_1X: &str = "mcp>=1.20,<2";
 pub(super) const SDK_2X: &str = "mcp>=2,<3";
 
 const TOKEN: &str = "python-sdk-token-0123456789";

@@ -67,7 +67,23 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("tools", Kind::List),
     ("sandbox", Kind::Bool),
     ("max_concurrent_calls", Kind::Int),
+    ("confirm", Kind::Str),
 ];
+
+/// Which tool calls kura asks the user to confirm first (through the
+/// client, which must be able to ask: elicitation).
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Confirm {
+    /// None: every call runs as asked.
+    Never,
+    /// The ones a user may regret: deleting or moving a folder, moving a
+    /// note many others link to, a copy over an existing note.
+    #[default]
+    Destructive,
+    /// Those, and every other call of a tool that may overwrite or remove.
+    Always,
+}
 
 /// The resolved configuration.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -132,6 +148,8 @@ pub struct Config {
     pub tools: Option<Vec<String>>,
     /// Confine the serving process to its roots (Linux Landlock).
     pub sandbox: bool,
+    /// Which calls ask the user first, when the client can ask.
+    pub confirm: Confirm,
     /// Tool calls run at once, over all sessions; the others wait their
     /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
@@ -197,6 +215,7 @@ impl Default for Config {
             read_only: false,
             tools: None,
             sandbox: true,
+            confirm: Confirm::Destructive,
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }

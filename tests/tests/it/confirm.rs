@@ -1,0 +1,85 @@
+//! Confirmations: a call its user may regret (here vault_delete of a
+//! folder) is asked about through the client first, when the client can
+//! ask (elicitation), by the official Python SDK; declined, nothing is
+//! deleted and the call says so; a client that cannot ask gets the call
+//! run as asked; `confirm = "never"` asks nothing; a plain note is deleted
+//! without a question.
+
+use std::process::Command;
+
+use kura_tests::{Fixture, kura_bin, toolchain};
+use serde_json::Value;
+
+/// The questions asked and each call's outcome, with the client answering
+/// `answer` (`none`: it cannot ask).
+fn delete_with(f: &Fixture, answer: &str, extra: &[&str]) -> Value {
+    let python = toolchain::python_sdk("sdk1", super::python_sdk::SDK_1X);
+    let out = Command::new(python)
+        .arg(kura_tests::workspace().join("tests/python/confirm.py"))
+        .arg(answer)
+        .arg(kura_bin())
+        .args(f.args(extra))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+fn fixture() -> Fixture {
+    let f = Fixture::new();
+    f.write("old-drafts/a.md", "# a\n");
+    f.write("old-drafts/b.md", "# b\n");
+    f.write("inbox/one.md", "# one\n");
+    f
+}
+
+#[test]
+fn deleting_a_folder_asks_the_user_and_a_refusal_deletes_nothing() {
+    let f = fixture();
+    let seen = delete_with(&f, "decline", &[]);
+    let asked = seen["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "only the folder is asked about: {seen}");
+    let question = asked[0].as_str().unwrap();
+    assert!(
+        question.contains("`old-drafts`") && question.contains("2 file(s)"),
+        "{question}"
+    );
+    assert_eq!(seen["calls"]["old-drafts"]["is_error"], true, "{seen}");
+    assert!(
+        seen["calls"]["old-drafts"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("declined"),
+        "{seen}"
+    );
+    assert!(f.vault().join("old-drafts/a.md").exists(), "nothing deleted");
+    assert_eq!(seen["calls"]["inbox/one.md"]["is_error"], false, "{seen}");
+    assert!(!f.vault().join("inbox/one.md").exists());
+
+    let f = fixture();
+    let seen = delete_with(&f, "accept", &[]);
+    assert_eq!(seen["calls"]["old-drafts"]["is_error"], false, "{seen}");
+    assert!(
+        !f.vault().join("old-drafts").exists(),
+        "deleted once accepted"
+    );
+}
+
+#[test]
+fn a_client_that_cannot_ask_or_confirm_never_gets_the_call_run_as_asked() {
+    let f = fixture();
+    let seen = delete_with(&f, "none", &[]);
+    assert_eq!(seen["asked"], serde_json::json!([]), "{seen}");
+    assert_eq!(seen["calls"]["old-drafts"]["is_error"], false, "{seen}");
+    assert!(!f.vault().join("old-drafts").exists());
+
+    let f = fixture();
+    let seen = delete_with(&f, "decline", &["--set", "confirm=never"]);
+    assert_eq!(seen["asked"], serde_json::json!([]), "{seen}");
+    assert!(!f.vault().join("old-drafts").exists());
+}
