@@ -182,7 +182,8 @@ pub fn succeeded(cmd: &mut std::process::Command) -> Vec<u8> {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
-        "{}",
+        "{cmd:?}\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout

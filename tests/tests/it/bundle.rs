@@ -9,14 +9,7 @@ use kura_tests::{kura_bin, toolchain};
 use serde_json::Value;
 
 fn ran(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&kura_tests::succeeded(cmd)).into_owned()
 }
 
 #[test]

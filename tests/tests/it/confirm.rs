@@ -57,7 +57,10 @@ fn deleting_a_folder_asks_the_user_and_a_refusal_deletes_nothing() {
             .contains("declined"),
         "{seen}"
     );
-    assert!(f.vault().join("old-drafts/a.md").exists(), "nothing deleted");
+    assert!(
+        f.vault().join("old-drafts/a.md").exists(),
+        "nothing deleted"
+    );
     assert_eq!(seen["calls"]["inbox/one.md"]["is_error"], false, "{seen}");
     assert!(!f.vault().join("inbox/one.md").exists());
 
