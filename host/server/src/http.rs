@@ -201,6 +201,11 @@ impl Tokens {
         self.0.is_empty()
     }
 
+    /// How many tokens there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The profile of `presented` if it is one of the tokens (every token
     /// is compared, whichever matches).
     pub fn admits(&self, presented: &str) -> Option<Profile> {

@@ -20,6 +20,12 @@ pub struct DoctorArgs {
     /// Also check this OAuth file: its issuer's metadata and keys reachable.
     #[arg(long, value_name = "FILE")]
     pub oauth: Option<PathBuf>,
+    /// Also check this bearer-token file (`serve --http --token-file`).
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Also check that `serve --http ADDR` could listen there now.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
     /// One JSON object (the findings and whether any failed) instead of lines.
     #[arg(long)]
     pub json: bool,
@@ -133,6 +139,34 @@ fn checks(r: &mut Report, config: &Config, a: &DoctorArgs) {
     if let Some(file) = &a.oauth {
         oauth(r, file);
     }
+    if let Some(file) = &a.token_file {
+        tokens(r, file);
+    }
+    if let Some(addr) = a.http {
+        match std::net::TcpListener::bind(addr) {
+            Ok(_) => r.add("http", Status::Ok, format!("{addr} is free to listen on")),
+            Err(e) => r
+                .add(
+                    "http",
+                    Status::Fail,
+                    format!("cannot listen on {addr}: {e}"),
+                )
+                .fix("another program holds it (another kura?): pick another port"),
+        };
+    }
+}
+
+/// The token file parses: how many tokens, and each profile's shape.
+fn tokens(r: &mut Report, file: &Path) {
+    let parsed = crate::fs::read_operator_file(file)
+        .map_err(|e| e.to_string())
+        .and_then(|b| crate::server::Tokens::parse(&String::from_utf8_lossy(&b), crate::CATALOG));
+    match parsed {
+        Ok(t) => r.add("http", Status::Ok, format!("{}: {} token(s)", file.display(), t.len())),
+        Err(e) => r
+            .add("http", Status::Fail, format!("token file {}: {e}", file.display()))
+            .fix("one token (16+ characters) per line, optionally followed by `read_only` or `tools=...`"),
+    };
 }
 
 /// Each root: configured, there, readable, writable where kura writes,

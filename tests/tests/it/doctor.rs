@@ -133,4 +133,28 @@ fn a_missing_root_or_an_unreachable_issuer_fails_with_its_fix() {
         failed.iter().any(|f| f.contains("cannot be reached")),
         "{report:#}"
     );
+
+    // A token file with a short token, and a port another program holds.
+    let tokens = home.path().join("tokens");
+    std::fs::write(&tokens, "a-good-token-0123456789\nshort\n").unwrap();
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = held.local_addr().unwrap().to_string();
+    let t = tokens.display().to_string();
+    let (out, report) = doctor(
+        home.path(),
+        &[
+            "--config",
+            "/dev/null",
+            "--vault-root",
+            &v,
+            "--token-file",
+            &t,
+            "--http",
+            &addr,
+        ],
+    );
+    assert!(!out.status.success());
+    let failed = said(&report, "http", "fail");
+    assert!(failed.iter().any(|f| f.contains("line 2")), "{report:#}");
+    assert!(failed.iter().any(|f| f.contains(&addr)), "{report:#}");
 }
