@@ -410,37 +410,82 @@ pub fn run(a: &SetupArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    crate::fs::create_operator_dir(&folder).map_err(|e| fail(e.to_string()))?;
-    let root = Root::open(&folder).map_err(|e| fail(e.to_string()))?;
-    let rel = RelPath::parse(&file, false).map_err(|e| fail(e.message))?;
-    let backup =
-        RelPath::parse(&format!("{file}.kura-backup"), false).map_err(|e| fail(e.message))?;
-    let mut previous: Option<Vec<u8>> = None;
-    let changed = root
-        .update(&rel, |current| {
-            let text = current.map(String::from_utf8_lossy);
-            let new = merged(client.format, text.as_deref(), &a.name, &entry)
-                .map_err(|e| crate::error::Error::new(crate::error::Code::Conflict, e))?;
-            previous = current.map(<[u8]>::to_vec);
-            Ok(new.map(|n| (n.into_bytes(), ())))
-        })
-        .map_err(|e| fail(e.message))?;
-    if changed.is_none() {
-        println!("{shown}: kura is already set up this way; nothing changed");
-        return Ok(());
-    }
-    if let Some(old) = previous {
-        root.update(&backup, |_| Ok(Some((old.clone(), ()))))
-            .map_err(|e| fail(format!("written, but the backup was not: {}", e.message)))?;
-        println!(
+    let wrote = write_entry(&folder, &file, |current| {
+        merged(client.format, current, &a.name, &entry)
+    })
+    .map_err(fail)?;
+    match wrote {
+        Wrote::Unchanged => {
+            println!("{shown}: kura is already set up this way; nothing changed");
+            return Ok(());
+        }
+        Wrote::Replaced => println!(
             "{shown}: kura added as \"{}\" (the previous file is {shown}.kura-backup)",
             a.name
-        );
-    } else {
-        println!("{shown}: created with kura as \"{}\"", a.name);
+        ),
+        Wrote::Created => println!("{shown}: created with kura as \"{}\"", a.name),
     }
     println!("Restart {} to load it.", client.title);
     Ok(())
+}
+
+/// What [`write_entry`] did.
+#[derive(Debug, PartialEq, Eq)]
+enum Wrote {
+    Unchanged,
+    Created,
+    Replaced,
+}
+
+/// Set `file` in `folder` to what `make` turns its current text into (None:
+/// leave it). The bytes about to be replaced are kept first as
+/// `FILE.kura-backup`; then the file is replaced atomically, and only if
+/// it still holds those bytes — a client that rewrote it meanwhile keeps
+/// its version and the call says to run again. A fault at any step leaves
+/// the old file or the new one, whole.
+fn write_entry(
+    folder: &std::path::Path,
+    file: &str,
+    make: impl Fn(Option<&str>) -> Result<Option<String>, String>,
+) -> Result<Wrote, String> {
+    use crate::error::{Code, Error};
+    crate::fs::create_operator_dir(folder).map_err(|e| e.to_string())?;
+    let root = Root::open(folder).map_err(|e| e.to_string())?;
+    let rel = RelPath::parse(file, false).map_err(|e| e.message)?;
+    let backup = RelPath::parse(&format!("{file}.kura-backup"), false).map_err(|e| e.message)?;
+    let current = match root.read(&rel) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.code == Code::NotFound => None,
+        Err(e) => return Err(e.message),
+    };
+    let text = current.as_deref().map(String::from_utf8_lossy);
+    let Some(new) = make(text.as_deref())? else {
+        return Ok(Wrote::Unchanged);
+    };
+    if let Some(old) = &current {
+        root.update(&backup, |_| Ok(Some((old.clone(), ()))))
+            .map_err(|e| {
+                format!(
+                    "the backup could not be written, nothing changed: {}",
+                    e.message
+                )
+            })?;
+    }
+    root.update(&rel, |now| {
+        if now != current.as_deref() {
+            return Err(Error::new(
+                Code::Conflict,
+                "another program changed the file while kura was writing it; nothing changed, run kura setup again",
+            ));
+        }
+        Ok(Some((new.clone().into_bytes(), ())))
+    })
+    .map_err(|e| e.message)?;
+    Ok(if current.is_some() {
+        Wrote::Replaced
+    } else {
+        Wrote::Created
+    })
 }
 
 /// A unified diff of `old` → `new`.
@@ -516,6 +561,94 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    /// `write_entry` on a folder holding `OLD`, turning it into `…+kura`,
+    /// under fault plan `plan`: what it returned, the file, the backup.
+    #[allow(clippy::disallowed_methods)] // the test looks at the folder as any program would
+    fn written_under(plan: crate::fault::Plan) -> (Result<Wrote, String>, String, Option<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("mcp.json"), "OLD").unwrap();
+        let result = crate::fault::with(plan, || {
+            write_entry(dir.path(), "mcp.json", |cur| {
+                Ok(Some(format!("{}+kura", cur.unwrap_or(""))))
+            })
+        });
+        let file = std::fs::read_to_string(dir.path().join("mcp.json")).unwrap();
+        let backup = std::fs::read_to_string(dir.path().join("mcp.json.kura-backup")).ok();
+        (result, file, backup)
+    }
+
+    #[test]
+    fn a_fault_at_any_step_leaves_the_old_file_or_the_new_one_whole() {
+        use crate::fault::{Fault, Plan};
+        let mut faulted = 0;
+        for n in 1..=40 {
+            let plan = Plan {
+                at: Some((n, Fault::Fail(5))), // EIO
+                ..Plan::default()
+            };
+            let (result, file, backup) = written_under(plan);
+            match result {
+                Ok(Wrote::Replaced) => {
+                    assert_eq!(file, "OLD+kura", "step {n}");
+                    assert_eq!(backup.as_deref(), Some("OLD"), "step {n}");
+                }
+                Ok(other) => panic!("step {n}: {other:?}"),
+                Err(_) => {
+                    faulted += 1;
+                    assert_eq!(file, "OLD", "step {n}: a failed write changes nothing");
+                }
+            }
+        }
+        assert!(
+            faulted >= 2,
+            "the backup's and the file's writes both fault somewhere"
+        );
+    }
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the other program writes as any program would
+    fn another_program_writing_meanwhile_is_never_overwritten() {
+        use crate::fault::{Meddler, Plan};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let mut raced = 0;
+        for n in 1..=40 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("mcp.json");
+            std::fs::write(&path, "OLD").unwrap();
+            let ran = std::sync::Arc::new(AtomicBool::new(false));
+            let (theirs, seen) = (path.clone(), ran.clone());
+            let plan = Plan {
+                meddle: Some((
+                    n,
+                    Meddler(std::sync::Arc::new(move || {
+                        // The client rewrites its own file just before
+                        // kura's step `n`.
+                        std::fs::write(&theirs, "THEIRS").unwrap();
+                        seen.store(true, Ordering::SeqCst);
+                    })),
+                )),
+                ..Plan::default()
+            };
+            let result = crate::fault::with(plan, || {
+                write_entry(dir.path(), "mcp.json", |cur| {
+                    Ok(Some(format!("{}+kura", cur.unwrap_or(""))))
+                })
+            });
+            let file = std::fs::read_to_string(&path).unwrap();
+            if !ran.load(Ordering::SeqCst) {
+                assert_eq!(file, "OLD+kura", "step {n}: no race");
+                continue;
+            }
+            raced += 1;
+            match result {
+                // Their text was read and kura's entry added to it.
+                Ok(_) => assert_eq!(file, "THEIRS+kura", "step {n}"),
+                Err(e) => assert_eq!(file, "THEIRS", "step {n}: refused ({e}) and theirs kept"),
+            }
+        }
+        assert!(raced >= 2, "the other program wrote at several steps");
     }
 
     #[test]
