@@ -1,4 +1,6 @@
-"""The official MCP Python SDK (1.x) as a client that can ask its user.
+"""The official MCP Python SDK as a client that can ask its user: 1.x over the
+initialize handshake (kura sends an elicitation request), 2.x over
+2026-07-28 (kura answers `input_required`; the SDK asks and calls again).
 
 Usage: python confirm.py ANSWER KURA ARGS...   (ANSWER: accept, decline, cancel,
 or none for a client that declares no elicitation)
@@ -12,6 +14,7 @@ import asyncio
 import json
 import sys
 
+import mcp
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -27,14 +30,27 @@ async def main():
 
     callback = None if answer == "none" else on_elicit
     params = StdioServerParameters(command=command, args=args)
-    async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write, elicitation_callback=callback) as session:
-            await session.initialize()
-            calls = {}
-            for path in ["old-drafts", "inbox/one.md"]:
-                result = await session.call_tool("vault_delete", {"path": path})
-                calls[path] = {"is_error": bool(result.isError), "text": result.content[0].text}
-    print(json.dumps({"asked": asked, "calls": calls}))
+    calls = {}
+
+    async def delete_all(call):
+        for path in ["old-drafts", "inbox/one.md"]:
+            result = await call("vault_delete", {"path": path})
+            error = getattr(result, "is_error", None)
+            if error is None:
+                error = result.isError
+            calls[path] = {"is_error": bool(error), "text": result.content[0].text}
+
+    if hasattr(mcp, "Client"):  # SDK 2.x
+        async with mcp.Client(params, elicitation_callback=callback) as client:
+            version = getattr(client, "protocol_version", None)
+            await delete_all(client.call_tool)
+    else:
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=callback) as session:
+                init = await session.initialize()
+                version = init.protocolVersion
+                await delete_all(session.call_tool)
+    print(json.dumps({"asked": asked, "calls": calls, "protocol": str(version)}))
 
 
 asyncio.run(main())

@@ -168,29 +168,74 @@ impl KuraServer {
 }
 
 /// A failed call: `isError`, the error envelope and one readable sentence.
-/// Ask the user, through the client, to confirm `question`: Some(true)
-/// if they accept, Some(false) if they decline or dismiss it, None when
-/// the client cannot ask (it declared no form elicitation, or the request
-/// failed).
-async fn confirmed(peer: &rmcp::Peer<RoleServer>, question: &str) -> Option<bool> {
-    use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-    use rmcp::service::ElicitationMode;
-    if !peer
-        .supported_elicitation_modes()
-        .contains(&ElicitationMode::Form)
-    {
-        return None;
+/// What the user said to a confirmation.
+enum Answer {
+    Yes,
+    No,
+    /// The client declared no form elicitation (or asking failed): the
+    /// call runs as asked.
+    CannotAsk,
+    /// On the 2026-07-28 protocol, which forbids server-to-client requests:
+    /// the client is to ask and call again with the answer.
+    Ask(rmcp::model::InputRequiredResult),
+}
+
+/// The key of the confirmation among a call's input requests.
+const CONFIRM_INPUT: &str = "confirm";
+
+/// Ask the user, through the client, to confirm `question`: an elicitation
+/// request on the protocols that allow one, an `input_required` result
+/// (then the answer in the retried call's `inputResponses`) on 2026-07-28.
+async fn confirmed(
+    context: &RequestContext<RoleServer>,
+    responses: Option<&rmcp::model::InputResponses>,
+    question: &str,
+) -> Answer {
+    use rmcp::model::{
+        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+        InputRequest, InputRequiredResult, ProtocolVersion,
+    };
+    let form = context
+        .client_capabilities()
+        .and_then(|c| c.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none());
+    if !form {
+        return Answer::CannotAsk;
     }
+    let accepted = |r: ElicitResult| match r.action {
+        ElicitationAction::Accept => Answer::Yes,
+        _ => Answer::No,
+    };
     let params = ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: question.to_owned(),
         requested_schema: ElicitationSchema::new(Default::default()),
     };
-    match peer.create_elicitation(params).await {
-        Ok(answer) => Some(answer.action == ElicitationAction::Accept),
+    if context
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+    {
+        return match responses.and_then(|r| r.get(CONFIRM_INPUT)) {
+            Some(answer) => {
+                serde_json::from_value::<ElicitResult>(answer.clone()).map_or(Answer::No, accepted)
+            }
+            None => Answer::Ask(InputRequiredResult::new(
+                Some(
+                    [(
+                        CONFIRM_INPUT.to_owned(),
+                        InputRequest::Elicitation(ElicitRequest::new(params)),
+                    )]
+                    .into(),
+                ),
+                None,
+            )),
+        };
+    }
+    match context.peer.create_elicitation(params).await {
+        Ok(answer) => accepted(answer),
         Err(e) => {
             tracing::warn!("could not ask the user to confirm ({question}): {e}");
-            None
+            Answer::CannotAsk
         }
     }
 }
@@ -483,17 +528,21 @@ impl ServerHandler for KuraServer {
         };
         // A call its user may regret is asked about first, when the client
         // can ask; one that cannot runs it as asked.
-        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref())
-            && confirmed(&context.peer, &question).await == Some(false)
-        {
-            if let Some(f) = forwarder {
-                drop(progress);
-                let _ = f.await;
+        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref()) {
+            let answer = confirmed(&context, request.input_responses.as_ref(), &question).await;
+            if !matches!(answer, Answer::Yes | Answer::CannotAsk) {
+                if let Some(f) = forwarder {
+                    drop(progress);
+                    let _ = f.await;
+                }
+                return match answer {
+                    Answer::Ask(input) => Ok(input.into()),
+                    _ => match self.app.declined(&name, &question) {
+                        Some(e) => Ok(error_result(e).into()),
+                        None => Err(unknown()),
+                    },
+                };
             }
-            return match self.app.declined(&name, &question) {
-                Some(e) => Ok(error_result(e).into()),
-                None => Err(unknown()),
-            };
         }
         let outcome = self
             .run_with(

@@ -13,7 +13,12 @@ use serde_json::Value;
 /// The questions asked and each call's outcome, with the client answering
 /// `answer` (`none`: it cannot ask).
 fn delete_with(f: &Fixture, answer: &str, extra: &[&str]) -> Value {
-    let python = toolchain::python_sdk("sdk1", super::python_sdk::SDK_1X);
+    delete_with_sdk(f, answer, extra, ("sdk1", super::python_sdk::SDK_1X))
+}
+
+/// [`delete_with`] through another line of the SDK.
+fn delete_with_sdk(f: &Fixture, answer: &str, extra: &[&str], sdk: (&str, &str)) -> Value {
+    let python = toolchain::python_sdk(sdk.0, sdk.1);
     let out = Command::new(python)
         .arg(kura_tests::workspace().join("tests/python/confirm.py"))
         .arg(answer)
@@ -84,5 +89,26 @@ fn a_client_that_cannot_ask_or_confirm_never_gets_the_call_run_as_asked() {
     let f = fixture();
     let seen = delete_with(&f, "decline", &["--set", "confirm=never"]);
     assert_eq!(seen["asked"], serde_json::json!([]), "{seen}");
+    assert!(!f.vault().join("old-drafts").exists());
+}
+
+/// On protocol 2026-07-28, which forbids server-to-client requests, kura
+/// answers the call with `input_required` (an elicitation to fulfil); the
+/// SDK 2.x asks its user and calls again with the answer.
+#[test]
+fn on_2026_07_28_the_question_travels_as_input_required() {
+    let sdk2 = ("sdk2", super::python_sdk::SDK_2X);
+    let f = fixture();
+    let seen = delete_with_sdk(&f, "decline", &[], sdk2);
+    assert_eq!(seen["protocol"], "2026-07-28", "{seen}");
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    assert_eq!(seen["calls"]["old-drafts"]["is_error"], true, "{seen}");
+    assert!(
+        f.vault().join("old-drafts/a.md").exists(),
+        "nothing deleted"
+    );
+    let f = fixture();
+    let seen = delete_with_sdk(&f, "accept", &[], sdk2);
+    assert_eq!(seen["calls"]["old-drafts"]["is_error"], false, "{seen}");
     assert!(!f.vault().join("old-drafts").exists());
 }
