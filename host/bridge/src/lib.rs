@@ -272,7 +272,11 @@ impl Domain for Bridge {
     }
 
     /// A copy that replaces a note that has content asks first.
-    fn confirmation(&self, _tool: &str, args: &serde_json::Value) -> Option<String> {
+    fn confirmation(
+        &self,
+        _tool: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
         if args.get("mode").and_then(serde_json::Value::as_str) != Some("overwrite") {
             return None;
         }

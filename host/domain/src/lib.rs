@@ -158,7 +158,11 @@ pub trait Domain: Any + Send + Sync {
     /// note replaced), in one line to ask them about; None when the call
     /// needs no confirmation (or its arguments are wrong: the call itself
     /// then says so).
-    fn confirmation(&self, _tool: &str, _args: &serde_json::Value) -> Option<String> {
+    fn confirmation(
+        &self,
+        _tool: &str,
+        _args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
         None
     }
 }

@@ -278,20 +278,27 @@ impl App {
     /// `confirm` setting, the tool's domain's judgement), if any.
     pub fn confirmation(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<String> {
         use crate::config::Confirm;
-        let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
-        let args = Value::Object(args.cloned().unwrap_or_default());
+        // Only a tool that may overwrite or remove is ever asked about: the
+        // calls of every other tool pass without a look at their arguments.
+        let def = self
+            .catalog
+            .find(tool)
+            .filter(|t| matches!(t.effect, crate::domain::Effect::Destructive { .. }))
+            .filter(|t| self.serves(t))?;
+        let none = Map::new();
         let judged = || {
             self.domains
                 .iter()
                 .find(|d| d.spec() == def.domain)
-                .and_then(|d| d.confirmation(tool, &args))
+                .and_then(|d| d.confirmation(tool, args.unwrap_or(&none)))
         };
         match self.config.confirm {
             Confirm::Never => None,
             Confirm::Destructive => judged(),
             Confirm::Always => judged().or_else(|| {
-                matches!(def.effect, crate::domain::Effect::Destructive { .. })
-                    .then(|| format!("Run {tool}? It may overwrite or remove what is there."))
+                Some(format!(
+                    "Run {tool}? It may overwrite or remove what is there."
+                ))
             }),
         }
     }

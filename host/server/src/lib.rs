@@ -493,6 +493,20 @@ impl ServerHandler for KuraServer {
         {
             return Err(unknown());
         }
+        // A call its user may regret is asked about first, when the client
+        // can ask; one that cannot runs it as asked.
+        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref()) {
+            match confirmed(&context, request.input_responses.as_ref(), &question).await {
+                Answer::Yes | Answer::CannotAsk => {}
+                Answer::Ask(input) => return Ok(input.into()),
+                Answer::No => {
+                    return match self.app.declined(&name, &question) {
+                        Some(e) => Ok(error_result(e).into()),
+                        None => Err(unknown()),
+                    };
+                }
+            }
+        }
         let token = request
             .meta
             .as_ref()
@@ -526,24 +540,6 @@ impl ServerHandler for KuraServer {
             }
             None => (None, None),
         };
-        // A call its user may regret is asked about first, when the client
-        // can ask; one that cannot runs it as asked.
-        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref()) {
-            let answer = confirmed(&context, request.input_responses.as_ref(), &question).await;
-            if !matches!(answer, Answer::Yes | Answer::CannotAsk) {
-                if let Some(f) = forwarder {
-                    drop(progress);
-                    let _ = f.await;
-                }
-                return match answer {
-                    Answer::Ask(input) => Ok(input.into()),
-                    _ => match self.app.declined(&name, &question) {
-                        Some(e) => Ok(error_result(e).into()),
-                        None => Err(unknown()),
-                    },
-                };
-            }
-        }
         let outcome = self
             .run_with(
                 name.clone(),

@@ -511,15 +511,16 @@ impl OAuth {
     /// none), fetching the key set when it is not known yet or has no such
     /// key (a rotation), at most every [`REFETCH_EVERY`].
     async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refusal> {
+        let decoding =
+            |k: &Jwk| DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()));
+        let unpublished =
+            || Refusal::Invalid("signed with a key the issuer does not publish".into());
         let mut keys = self.keys.lock().await;
         if let Some(k) = find(&keys.set, kid, alg) {
-            return DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()));
+            return decoding(k);
         }
-        let stale = keys.fetched.is_none_or(|t| t.elapsed() >= REFETCH_EVERY);
-        if !stale {
-            return Err(Refusal::Invalid(
-                "signed with a key the issuer does not publish".into(),
-            ));
+        if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_EVERY) {
+            return Err(unpublished());
         }
         keys.fetched = Some(Instant::now());
         match self.fetch_keys(&mut keys).await {
@@ -530,10 +531,8 @@ impl OAuth {
             }
         }
         find(&keys.set, kid, alg)
-            .ok_or_else(|| Refusal::Invalid("signed with a key the issuer does not publish".into()))
-            .and_then(|k| {
-                DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()))
-            })
+            .ok_or_else(unpublished)
+            .and_then(decoding)
     }
 
     async fn fetch_keys(&self, keys: &mut Keys) -> Result<Vec<Jwk>, String> {

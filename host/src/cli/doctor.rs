@@ -262,27 +262,19 @@ fn state(r: &mut Report, config: &Config) -> Option<StateDir> {
         }
     };
     let free = crate::fs::free_bytes(&path).unwrap_or(0);
-    let status = if free < 256 << 20 {
-        Status::Warn
-    } else {
-        Status::Ok
-    };
     let has = |p: &str| state.list(p).map_or(0, |n| n.len());
-    r.add(
-        "state",
-        status,
-        format!(
-            "{shown}: {:.1} GiB free; {} index(es), {} vector file(s), {} compiled component(s)",
-            free as f64 / (1u64 << 30) as f64,
-            has("index"),
-            has("vectors"),
-            has("components")
-        ),
+    let says = format!(
+        "{shown}: {:.1} GiB free; {} index(es), {} vector file(s), {} compiled component(s)",
+        free as f64 / (1u64 << 30) as f64,
+        has("index"),
+        has("vectors"),
+        has("components")
     );
-    if status == Status::Warn {
-        r.0.last_mut()
-            .expect("just added")
+    if free < 256 << 20 {
+        r.add("state", Status::Warn, says)
             .fix("free some space: index updates need room for a copy of what they change");
+    } else {
+        r.add("state", Status::Ok, says);
     }
     Some(state)
 }

@@ -132,7 +132,11 @@ impl Domain for Vault {
         }))
     }
 
-    fn confirmation(&self, tool: &str, args: &serde_json::Value) -> Option<String> {
+    fn confirmation(
+        &self,
+        tool: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
         self.regrets(tool, args)
     }
 

@@ -514,7 +514,11 @@ pub const BACKLINKS_TO_CONFIRM: usize = 5;
 impl Vault {
     /// What a vault_delete or vault_move would do that its user may
     /// regret, in one line (see `Domain::confirmation`).
-    pub(crate) fn regrets(&self, tool: &str, args: &serde_json::Value) -> Option<String> {
+    pub(crate) fn regrets(
+        &self,
+        tool: &str,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
         let path = |key: &str| {
             args.get(key)
                 .and_then(serde_json::Value::as_str)
