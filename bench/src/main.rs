@@ -16,6 +16,7 @@
 mod corpus;
 mod fts;
 mod graph;
+mod history;
 mod http;
 mod manual;
 mod model;
@@ -92,6 +93,16 @@ enum Command {
         rounds: usize,
         #[command(flatten)]
         measure: Measure,
+    },
+    /// What keeping every change costs: a write without and with history,
+    /// one note's history listed among `--changes` changes, size on disk.
+    History {
+        #[arg(long, default_value_t = 300)]
+        writes: usize,
+        #[arg(long, default_value_t = 100_000)]
+        changes: usize,
+        #[arg(long)]
+        json: bool,
     },
     /// Write a generated vibe workspace (230 documents per project).
     VibeGen {
@@ -321,6 +332,11 @@ async fn main() -> anyhow::Result<()> {
             let r = vault::run(&size, &gold, rounds, &kura_bin).await?;
             emit(&r, measure.json, vault::print);
         }
+        Command::History {
+            writes,
+            changes,
+            json,
+        } => history::run(writes, changes, json)?,
         Command::Graph {
             size,
             rounds,

@@ -18,6 +18,7 @@ pub use kura_core::fault;
 pub use kura_core::{args, config, error, fs, heap, job, policy, scan, text};
 pub use kura_domain as domain;
 pub use kura_embed as embed;
+pub use kura_history as history;
 pub use kura_index as index;
 pub use kura_manual as manual;
 pub use kura_plugins as plugins;

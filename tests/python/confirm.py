@@ -3,7 +3,8 @@ initialize handshake (kura sends an elicitation request), 2.x over
 2026-07-28 (kura answers `input_required`; the SDK asks and calls again).
 
 Usage: python confirm.py ANSWER KURA ARGS...   (ANSWER: accept, decline, cancel,
-or none for a client that declares no elicitation)
+none for a client that declares no elicitation, or error for one whose
+question fails: the user closed the dialog and the client answers an error)
 
 Runs KURA ARGS over stdio, calls vault_delete on the folder `old-drafts` and
 on the note `inbox/one.md`; prints one JSON line: the questions the server
@@ -26,6 +27,8 @@ async def main():
 
     async def on_elicit(context, params):
         asked.append(params.message)
+        if answer == "error":
+            return types.ErrorData(code=-32603, message="the user closed the dialog")
         return types.ElicitResult(action=answer)
 
     callback = None if answer == "none" else on_elicit

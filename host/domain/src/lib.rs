@@ -27,6 +27,7 @@ use crate::plugins::{LoadError, Plugins};
 pub use tool::{Effect, Handler, ToolDef, Typed};
 
 pub mod catalog;
+pub mod history;
 pub mod search;
 pub mod surface;
 pub mod tool;

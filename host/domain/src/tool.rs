@@ -133,6 +133,20 @@ impl ToolDef {
         self.in_domain(Err(e)).unwrap_err()
     }
 
+    /// The error of a call whose confirmation could not be had: the
+    /// question failed, timed out or was cancelled, so nothing was done.
+    pub fn unconfirmed(&self, asked: &str, why: &str) -> crate::error::Error {
+        let e = crate::error::Error::new(
+            crate::error::Code::Cancelled,
+            format!(
+                "{} was not run: its user was asked ({asked}) but gave no answer ({why})",
+                self.name
+            ),
+        )
+        .with("reason", "unconfirmed");
+        self.in_domain(Err(e)).unwrap_err()
+    }
+
     fn in_domain(&self, r: Result<Value>) -> Result<Value> {
         r.map_err(self.domain.errors)
     }

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::args::Args;
 use crate::config::Config;
+use crate::domain::history::{Call, Who};
 use crate::domain::{Catalog, Profile, ToolDef};
 use crate::domain::{Domains, IndexNow, Opening, Spec, StartError};
 use crate::error::Result;
@@ -256,24 +257,27 @@ impl App {
 
     /// Run one tool. Unknown tools are the caller's (a JSON-RPC error).
     pub fn call(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<Result<Value>> {
-        self.call_with(tool, args, Job::default())
+        self.call_with(tool, args, Job::default(), &Who::terminal("call"))
     }
 
     /// [`App::call`] as a job: progress reports out (reindex), cancellation
-    /// in (reindex, manual_find). A tool not served is unknown.
+    /// in (reindex, manual_find), made by `who`. A tool not served is
+    /// unknown. What a call changes is one change in each root's history,
+    /// recorded before the result goes back.
     pub fn call_with(
         &self,
         tool: &str,
         args: Option<&Map<String, Value>>,
         job: Job,
+        who: &Who,
     ) -> Option<Result<Value>> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
+        let _change = (!def.effect.read_only()).then(|| Call::begin(tool, args, who));
         Some(kura_core::fault::call(tool, || {
             def.call(&self.domains, Args::new(args), job)
         }))
     }
 
-    /// A served tool's error for a call cancelled before it ran.
     /// The question to ask before running `tool` with `args` (the
     /// `confirm` setting, the tool's domain's judgement), if any.
     pub fn confirmation(&self, tool: &str, args: Option<&Map<String, Value>>) -> Option<String> {
@@ -308,6 +312,12 @@ impl App {
         Some(self.catalog.find(tool)?.declined(asked))
     }
 
+    /// The error of a call whose question failed (`why`): not run.
+    pub fn unconfirmed(&self, tool: &str, asked: &str, why: &str) -> Option<crate::error::Error> {
+        Some(self.catalog.find(tool)?.unconfirmed(asked, why))
+    }
+
+    /// A served tool's error for a call cancelled before it ran.
     pub fn cancelled(&self, tool: &str) -> Option<crate::error::Error> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
         Some(def.cancelled())

@@ -325,6 +325,15 @@ pub(super) fn profile_of(extensions: &rmcp::model::Extensions) -> Option<&Profil
         .and_then(|parts| parts.extensions.get::<Profile>())
 }
 
+/// The MCP session of this request (none over stdio).
+pub(super) fn session_of(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
 /// rmcp answers a session's DELETE with 202; the spec names no code, and
 /// the Python SDK logs a failed termination for anything but 200 or 204,
 /// so an ended session is 204 No Content.

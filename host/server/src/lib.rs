@@ -13,6 +13,7 @@ use kura_plugins as plugins;
 mod announce;
 pub mod app;
 mod calls;
+mod confirm;
 pub mod framing;
 mod http;
 mod listing;
@@ -44,6 +45,7 @@ use crate::domain::surface::{Surfaces, no_such_resource};
 use crate::error::Error;
 use crate::job::Job;
 use calls::Calls;
+use confirm::Answer;
 use tokio_util::sync::CancellationToken;
 
 #[derive(Clone)]
@@ -53,6 +55,8 @@ pub struct KuraServer {
     calls: Arc<Calls>,
     /// The resources this client subscribed to.
     subscriptions: announce::Subscriptions,
+    /// Confirmations asked on 2026-07-28 and not answered yet.
+    asked: Arc<confirm::Asked>,
     /// Resource notifications: one per open domain with resources, once
     /// serving.
     announcers: Vec<(&'static Spec, announce::Announcer)>,
@@ -69,6 +73,7 @@ impl KuraServer {
             calls: Calls::for_config(&app.config),
             app,
             subscriptions: Arc::default(),
+            asked: Arc::default(),
             announcers: Vec::new(),
             ending: CancellationToken::new(),
         }
@@ -117,7 +122,8 @@ impl KuraServer {
         name: String,
         args: Option<rmcp::model::JsonObject>,
     ) -> Option<CallToolResult> {
-        self.run_with(name, args, None, CancellationToken::new())
+        let who = crate::domain::history::Who::terminal("call");
+        self.run_with(name, args, None, CancellationToken::new(), who)
             .await
     }
 
@@ -129,6 +135,7 @@ impl KuraServer {
         args: Option<rmcp::model::JsonObject>,
         progress: Option<tokio::sync::mpsc::UnboundedSender<(u64, u64)>>,
         cancel: CancellationToken,
+        who: crate::domain::history::Who,
     ) -> Option<CallToolResult> {
         let app = self.app.clone();
         let tool = name.clone();
@@ -146,7 +153,7 @@ impl KuraServer {
             });
             let sink = sink.as_ref().map(|f| f as &(dyn Fn(u64, u64) + Sync));
             let cancelled = || cancel.is_cancelled();
-            app.call_with(&tool, args.as_ref(), Job::new(sink, Some(&cancelled)))
+            app.call_with(&tool, args.as_ref(), Job::new(sink, Some(&cancelled)), &who)
         })
         .await;
         let outcome = match joined {
@@ -168,85 +175,12 @@ impl KuraServer {
 }
 
 /// A failed call: `isError`, the error envelope and one readable sentence.
-/// What the user said to a confirmation.
-enum Answer {
-    Yes,
-    No,
-    /// The client declared no form elicitation (or asking failed): the
-    /// call runs as asked.
-    CannotAsk,
-    /// On the 2026-07-28 protocol, which forbids server-to-client requests:
-    /// the client is to ask and call again with the answer.
-    Ask(rmcp::model::InputRequiredResult),
-}
-
-/// The key of the confirmation among a call's input requests.
-const CONFIRM_INPUT: &str = "confirm";
-
-/// Ask the user, through the client, to confirm `question`: an elicitation
-/// request on the protocols that allow one, an `input_required` result
-/// (then the answer in the retried call's `inputResponses`) on 2026-07-28.
-async fn confirmed(
-    context: &RequestContext<RoleServer>,
-    responses: Option<&rmcp::model::InputResponses>,
-    question: &str,
-) -> Answer {
-    use rmcp::model::{
-        ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-        InputRequest, InputRequiredResult, ProtocolVersion,
-    };
-    let form = context
-        .client_capabilities()
-        .and_then(|c| c.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none());
-    if !form {
-        return Answer::CannotAsk;
-    }
-    let accepted = |r: ElicitResult| match r.action {
-        ElicitationAction::Accept => Answer::Yes,
-        _ => Answer::No,
-    };
-    let params = ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: question.to_owned(),
-        requested_schema: ElicitationSchema::new(Default::default()),
-    };
-    if context
-        .protocol_version()
-        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
-    {
-        return match responses.and_then(|r| r.get(CONFIRM_INPUT)) {
-            Some(answer) => {
-                serde_json::from_value::<ElicitResult>(answer.clone()).map_or(Answer::No, accepted)
-            }
-            None => Answer::Ask(InputRequiredResult::new(
-                Some(
-                    [(
-                        CONFIRM_INPUT.to_owned(),
-                        InputRequest::Elicitation(ElicitRequest::new(params)),
-                    )]
-                    .into(),
-                ),
-                None,
-            )),
-        };
-    }
-    match context.peer.create_elicitation(params).await {
-        Ok(answer) => accepted(answer),
-        Err(e) => {
-            tracing::warn!("could not ask the user to confirm ({question}): {e}");
-            Answer::CannotAsk
-        }
-    }
-}
-
 fn error_result(e: Error) -> CallToolResult {
     let mut r = CallToolResult::structured_error(e.to_json());
     r.content = vec![ContentBlock::text(e.to_text())];
     r
 }
 
-/// Run `f` on the blocking pool (it reads files), as a JSON-RPC result.
 impl KuraServer {
     /// Run a resource or prompt read on a blocking thread, in its turn: it
     /// reads files as a tool call does, so it waits at the same gate
@@ -496,11 +430,17 @@ impl ServerHandler for KuraServer {
         // A call its user may regret is asked about first, when the client
         // can ask; one that cannot runs it as asked.
         if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref()) {
-            match confirmed(&context, request.input_responses.as_ref(), &question).await {
+            match confirm::confirmed(&context, &self.asked, &request, &question).await {
                 Answer::Yes | Answer::CannotAsk => {}
                 Answer::Ask(input) => return Ok(input.into()),
                 Answer::No => {
                     return match self.app.declined(&name, &question) {
+                        Some(e) => Ok(error_result(e).into()),
+                        None => Err(unknown()),
+                    };
+                }
+                Answer::Failed(why) => {
+                    return match self.app.unconfirmed(&name, &question, &why) {
                         Some(e) => Ok(error_result(e).into()),
                         None => Err(unknown()),
                     };
@@ -546,6 +486,7 @@ impl ServerHandler for KuraServer {
                 request.arguments,
                 progress,
                 context.ct.clone(),
+                who_of(&context),
             )
             .await;
         if let Some(f) = forwarder {
@@ -556,6 +497,21 @@ impl ServerHandler for KuraServer {
             None => Err(unknown()),
         }
     }
+}
+
+/// Who is calling, for the history: the client's name and its session
+/// (the HTTP session, or this stdio process).
+fn who_of(context: &RequestContext<RoleServer>) -> crate::domain::history::Who {
+    let client = context
+        .peer
+        .peer_info()
+        .map(|i| i.client_info.name.clone())
+        .unwrap_or_default();
+    let session = match http::session_of(&context.extensions) {
+        Some(id) => format!("http-{id}"),
+        None => crate::domain::history::process_session("stdio"),
+    };
+    crate::domain::history::Who { client, session }
 }
 
 /// `completion/complete`: the values that start with what was typed

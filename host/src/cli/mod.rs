@@ -3,6 +3,7 @@
 
 mod bundle;
 mod doctor;
+mod history;
 mod index;
 mod lexicon;
 mod models;
@@ -56,6 +57,13 @@ pub enum Command {
         #[arg(default_value = "{}")]
         arguments: String,
     },
+    /// The changes kura made to the vault (or with --vibe the vibe
+    /// workspace), newest first: tool, client, session, files; --change ID
+    /// shows one with its diff.
+    History(history::HistoryArgs),
+    /// Undo one change, or every change of a session (--session), all or
+    /// nothing; a file changed since stops it, naming the file.
+    Undo(history::UndoArgs),
     /// Bring the search indexes of the configured roots up to date now, with a progress bar.
     Index {
         #[command(flatten)]
@@ -279,6 +287,14 @@ async fn run(command: Command, prepared: Option<Prepared>) -> Result<(), String>
                 .await
                 .map_err(|e| e.to_string())?;
             crate::client::call_once(app, &tool, &arguments).await
+        }
+        Command::History(args) => {
+            let app = prepared.expect("history is prepared").start()?.app;
+            history::history(app, args).await
+        }
+        Command::Undo(args) => {
+            let app = prepared.expect("undo is prepared").start()?.app;
+            history::undo(app, args).await
         }
         Command::Index {
             settings,

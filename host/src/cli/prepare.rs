@@ -46,6 +46,8 @@ pub(super) fn prepare(command: &Command) -> Result<Option<Prepared>, String> {
             http,
         } => (settings, *demo, http.http.map(|addr| (http, addr))),
         Command::Call { settings, .. } => (settings, false, None),
+        Command::History(a) => (&a.settings, false, None),
+        Command::Undo(a) => (&a.settings, false, None),
         _ => return Ok(None),
     };
     let http = match http {

@@ -15,6 +15,7 @@ mod audit;
 pub mod coverage;
 mod find;
 pub mod graph;
+mod history;
 mod links;
 mod moves;
 pub mod notes;
@@ -64,8 +65,11 @@ pub struct Vault {
     pub link_evidence: bool,
     /// Where a move keeps its journal (none: moves are refused).
     pub state: Option<crate::fs::StateDir>,
-    /// One move at a time.
+    /// One move (or undo) at a time.
     pub moving: std::sync::Mutex<()>,
+    /// Every change to the vault's files, to list and undo (none: kura has
+    /// no state folder, and the root refuses changes).
+    pub history: Option<crate::domain::history::History>,
 }
 
 /// The names this vault's move journals start with in the state folder.
@@ -91,8 +95,14 @@ fn root_of(c: &Config) -> Option<&Path> {
     c.vault_root.as_deref()
 }
 
+/// The vault's own files, never kept in its history: the audit records.
+const UNRECORDED: &[&str] = &[".system"];
+
 fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
-    let root = o.root();
+    let (root, history) = {
+        let root = o.root();
+        crate::domain::history::attach(root, &o, "vault", UNRECORDED)
+    };
     let state = o.state.and_then(|s| s.try_clone().ok());
     if let Some(state) = &state {
         // A move a killed process left half-done is finished first.
@@ -115,6 +125,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         link_evidence: o.config.link_evidence_enabled,
         state,
         moving: std::sync::Mutex::new(()),
+        history,
     }))
 }
 

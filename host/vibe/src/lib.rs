@@ -15,6 +15,7 @@ use kura_domain as domain;
 use kura_index as index;
 
 pub mod doc;
+mod history;
 mod prompt;
 mod read;
 mod search;
@@ -93,6 +94,8 @@ pub struct Vibe {
     pub index: LiveIndex,
     /// search's dense signal (the chunks' sentence vectors).
     pub meaning: Meaning,
+    /// Every change to the workspace's files, to list and undo.
+    pub history: Option<crate::domain::history::History>,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -117,8 +120,13 @@ fn root_of(c: &Config) -> Option<&Path> {
 }
 
 fn open(mut o: Opening<'_>) -> std::result::Result<Arc<dyn Domain>, StartError> {
-    let root = o.root();
-    Ok(Arc::new(Vibe::new(root, o.state_path(), o.encoder())))
+    let (root, history) = {
+        let root = o.root();
+        crate::domain::history::attach(root, &o, "vibe", &[])
+    };
+    let mut vibe = Vibe::new(root, o.state_path(), o.encoder());
+    vibe.history = history;
+    Ok(Arc::new(vibe))
 }
 
 impl Domain for Vibe {
@@ -266,6 +274,7 @@ impl Vibe {
             root,
             index,
             meaning,
+            history: None,
         }
     }
 

@@ -78,8 +78,33 @@ fn deleting_a_folder_asks_the_user_and_a_refusal_deletes_nothing() {
     );
 }
 
+/// The client can ask, but its answer is an error (the user closed the
+/// dialog): the call is not run and says `cancelled`.
 #[test]
-fn a_client_that_cannot_ask_or_confirm_never_gets_the_call_run_as_asked() {
+fn a_question_that_fails_changes_nothing() {
+    let f = fixture();
+    let seen = delete_with(&f, "error", &[]);
+    assert_eq!(seen["asked"].as_array().unwrap().len(), 1, "{seen}");
+    let call = &seen["calls"]["old-drafts"];
+    assert_eq!(call["is_error"], true, "{seen}");
+    let text = call["text"].as_str().unwrap();
+    assert!(
+        text.contains("cancelled") && text.contains("no answer"),
+        "{text}"
+    );
+    assert!(
+        f.vault().join("old-drafts/a.md").exists() && f.vault().join("old-drafts/b.md").exists(),
+        "nothing deleted"
+    );
+    // A plain note is not asked about and goes as asked.
+    assert_eq!(seen["calls"]["inbox/one.md"]["is_error"], false, "{seen}");
+}
+
+/// A client that declares no elicitation gets the call as asked (every
+/// change can be undone from its history), and `confirm = "never"` asks
+/// nothing.
+#[test]
+fn a_client_that_cannot_ask_gets_the_call_as_asked() {
     let f = fixture();
     let seen = delete_with(&f, "none", &[]);
     assert_eq!(seen["asked"], serde_json::json!([]), "{seen}");

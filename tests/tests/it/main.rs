@@ -31,6 +31,7 @@ mod sandbox;
 mod security;
 mod setup;
 mod synonyms;
+mod undo;
 mod vault_audit;
 mod vault_find;
 mod vault_graph;

@@ -68,6 +68,8 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("sandbox", Kind::Bool),
     ("max_concurrent_calls", Kind::Int),
     ("confirm", Kind::Str),
+    ("lock_key", Kind::Str),
+    ("locked_folders", Kind::List),
 ];
 
 /// Which tool calls kura asks the user to confirm first (through the
@@ -150,6 +152,12 @@ pub struct Config {
     pub sandbox: bool,
     /// Which calls ask the user first, when the client can ask.
     pub confirm: Confirm,
+    /// The front-matter key whose `true` locks a note: no tool creates
+    /// over, changes, moves or deletes it.
+    pub lock_key: String,
+    /// Folders (of the vault or the vibe workspace, from the root) whose
+    /// files no tool creates, changes, moves or deletes.
+    pub locked_folders: Vec<String>,
     /// Tool calls run at once, over all sessions; the others wait their
     /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
@@ -216,6 +224,8 @@ impl Default for Config {
             tools: None,
             sandbox: true,
             confirm: Confirm::Destructive,
+            lock_key: "locked".into(),
+            locked_folders: Vec::new(),
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }

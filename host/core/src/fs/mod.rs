@@ -11,12 +11,14 @@
 
 #![allow(clippy::disallowed_methods)] // this module is the sanctioned chokepoint
 
+mod journal;
 mod path;
 pub mod sandbox;
 mod state;
 mod watch;
 mod write;
 
+pub use journal::Journal;
 pub use path::RelPath;
 pub use state::{Exposed, StateDir};
 pub use watch::{Changes, Listener, Listeners, Watch, watch_files};
@@ -67,6 +69,8 @@ pub struct Root {
     /// Names that differ only in case are the same file here (macOS,
     /// Windows, casefolded ext4): path rules must compare folded.
     folds_case: bool,
+    /// Told of every change before it is made (the root's history).
+    journal: Option<Arc<dyn Journal>>,
 }
 
 fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
@@ -269,7 +273,41 @@ impl Root {
             locks: Mutex::new(HashMap::new()),
             max_file_bytes: crate::config::MAX_FILE_BYTES,
             folds_case,
+            journal: None,
         })
+    }
+
+    /// Another handle on the same root, without a journal: for reading.
+    pub fn try_clone(&self) -> io::Result<Root> {
+        Ok(Root {
+            dir: self.dir.try_clone()?,
+            path: self.path.clone(),
+            locks: Mutex::new(HashMap::new()),
+            max_file_bytes: self.max_file_bytes,
+            folds_case: self.folds_case,
+            journal: None,
+        })
+    }
+
+    /// Tell `journal` of every change before it is made.
+    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Root {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// File `p` goes from `before` to `after`: the journal first.
+    fn note_file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
+        match &self.journal {
+            Some(j) => j.file(p, before, after),
+            None => Ok(()),
+        }
+    }
+
+    /// Folder `p` was made or removed.
+    fn note_folder(&self, p: &RelPath, made: bool) {
+        if let Some(j) = &self.journal {
+            j.folder(p, made);
+        }
     }
 
     /// Whether names differing only in case name one file in this root.

@@ -164,7 +164,11 @@ impl Root {
                         // The new folder's name is durable before anything
                         // is written into it: a power cut cannot keep a
                         // file whose folder vanished.
-                        Ok(()) => sync_dir(&dir).map_err(|e| io_error(e, p))?,
+                        Ok(()) => {
+                            sync_dir(&dir).map_err(|e| io_error(e, p))?;
+                            let made = p.segments()[..=i].join("/");
+                            self.note_folder(&RelPath::parse(&made, false)?, true);
+                        }
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => return Err(io_error(e, p)),
                     }
@@ -252,6 +256,11 @@ impl Root {
             Some(c) => Expect::Same(c.seen, c.keep),
             None => Expect::Absent,
         };
+        self.note_file(
+            p,
+            current.as_ref().map(|c| c.bytes.as_slice()),
+            Some(&bytes),
+        )?;
         replace_atomically(&pdir, &name, &bytes, expect).map_err(|e| write_error(e, p))?;
         Ok(Some(out))
     }
@@ -320,6 +329,7 @@ impl Root {
             );
         }
         self.check_size(&path, bytes.len())?;
+        self.note_file(&path, None, Some(&bytes))?;
         replace_atomically(&dir, &name, &bytes, Expect::Absent)
             .map_err(|e| write_error(e, &path))?;
         Ok((path, out))
@@ -389,6 +399,15 @@ impl Root {
         }
         let same_file =
             self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
+        if self.journal.is_some() {
+            // The history keeps the bytes that move: the move is a removal
+            // at `from` and a creation at `to`.
+            let moved = read_nofollow(&src, name, self.max_file_bytes)
+                .map_err(|e| io_error(e, from))?
+                .bytes;
+            self.note_file(from, Some(&moved), None)?;
+            self.note_file(to, None, Some(&moved))?;
+        }
         if same_file {
             // A change of case of one file: the name "taken" is its own.
             crate::fault::step().map_err(|e| io_error(e, from))?;
@@ -435,10 +454,69 @@ impl Root {
         }
         crate::fault::step().map_err(|e| io_error(e, p))?;
         match parent.remove_dir(&name) {
-            Ok(()) => sync_dir(&parent).map_err(|e| io_error(e, p)),
+            Ok(()) => {
+                self.note_folder(p, false);
+                sync_dir(&parent).map_err(|e| io_error(e, p))
+            }
             // Not empty: it stays.
             Err(_) => Ok(()),
         }
+    }
+
+    /// Remove folder `p` if it holds nothing (a folder an undone change
+    /// had made); one that holds anything, or is not a plain folder, stays.
+    pub fn remove_dir_if_empty(&self, p: &RelPath) -> Result<()> {
+        if p.is_root() {
+            return Ok(());
+        }
+        let Some(parent) = self.open_dir_nofollow(&p.parent(), false)? else {
+            return Ok(());
+        };
+        let name = p.file_name().unwrap_or_default();
+        crate::fault::step().map_err(|e| io_error(e, p))?;
+        if parent.remove_dir(name).is_ok() {
+            self.note_folder(p, false);
+            sync_dir(&parent).map_err(|e| io_error(e, p))?;
+        }
+        Ok(())
+    }
+
+    /// Make folder `p` and any missing folder above it (a folder an undone
+    /// change had removed), never through a link.
+    pub fn make_dir(&self, p: &RelPath) -> Result<()> {
+        self.check_links(p, false)?;
+        self.open_dir_nofollow(p, true).map(|_| ())
+    }
+
+    /// Remove file `p` if it holds exactly `expected`: an undo taking back
+    /// the file a change created. Anything else there is a `conflict` and
+    /// stays. Under the file's locks, as a rewrite.
+    pub fn remove_file_if(&self, p: &RelPath, expected: &[u8]) -> Result<()> {
+        self.check_links(p, false)?;
+        let lock = self.file_lock(p);
+        let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(pdir) = self.open_dir_nofollow(&p.parent(), false)? else {
+            return Err(io_error(io::ErrorKind::NotFound.into(), p));
+        };
+        let held = open_dir_fd(&pdir).map_err(|e| io_error(e, p))?;
+        held.lock().map_err(|e| io_error(e, p))?;
+        let name = p.file_name().unwrap_or_default();
+        let current =
+            read_nofollow(&pdir, name, self.max_file_bytes).map_err(|e| io_error(e, p))?;
+        if current.bytes != expected {
+            return Err(Error::new(
+                Code::Conflict,
+                format!("`{p}` was changed since; kura left it as it is"),
+            )
+            .with("path", p.to_string()));
+        }
+        self.note_file(p, Some(&current.bytes), None)?;
+        crate::fault::step().map_err(|e| io_error(e, p))?;
+        if Seen::now(&pdir, name).map_err(|e| io_error(e, p))? != current.seen {
+            return Err(write_error(io::Error::other(Changed), p));
+        }
+        pdir.remove_file(name).map_err(|e| io_error(e, p))?;
+        sync_dir(&pdir).map_err(|e| io_error(e, p))
     }
 
     /// A write never makes a file kura could not read back whole.

@@ -1,0 +1,239 @@
+//! The history tools' inputs, outputs and work, shared by the domains whose
+//! roots kura writes (the vault's `vault_history`/`vault_undo`, vibe's
+//! `history`/`undo`): each declares its pair over its own root and history.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::args::Input;
+use crate::error::{Code, Error, Result};
+use crate::fs::{Journal, RelPath, Root};
+use kura_core::lock::Locks;
+pub use kura_history::{Call, Entry, History, Who, process_session};
+use kura_history::{Filter, Restore};
+
+/// How many changes a listing gives unless asked.
+const LIST_DEFAULT: usize = 20;
+
+#[derive(Input)]
+pub struct HistoryInput {
+    /// A file or folder; omitted = everything
+    pub path: Option<String>,
+    /// Only this session's changes (`current`: this one)
+    pub session: Option<String>,
+    /// Only this client's changes
+    pub client: Option<String>,
+    /// One change by id, with its unified diff
+    pub change: Option<String>,
+    /// Changes per page (default 20)
+    #[arg(min = 1, max = 100)]
+    pub limit: Option<i64>,
+    /// `next_cursor` of the previous page
+    #[arg(min = 0)]
+    pub cursor: Option<i64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct HistoryOutput {
+    /// Newest first
+    pub changes: Vec<Entry>,
+    /// How many changes match in all
+    pub total: u64,
+    pub next_cursor: Option<u64>,
+    /// With `change`: its unified diff
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_truncated: Option<bool>,
+    /// This call's own session (what `session` takes to undo it)
+    pub session: String,
+}
+
+#[derive(Input)]
+pub struct UndoInput {
+    /// A change's id (from the history)
+    pub change: Option<String>,
+    /// Undo every change of this session, newest first (`current`: this one)
+    pub session: Option<String>,
+    /// Report only; change nothing
+    pub dry_run: Option<bool>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct UndoOutput {
+    /// The changes undone, newest first
+    pub undone: Vec<String>,
+    /// What happened to each file (or would, with dry_run)
+    pub files: Vec<Restore>,
+    /// Folders made again
+    pub folders_made: Vec<String>,
+    /// Folders removed (those the changes had made, once empty)
+    pub folders_removed: Vec<String>,
+    pub dry_run: bool,
+}
+
+/// The history, or why there is none.
+fn kept(history: Option<&History>) -> Result<&History> {
+    history.ok_or_else(|| {
+        Error::new(
+            Code::NotFound,
+            "kura keeps no history here: it runs without a state folder",
+        )
+    })
+}
+
+/// `current` is the caller's own session.
+fn session_of(s: Option<String>) -> Option<String> {
+    s.map(|s| {
+        if s == "current" {
+            kura_history::current_session().unwrap_or(s)
+        } else {
+            s
+        }
+    })
+}
+
+/// A history listing; `relative` maps a tool's path to the root's.
+pub fn list(
+    history: Option<&History>,
+    input: HistoryInput,
+    max_chars: usize,
+    relative: impl Fn(&str) -> Result<RelPath>,
+) -> Result<HistoryOutput> {
+    let history = kept(history)?;
+    let session = kura_history::current_session().unwrap_or_default();
+    if let Some(id) = &input.change {
+        let entry = history.find(id)?;
+        let (diff, cut) = history.diff(&entry, max_chars)?;
+        return Ok(HistoryOutput {
+            changes: vec![entry],
+            total: 1,
+            next_cursor: None,
+            diff: Some(diff),
+            diff_truncated: Some(cut),
+            session,
+        });
+    }
+    let filter = Filter {
+        path: input.path.as_deref().map(relative).transpose()?,
+        session: session_of(input.session),
+        client: input.client,
+    };
+    let offset = input.cursor.unwrap_or(0) as usize;
+    let limit = input.limit.map_or(LIST_DEFAULT, |l| l as usize);
+    let (changes, total) = history.list(&filter, offset, limit)?;
+    let next = offset + changes.len();
+    Ok(HistoryOutput {
+        changes,
+        total: total as u64,
+        next_cursor: (next < total).then_some(next as u64),
+        diff: None,
+        diff_truncated: None,
+        session,
+    })
+}
+
+/// Undo a change or a session through `root`; returns the output and the
+/// paths whose files changed (for the domain's index).
+pub fn undo(
+    history: Option<&History>,
+    root: &Root,
+    input: UndoInput,
+) -> Result<(UndoOutput, Vec<String>)> {
+    let history = kept(history)?;
+    let targets = match (&input.change, session_of(input.session)) {
+        (Some(id), None) => {
+            let entry = history.find(id)?;
+            if let Some(by) = &entry.undone_by {
+                return Err(Error::new(
+                    Code::Conflict,
+                    format!("change `{id}` was undone already by `{by}`; undo that one to redo it"),
+                )
+                .with("undone_by", by.clone()));
+            }
+            vec![entry]
+        }
+        (None, Some(session)) => {
+            let changes = history.session_changes(&session)?;
+            if changes.is_empty() {
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!("session `{session}` changed nothing here that is not undone already"),
+                )
+                .with("session", session));
+            }
+            changes
+        }
+        _ => {
+            return Err(Error::invalid_parameter(
+                "change",
+                "give either `change` (a change's id) or `session`",
+            ));
+        }
+    };
+    let plan = history.plan_undo(root, targets)?;
+    let dry_run = input.dry_run.unwrap_or(false);
+    if !dry_run {
+        history.apply_undo(root, &plan)?;
+    } else if !plan.conflicts.is_empty() {
+        return Err(kura_history::conflict_error(history, &plan));
+    }
+    let paths = plan.files.iter().map(|f| f.path.clone()).collect();
+    Ok((
+        UndoOutput {
+            undone: plan.changes,
+            files: plan.files,
+            folders_made: plan.make,
+            folders_removed: plan.remove,
+            dry_run,
+        },
+        paths,
+    ))
+}
+
+/// A domain's root with its history attached, from the state folder's
+/// `history/<name>`: every change through the root is kept first. Without
+/// a usable history the root refuses every change (nothing it wrote could
+/// be undone), and says why.
+pub fn attach(
+    root: Root,
+    o: &crate::Opening<'_>,
+    name: &'static str,
+    skip: &[&'static str],
+) -> (Root, Option<History>) {
+    let locks = Locks::of(o.config, root.folds_case());
+    let opened = match o.state {
+        Some(s) => History::open(s, name, &root, skip),
+        None => Err(Error::new(
+            Code::FilesystemError,
+            "kura has no state folder to keep its history in",
+        )),
+    };
+    let (journal, history) = match opened {
+        Ok(h) => (h.journal(), Some(h)),
+        Err(e) => {
+            tracing::warn!("{name}: {}; changes are refused", e.message);
+            (kura_history::refusing(e.message), None)
+        }
+    };
+    let guarded = Guarded { locks, journal };
+    (root.with_journal(std::sync::Arc::new(guarded)), history)
+}
+
+/// The locks first, then the history: a locked file is refused before
+/// anything is kept or written.
+struct Guarded {
+    locks: Locks,
+    journal: std::sync::Arc<dyn Journal>,
+}
+
+impl Journal for Guarded {
+    fn file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
+        self.locks.check(p, before)?;
+        self.journal.file(p, before, after)
+    }
+
+    fn folder(&self, p: &RelPath, made: bool) {
+        self.journal.folder(p, made)
+    }
+}

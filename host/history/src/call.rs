@@ -1,0 +1,367 @@
+//! The tool call in progress on this thread: the changes its writes make,
+//! gathered per root and committed as one change when the call ends.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::Inner;
+use crate::error::Result;
+
+/// Who made a call: the client's name (`clientInfo`) and its session (a
+/// stdio process, an HTTP session).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Who {
+    pub client: String,
+    pub session: String,
+}
+
+impl Who {
+    /// The command line (`kura call`, `kura undo`): this process.
+    pub fn terminal(what: &str) -> Who {
+        Who {
+            client: format!("kura {what}"),
+            session: process_session("cli"),
+        }
+    }
+}
+
+/// A session id for this process: unique across restarts (the start time
+/// and the process id).
+pub fn process_session(kind: &str) -> String {
+    static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let started = STARTED.get_or_init(|| chrono::Utc::now().format("%Y%m%dT%H%M%S").to_string());
+    format!("{kind}-{started}-{}", std::process::id())
+}
+
+/// What a change records of its call.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Meta {
+    pub tool: String,
+    /// The arguments, as JSON, cut to [`ARGS_KEPT`] characters.
+    pub args: String,
+    pub who: Who,
+    /// The changes this call undid (an undo).
+    #[serde(default)]
+    pub undoes: Vec<String>,
+}
+
+/// How much of a call's arguments a change keeps: enough to tell what it
+/// was asked (a path, a mode, the start of a text), never a whole note.
+pub const ARGS_KEPT: usize = 300;
+
+/// One file's change by one write: its blobs (hex ids) before and after.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Step {
+    pub path: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// A pending file line: a step, or a folder made or removed.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum Line {
+    Step(Step),
+    Folder {
+        folder: String,
+        made: bool,
+    },
+    Meta {
+        meta: Meta,
+    },
+    /// The call's change is committed: a pending file that stays after
+    /// this (its removal failed) is never recorded again.
+    Committed {
+        committed: String,
+    },
+}
+
+/// One root's part of the call.
+pub(crate) struct Touched {
+    pub history: Arc<Inner>,
+    pub steps: Vec<Step>,
+    pub made: Vec<String>,
+    pub removed: Vec<String>,
+    /// The pending file (locked while the call runs) and its name.
+    pub pending: Option<(std::fs::File, String)>,
+}
+
+struct Open {
+    meta: Meta,
+    touched: Vec<Touched>,
+}
+
+thread_local! {
+    static OPEN: RefCell<Option<Open>> = const { RefCell::new(None) };
+}
+
+static PENDING: AtomicU64 = AtomicU64::new(0);
+
+/// A tool call in progress on this thread: every change its writes make is
+/// one change in each root's history, committed when it is dropped.
+pub struct Call(());
+
+impl Call {
+    /// Start recording a call of `tool` with `args` by `who`.
+    pub fn begin(
+        tool: &str,
+        args: Option<&serde_json::Map<String, serde_json::Value>>,
+        who: &Who,
+    ) -> Call {
+        let args = args
+            .map(|a| serde_json::Value::Object(a.clone()).to_string())
+            .unwrap_or_else(|| "{}".into());
+        let meta = Meta {
+            tool: tool.to_owned(),
+            args: cut(&args, ARGS_KEPT),
+            who: who.clone(),
+            undoes: Vec::new(),
+        };
+        let previous = OPEN.with(|o| {
+            o.borrow_mut().replace(Open {
+                meta,
+                touched: Vec::new(),
+            })
+        });
+        if let Some(p) = previous {
+            finish(p);
+        }
+        Call(())
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        if let Some(open) = OPEN.with(|o| o.borrow_mut().take()) {
+            finish(open);
+        }
+    }
+}
+
+/// Mark the call in progress as the undo of `ids`.
+pub(crate) fn set_undoes(ids: Vec<String>) {
+    OPEN.with(|o| {
+        if let Some(open) = o.borrow_mut().as_mut() {
+            open.meta.undoes = ids;
+        }
+    });
+}
+
+/// The first `max` characters of `s`, `…` when cut.
+pub(crate) fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_owned(),
+    }
+}
+
+fn finish(open: Open) {
+    for t in open.touched {
+        let history = t.history.clone();
+        if let Err(e) = history.commit(&open.meta, t) {
+            // The files are written and their old bytes kept; the pending
+            // file stays and the next commit or start records the change.
+            tracing::warn!("{} history: {}", history.name, e.message);
+        }
+    }
+}
+
+/// Record `step` in the call in progress; outside a call (a journal
+/// replayed at start-up), in a pending file of its own that the next
+/// commit or start records.
+pub(crate) fn record(history: &Arc<Inner>, step: Step) -> Result<()> {
+    let line = Line::Step(step.clone());
+    let inside = OPEN.with(|o| -> Option<Result<()>> {
+        let mut o = o.borrow_mut();
+        let open = o.as_mut()?;
+        let meta = open.meta.clone();
+        let t = touched(open, history);
+        Some(append(history, t, &meta, &line).map(|()| t.steps.push(step.clone())))
+    });
+    match inside {
+        Some(r) => r,
+        None => {
+            let meta = Meta {
+                tool: "kura".into(),
+                args: "{}".into(),
+                who: Who {
+                    client: "kura".into(),
+                    session: process_session("start"),
+                },
+                undoes: Vec::new(),
+            };
+            let mut t = Touched {
+                history: history.clone(),
+                steps: Vec::new(),
+                made: Vec::new(),
+                removed: Vec::new(),
+                pending: None,
+            };
+            // Written, then let go: a pending file nobody holds is recorded
+            // by the next commit.
+            append(history, &mut t, &meta, &line)
+        }
+    }
+}
+
+/// Record that a folder was made or removed by the call in progress.
+pub(crate) fn record_folder(history: &Arc<Inner>, folder: String, made: bool) {
+    OPEN.with(|o| {
+        let mut o = o.borrow_mut();
+        let Some(open) = o.as_mut() else { return };
+        let meta = open.meta.clone();
+        let t = touched(open, history);
+        let line = Line::Folder {
+            folder: folder.clone(),
+            made,
+        };
+        if let Err(e) = append(history, t, &meta, &line) {
+            tracing::warn!("{} history: {}", history.name, e.message);
+        }
+        if made {
+            t.made.push(folder);
+        } else if let Some(i) = t.made.iter().position(|m| *m == folder) {
+            // Made and removed by the same call: it never was.
+            t.made.remove(i);
+        } else {
+            t.removed.push(folder);
+        }
+    });
+}
+
+fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
+    let i = match open
+        .touched
+        .iter()
+        .position(|t| Arc::ptr_eq(&t.history, history))
+    {
+        Some(i) => i,
+        None => {
+            open.touched.push(Touched {
+                history: history.clone(),
+                steps: Vec::new(),
+                made: Vec::new(),
+                removed: Vec::new(),
+                pending: None,
+            });
+            open.touched.len() - 1
+        }
+    };
+    &mut open.touched[i]
+}
+
+/// Append `line` to the call's pending file (made, with the call's meta,
+/// and locked on first use), durably.
+fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Result<()> {
+    if t.pending.is_none() {
+        let n = PENDING.fetch_add(1, Ordering::Relaxed);
+        let name = format!(
+            "history/{}/kura/pending/{}-{n}.jsonl",
+            history.name,
+            std::process::id()
+        );
+        let file = history
+            .state
+            .lock(&name)
+            .map_err(|e| history.fault("cannot record the call", e))?;
+        t.pending = Some((file, name));
+        let head = Line::Meta { meta: meta.clone() };
+        write_line(history, t, &head)?;
+    }
+    write_line(history, t, line)
+}
+
+/// Note in the call's pending file that its change is committed.
+pub(crate) fn committed(history: &Inner, t: &mut Touched, id: &str) -> Result<()> {
+    write_line(
+        history,
+        t,
+        &Line::Committed {
+            committed: id.to_owned(),
+        },
+    )
+}
+
+fn write_line(history: &Inner, t: &mut Touched, line: &Line) -> Result<()> {
+    let Some((file, _)) = t.pending.as_mut() else {
+        return Ok(());
+    };
+    let mut text = serde_json::to_string(line).unwrap_or_default();
+    text.push('\n');
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|e| history.fault("cannot record the call", e))
+}
+
+/// The net change of a call's steps per path: the state before its first
+/// step and after its last, paths that end as they began left out.
+pub(crate) fn net(steps: &[Step]) -> BTreeMap<String, (Option<String>, Option<String>)> {
+    let mut out: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
+    for s in steps {
+        out.entry(s.path.clone())
+            .and_modify(|e| e.1 = s.after.clone())
+            .or_insert((s.before.clone(), s.after.clone()));
+    }
+    out.retain(|_, (b, a)| b != a);
+    out
+}
+
+/// A pending file read back.
+pub(crate) struct Pending {
+    pub meta: Meta,
+    pub steps: Vec<Step>,
+    pub made: Vec<String>,
+    pub removed: Vec<String>,
+}
+
+/// A pending file read back: its meta, steps and folders; None when the
+/// file says its change was committed.
+pub(crate) fn parse_pending(text: &str) -> Option<Pending> {
+    let mut meta = Meta::default();
+    let (mut steps, mut made, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    // A line cut by a crash is the last one and is skipped.
+    for line in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
+    {
+        match line {
+            Line::Committed { .. } => return None,
+            Line::Meta { meta: m } => meta = m,
+            Line::Step(s) => steps.push(s),
+            Line::Folder { folder, made: true } => made.push(folder),
+            Line::Folder {
+                folder,
+                made: false,
+            } => match made.iter().position(|m| *m == folder) {
+                Some(i) => {
+                    made.remove(i);
+                }
+                None => removed.push(folder),
+            },
+        }
+    }
+    Some(Pending {
+        meta,
+        steps,
+        made,
+        removed,
+    })
+}
+
+/// Who made the call in progress on this thread.
+pub(crate) fn current_who() -> Option<Who> {
+    OPEN.with(|o| o.borrow().as_ref().map(|open| open.meta.who.clone()))
+}
+
+/// Forget the call in progress without recording it (a test's stand-in
+/// for a process that died mid-call: its pending file stays, unlocked once
+/// its handle is closed).
+#[cfg(test)]
+pub(crate) fn abandon() {
+    OPEN.with(|o| o.borrow_mut().take());
+}

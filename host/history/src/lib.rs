@@ -1,0 +1,249 @@
+//! Every change kura makes to a root's files, kept so that it can be seen,
+//! attributed and undone.
+//!
+//! One git repository per root, in the state folder (`history/<root>/`, a
+//! bare repository: `git -C <state>/history/vault log -p` reads it), written
+//! through `gix`. Its tree is kura's view of the files it has touched: each
+//! tool call that changed something is one commit (the call's tool, a
+//! bounded summary of its arguments, the client and session in the
+//! message), preceded by a commit of what kura found changed outside it
+//! when a file it is about to change differs from what it last wrote. Beside
+//! the repository, `kura/changes.jsonl` lists the changes (one JSON line
+//! each, also carried in the commit message, so a lost line is rebuilt from
+//! git), which is what listing reads.
+//!
+//! The bytes a change replaces are in the object store before the change
+//! is made: the root calls [`History`] through [`fs::Journal`] first, and a
+//! refusal there refuses the write. A call's steps are also written to a
+//! pending file (fsynced, locked while the call runs): a kura killed
+//! between a write and its commit leaves it, and the next start or commit
+//! records what the files show.
+
+use kura_core::{error, fs};
+
+mod call;
+mod log;
+mod store;
+mod undo;
+
+pub use call::{Call, Who, process_session};
+pub use log::{Entry, FileChange, Filter};
+pub use undo::{Conflict, Plan, Restore};
+
+use std::sync::{Arc, Mutex};
+
+use crate::error::{Code, Error, Result};
+use crate::fs::{RelPath, Root, StateDir};
+
+/// One root's history (cheap to clone: a handle).
+#[derive(Clone)]
+pub struct History {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    /// The root's name (`vault`, `vibe`): the folder below `history/`.
+    name: &'static str,
+    state: StateDir,
+    store: store::Store,
+    /// Top folders whose files are kura's own, never recorded (`.system`).
+    skip: Vec<&'static str>,
+    log: Mutex<log::Cache>,
+    /// A second handle on the root, to see what a killed call left.
+    reader: Root,
+}
+
+impl History {
+    /// Open (creating it the first time) the history of `root`, named
+    /// `name`, in the state folder; record what a killed kura left pending.
+    /// Files under the `skip` top folders are never recorded.
+    pub fn open(
+        state: &StateDir,
+        name: &'static str,
+        root: &Root,
+        skip: &[&'static str],
+    ) -> Result<History> {
+        let failed = |e: std::io::Error| {
+            Error::new(
+                Code::FilesystemError,
+                format!("the {name} history in the state folder cannot be opened: {e}"),
+            )
+        };
+        let state = state.try_clone().map_err(failed)?;
+        let dir = state
+            .ensure_dir(&format!("history/{name}"))
+            .map_err(failed)?;
+        let exists = state
+            .read(&format!("history/{name}/HEAD"))
+            .map_err(failed)?
+            .is_some();
+        let store = store::Store::open(&dir, exists).map_err(|e| {
+            Error::new(
+                Code::FilesystemError,
+                format!(
+                    "the {name} history ({}) cannot be opened: {e}",
+                    dir.display()
+                ),
+            )
+        })?;
+        let history = History {
+            inner: Arc::new(Inner {
+                name,
+                reader: root.try_clone().map_err(failed)?,
+                state,
+                store,
+                skip: skip.to_vec(),
+                log: Mutex::new(log::Cache::default()),
+            }),
+        };
+        {
+            let _held = history.inner.lock()?;
+            history.inner.recover()?;
+            history.inner.catch_up()?;
+        }
+        Ok(history)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.inner.name
+    }
+
+    /// The changes that match `filter`, newest first, each with the id of
+    /// the change that undid it (if one did), from `offset`, at most
+    /// `limit`; and how many matched in all.
+    pub fn list(
+        &self,
+        filter: &Filter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Entry>, usize)> {
+        self.inner.list(filter, offset, limit)
+    }
+
+    /// One change by its id (or a prefix of it, at least 7 characters).
+    pub fn find(&self, id: &str) -> Result<Entry> {
+        self.inner.find(id)
+    }
+
+    /// The unified diff of one change, at most `max_chars` characters, and
+    /// whether it was cut.
+    pub fn diff(&self, entry: &Entry, max_chars: usize) -> Result<(String, bool)> {
+        self.inner.diff(entry, max_chars)
+    }
+
+    /// What undoing `targets` (newest first) would do to `root`'s files,
+    /// and what stands in the way.
+    pub fn plan_undo(&self, root: &Root, targets: Vec<Entry>) -> Result<Plan> {
+        undo::plan(root, targets)
+    }
+
+    /// Carry out `plan` through `root` (whose journal is this history), all
+    /// or nothing; the call's change is marked as undoing the plan's
+    /// changes.
+    pub fn apply_undo(&self, root: &Root, plan: &Plan) -> Result<()> {
+        undo::apply(&self.inner, root, plan)
+    }
+
+    /// The changes of `session` an undo of the session takes back, newest
+    /// first: all of them but those already undone by a change of another
+    /// session.
+    pub fn session_changes(&self, session: &str) -> Result<Vec<Entry>> {
+        self.inner.session_changes(session)
+    }
+
+    /// The history as the root's journal.
+    pub fn journal(&self) -> Arc<dyn fs::Journal> {
+        Arc::new(self.clone())
+    }
+}
+
+impl Inner {
+    /// The history's lock, across processes: commits are made one at a time.
+    fn lock(&self) -> Result<std::fs::File> {
+        self.state
+            .lock(&format!("history/{}/kura/lock", self.name))
+            .map_err(|e| self.fault("cannot be locked", e))
+    }
+
+    fn fault(&self, what: &str, e: impl std::fmt::Display) -> Error {
+        Error::new(
+            Code::FilesystemError,
+            format!(
+                "the {} history {what} ({e}); kura changes nothing it cannot keep a copy of",
+                self.name
+            ),
+        )
+        .with("reason", "history")
+    }
+
+    fn skipped(&self, p: &RelPath) -> bool {
+        p.segments()
+            .first()
+            .is_some_and(|top| self.skip.iter().any(|s| top.eq_ignore_ascii_case(s)))
+    }
+}
+
+impl fs::Journal for History {
+    fn file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
+        if self.inner.skipped(p) {
+            return Ok(());
+        }
+        // A fault here (the tests' harness) is a history that cannot be
+        // kept: the write is refused.
+        kura_core::fault::step().map_err(|e| self.inner.fault(&format!("cannot keep `{p}`"), e))?;
+        let blob = |b: Option<&[u8]>| {
+            b.map(|b| self.inner.store.write_blob(b).map(|id| id.to_string()))
+                .transpose()
+                .map_err(|e| self.inner.fault(&format!("cannot keep `{p}`"), e))
+        };
+        let step = call::Step {
+            path: p.to_string(),
+            before: blob(before)?,
+            after: blob(after)?,
+        };
+        call::record(&self.inner, step)
+    }
+
+    fn folder(&self, p: &RelPath, made: bool) {
+        if !self.inner.skipped(p) {
+            call::record_folder(&self.inner, p.to_string(), made);
+        }
+    }
+}
+
+/// The session of the call in progress on this thread, if one is.
+pub fn current_session() -> Option<String> {
+    call::current_who().map(|w| w.session)
+}
+
+/// The refusal of an undo whose files changed since.
+pub fn conflict_error(history: &History, plan: &Plan) -> Error {
+    undo::conflict(&history.inner, plan)
+}
+
+/// A journal that refuses every change, saying `why` (a root whose history
+/// cannot be kept).
+pub fn refusing(why: String) -> Arc<dyn fs::Journal> {
+    Arc::new(Refusing(why))
+}
+
+struct Refusing(String);
+
+impl fs::Journal for Refusing {
+    fn file(&self, p: &RelPath, _: Option<&[u8]>, _: Option<&[u8]>) -> Result<()> {
+        Err(Error::new(
+            Code::FilesystemError,
+            format!(
+                "`{p}` was not changed: {}, so the change could not be undone",
+                self.0
+            ),
+        )
+        .with("path", p.to_string())
+        .with("reason", "history"))
+    }
+
+    fn folder(&self, _: &RelPath, _: bool) {}
+}
+
+#[cfg(test)]
+mod tests;

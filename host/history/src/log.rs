@@ -1,0 +1,464 @@
+//! The list of changes: one JSON line per change in `kura/changes.jsonl`
+//! beside the repository (and the same line in the change's commit
+//! message, so the list can be rebuilt from git), read incrementally.
+
+use std::collections::{BTreeMap, HashSet};
+
+use gix::ObjectId;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::Inner;
+use crate::call::{self, Meta, Touched};
+use crate::error::{Code, Error, Result};
+use crate::fs::RelPath;
+use crate::store::{Author, Store};
+
+/// The trailer of a change's commit message that carries its entry.
+const TRAILER: &str = "Kura-Change: ";
+
+/// One change: one tool call's effect on one root.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Entry {
+    /// The change's id: its commit in the history repository
+    pub id: String,
+    /// When it was recorded (RFC 3339, UTC)
+    pub time: String,
+    /// The tool that made it (`kura` for a change kura made on its own, such
+    /// as a move finished at start-up)
+    pub tool: String,
+    /// The tool's arguments as JSON, cut to 300 characters
+    pub args: String,
+    /// The client's name (its clientInfo)
+    pub client: String,
+    /// The session: a stdio process or an HTTP session
+    pub session: String,
+    /// The files it changed, each with its blob id before and after (null:
+    /// no file)
+    pub files: Vec<FileChange>,
+    /// Folders it made
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made: Vec<String>,
+    /// Folders it removed
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
+    /// The changes this one undid (an undo)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub undoes: Vec<String>,
+    /// Recorded at a later start: kura stopped between the write and its
+    /// record
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
+    /// The change that undid this one, if one did (and was not undone)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone_by: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FileChange {
+    pub path: String,
+    /// `created`, `modified` or `deleted`
+    pub action: String,
+    pub before: Option<String>,
+    pub after: Option<String>,
+}
+
+/// Which changes a listing shows.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// A file, or a folder (every file below it); None: all.
+    pub path: Option<RelPath>,
+    pub session: Option<String>,
+    pub client: Option<String>,
+}
+
+impl Filter {
+    fn admits(&self, e: &Entry) -> bool {
+        self.session.as_ref().is_none_or(|s| e.session == *s)
+            && self.client.as_ref().is_none_or(|c| e.client == *c)
+            && self.path.as_ref().is_none_or(|p| {
+                p.is_root() || {
+                    let p = p.to_string();
+                    let under = |f: &str| f == p || f.starts_with(&format!("{p}/"));
+                    e.files.iter().any(|f| under(&f.path))
+                        || e.made.iter().chain(&e.removed).any(|f| under(f))
+                }
+            })
+    }
+}
+
+/// The list as read so far.
+#[derive(Default)]
+pub(crate) struct Cache {
+    /// Bytes of `changes.jsonl` read.
+    read: usize,
+    entries: Vec<Entry>,
+}
+
+fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
+    match (before, after) {
+        (None, _) => "created",
+        (_, None) => "deleted",
+        _ => "modified",
+    }
+}
+
+impl Inner {
+    fn list_name(&self) -> String {
+        format!("history/{}/kura/changes.jsonl", self.name)
+    }
+
+    /// Commit the call's part in this root (under the lock), record what a
+    /// killed kura left first, and let its pending file go.
+    pub(crate) fn commit(&self, meta: &Meta, mut t: Touched) -> Result<()> {
+        let _held = self.lock()?;
+        self.recover()?;
+        let change = call::net(&t.steps);
+        if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
+            let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
+            let id = self.record(meta, change, made, removed, false)?;
+            call::committed(self, &mut t, &id)?;
+        }
+        if let Some((file, name)) = t.pending {
+            self.state
+                .remove(&name)
+                .map_err(|e| self.fault("cannot finish the call's record", e))?;
+            drop(file);
+        }
+        Ok(())
+    }
+
+    /// Commit one change and add its line to the list.
+    fn record(
+        &self,
+        meta: &Meta,
+        change: BTreeMap<String, (Option<String>, Option<String>)>,
+        made: Vec<String>,
+        removed: Vec<String>,
+        recovered: bool,
+    ) -> Result<String> {
+        let files: Vec<FileChange> = change
+            .iter()
+            .map(|(path, (b, a))| FileChange {
+                path: path.clone(),
+                action: action(b, a).into(),
+                before: b.clone(),
+                after: a.clone(),
+            })
+            .collect();
+        let mut entry = Entry {
+            id: String::new(),
+            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            tool: meta.tool.clone(),
+            args: meta.args.clone(),
+            client: meta.who.client.clone(),
+            session: meta.who.session.clone(),
+            files,
+            made,
+            removed,
+            undoes: meta.undoes.clone(),
+            recovered,
+            undone_by: None,
+        };
+        let ids = |s: &Option<String>| {
+            s.as_deref()
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+        };
+        let states = change
+            .iter()
+            .map(|(p, (b, a))| (p.clone(), (ids(b), ids(a))))
+            .collect();
+        let title = match entry.files.as_slice() {
+            [one] => format!("{}: {} {}", entry.tool, one.action, one.path),
+            many => format!("{}: {} files", entry.tool, many.len()),
+        };
+        let message = format!(
+            "{title}\n\n{TRAILER}{}\n",
+            serde_json::to_string(&entry).unwrap_or_default()
+        );
+        let client = if entry.client.is_empty() {
+            "kura"
+        } else {
+            entry.client.as_str()
+        };
+        let commit = self
+            .store
+            .commit(
+                "found changed outside kura\n",
+                &states,
+                &message,
+                Author {
+                    name: client,
+                    email: &entry.session,
+                },
+            )
+            .map_err(|e| self.fault("cannot record the change", e))?;
+        entry.id = commit.to_string();
+        let mut line = serde_json::to_string(&entry).unwrap_or_default();
+        line.push('\n');
+        self.state
+            .append(&self.list_name(), line.as_bytes())
+            .map_err(|e| self.fault("cannot list the change", e))?;
+        Ok(entry.id)
+    }
+
+    /// Record the calls of a killed kura (pending files no one holds) as
+    /// the files show them now: a path counts as changed when it no longer
+    /// holds what the call found.
+    pub(crate) fn recover(&self) -> Result<()> {
+        let folder = format!("history/{}/kura/pending", self.name);
+        let pending = self
+            .state
+            .list(&folder)
+            .map_err(|e| self.fault("cannot be read", e))?;
+        for (file, _, _) in pending {
+            let name = format!("{folder}/{file}");
+            let Ok(Some(_held)) = self.state.try_lock(&name) else {
+                continue; // a call in progress
+            };
+            let text = self
+                .state
+                .read(&name)
+                .map_err(|e| self.fault("cannot be read", e))?
+                .unwrap_or_default();
+            let Some(call::Pending {
+                meta,
+                steps,
+                made,
+                removed,
+            }) = call::parse_pending(&String::from_utf8_lossy(&text))
+            else {
+                // Committed already; only its removal failed.
+                self.state
+                    .remove(&name)
+                    .map_err(|e| self.fault("cannot finish a pending record", e))?;
+                continue;
+            };
+            let mut change = BTreeMap::new();
+            for (path, (before, _)) in call::net(&steps) {
+                let now = self.state_of(&path)?;
+                if now != before {
+                    change.insert(path, (before, now));
+                }
+            }
+            if !change.is_empty() || !made.is_empty() || !removed.is_empty() {
+                self.record(&meta, change, made, removed, true)?;
+                tracing::info!(
+                    "{} history: recorded a change a stopped kura left pending",
+                    self.name
+                );
+            }
+            self.state
+                .remove(&name)
+                .map_err(|e| self.fault("cannot finish a pending record", e))?;
+        }
+        Ok(())
+    }
+
+    /// What `path` holds now, as a blob id (None: no file), kept in the
+    /// store so that an undo can restore it.
+    fn state_of(&self, path: &str) -> Result<Option<String>> {
+        let p = RelPath::parse(path, false)?;
+        match self.reader.read(&p) {
+            Ok(bytes) => self
+                .store
+                .write_blob(&bytes)
+                .map(|id| Some(id.to_string()))
+                .map_err(|e| self.fault("cannot keep a file", e)),
+            Err(e) if e.code == Code::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Add to the list the changes git has and the list lacks (a kura
+    /// stopped between the commit and the line).
+    pub(crate) fn catch_up(&self) -> Result<()> {
+        self.refresh()?;
+        let last = {
+            let cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
+            cache
+                .entries
+                .last()
+                .and_then(|e| ObjectId::from_hex(e.id.as_bytes()).ok())
+        };
+        let head = self
+            .store
+            .head()
+            .map_err(|e| self.fault("cannot be read", e))?;
+        if head.is_none() || head == last {
+            return Ok(());
+        }
+        let missing = self
+            .store
+            .messages_since(last)
+            .map_err(|e| self.fault("cannot be read", e))?;
+        for (id, message) in missing {
+            let Some(json) = message.lines().find_map(|l| l.strip_prefix(TRAILER)) else {
+                continue;
+            };
+            let Ok(mut entry) = serde_json::from_str::<Entry>(json) else {
+                continue;
+            };
+            entry.id = id.to_string();
+            let mut line = serde_json::to_string(&entry).unwrap_or_default();
+            line.push('\n');
+            self.state
+                .append(&self.list_name(), line.as_bytes())
+                .map_err(|e| self.fault("cannot list a change", e))?;
+        }
+        Ok(())
+    }
+
+    /// Read what was added to the list since the last look.
+    fn refresh(&self) -> Result<()> {
+        let text = self
+            .state
+            .read(&self.list_name())
+            .map_err(|e| self.fault("cannot be read", e))?
+            .unwrap_or_default();
+        let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if text.len() < cache.read {
+            *cache = Cache::default();
+        }
+        // Only whole lines: another kura may be appending one.
+        let end = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if end > cache.read {
+            let fresh = String::from_utf8_lossy(&text[cache.read..end]).into_owned();
+            for line in fresh.lines() {
+                if let Ok(e) = serde_json::from_str::<Entry>(line) {
+                    cache.entries.push(e);
+                }
+            }
+            cache.read = end;
+        }
+        Ok(())
+    }
+
+    /// Every change, oldest first, each marked with the live undo that
+    /// took it back.
+    fn entries(&self) -> Result<Vec<Entry>> {
+        self.refresh()?;
+        let cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = cache.entries.clone();
+        drop(cache);
+        // Newest first: an undo is newer than what it undid, and one that
+        // was itself undone takes nothing back.
+        let mut undone: BTreeMap<String, String> = BTreeMap::new();
+        for e in entries.iter_mut().rev() {
+            e.undone_by = undone.get(&e.id).cloned();
+            if e.undone_by.is_none() {
+                for u in &e.undoes {
+                    undone.insert(u.clone(), e.id.clone());
+                }
+            }
+        }
+        Ok(entries)
+    }
+
+    pub(crate) fn list(
+        &self,
+        filter: &Filter,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(Vec<Entry>, usize)> {
+        let entries = self.entries()?;
+        let matching: Vec<&Entry> = entries.iter().rev().filter(|e| filter.admits(e)).collect();
+        let total = matching.len();
+        Ok((
+            matching
+                .into_iter()
+                .skip(offset)
+                .take(limit)
+                .cloned()
+                .collect(),
+            total,
+        ))
+    }
+
+    pub(crate) fn find(&self, id: &str) -> Result<Entry> {
+        let id = id.trim().to_ascii_lowercase();
+        let unknown = || {
+            Error::new(
+                Code::NotFound,
+                format!("no change `{id}` in the {} history", self.name),
+            )
+            .with("change", id.clone())
+        };
+        if id.len() < 7 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(unknown());
+        }
+        let entries = self.entries()?;
+        let mut found = entries.into_iter().filter(|e| e.id.starts_with(&id));
+        let one = found.next().ok_or_else(unknown)?;
+        if found.next().is_some() {
+            return Err(Error::invalid_parameter(
+                "change",
+                format!("`{id}` names more than one change; give more of its id"),
+            ));
+        }
+        Ok(one)
+    }
+
+    pub(crate) fn session_changes(&self, session: &str) -> Result<Vec<Entry>> {
+        let entries = self.entries()?;
+        let ours: HashSet<&str> = entries
+            .iter()
+            .filter(|e| e.session == session)
+            .map(|e| e.id.as_str())
+            .collect();
+        Ok(entries
+            .iter()
+            .rev()
+            .filter(|e| e.session == session)
+            // Undone by another session's undo: already taken back.
+            .filter(|e| e.undone_by.as_deref().is_none_or(|u| ours.contains(u)))
+            .cloned()
+            .collect())
+    }
+
+    pub(crate) fn diff(&self, entry: &Entry, max_chars: usize) -> Result<(String, bool)> {
+        let text = |id: &Option<String>| -> Result<String> {
+            let Some(id) = id else {
+                return Ok(String::new());
+            };
+            let oid =
+                ObjectId::from_hex(id.as_bytes()).map_err(|e| self.fault("holds a bad id", e))?;
+            let bytes = self
+                .store
+                .blob(oid)
+                .map_err(|e| self.fault("cannot be read", e))?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        let mut out = String::new();
+        for f in &entry.files {
+            let (before, after) = (text(&f.before)?, text(&f.after)?);
+            let old = if f.before.is_some() {
+                format!("a/{}", f.path)
+            } else {
+                "/dev/null".into()
+            };
+            let new = if f.after.is_some() {
+                format!("b/{}", f.path)
+            } else {
+                "/dev/null".into()
+            };
+            let diff = similar::TextDiff::from_lines(&before, &after);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&old, &new)
+                    .to_string(),
+            );
+            if out.chars().count() > max_chars {
+                return Ok((call::cut(&out, max_chars), true));
+            }
+        }
+        Ok((out, false))
+    }
+}
+
+/// The id a file's bytes have in the history.
+pub(crate) fn id_of(bytes: &[u8]) -> String {
+    Store::id_of(bytes).to_string()
+}

@@ -1,0 +1,243 @@
+//! The history over a real root and state folder: recorded per call,
+//! listed, diffed, undone all or nothing, recovered after a stop.
+#![allow(clippy::disallowed_methods)] // the tests play the user's editor
+
+use super::*;
+
+struct Setup {
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
+    root: Root,
+    history: History,
+    vault: std::path::PathBuf,
+}
+
+fn setup() -> Setup {
+    let (v, s) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let state = StateDir::open(&s.path().join("state")).unwrap();
+    let root = Root::open(v.path()).unwrap();
+    let history = History::open(&state, "vault", &root, &[".system"]).unwrap();
+    let root = root.with_journal(history.journal());
+    Setup {
+        vault: v.path().to_path_buf(),
+        _dirs: (v, s),
+        root,
+        history,
+    }
+}
+
+fn who(session: &str) -> Who {
+    Who {
+        client: "test-client".into(),
+        session: session.into(),
+    }
+}
+
+fn write(root: &Root, path: &str, text: &str) {
+    let p = RelPath::parse(path, false).unwrap();
+    root.update(&p, |_| Ok(Some((text.as_bytes().to_vec(), ()))))
+        .unwrap();
+}
+
+fn all(h: &History) -> Vec<Entry> {
+    h.list(&Filter::default(), 0, 100).unwrap().0
+}
+
+#[test]
+fn one_call_is_one_change_with_its_tool_client_and_session() {
+    let s = setup();
+    {
+        let _c = Call::begin("vault_create", None, &who("s1"));
+        write(&s.root, "notes/a.md", "one\n");
+        write(&s.root, "notes/b.md", "two\n");
+    }
+    let changes = all(&s.history);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let c = &changes[0];
+    assert_eq!(
+        (c.tool.as_str(), c.client.as_str(), c.session.as_str()),
+        ("vault_create", "test-client", "s1")
+    );
+    let paths: Vec<&str> = c.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["notes/a.md", "notes/b.md"]);
+    assert!(
+        c.files
+            .iter()
+            .all(|f| f.action == "created" && f.before.is_none())
+    );
+    assert_eq!(c.made, ["notes"]);
+}
+
+#[test]
+fn an_overwrite_is_undone_byte_for_byte_and_the_undo_is_a_change() {
+    let s = setup();
+    {
+        let _c = Call::begin("vault_create", None, &who("s1"));
+        write(&s.root, "a.md", "years of notes\n");
+    }
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "oops\n");
+    }
+    let overwrite = all(&s.history)[0].clone();
+    let (diff, cut) = s.history.diff(&overwrite, 10_000).unwrap();
+    assert!(
+        !cut && diff.contains("-years of notes") && diff.contains("+oops"),
+        "{diff}"
+    );
+    {
+        let _c = Call::begin("vault_undo", None, &who("s2"));
+        let plan = s
+            .history
+            .plan_undo(&s.root, vec![overwrite.clone()])
+            .unwrap();
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
+        "years of notes\n"
+    );
+    let changes = all(&s.history);
+    assert_eq!(changes[0].undoes, std::slice::from_ref(&overwrite.id));
+    assert_eq!(
+        changes[1].undone_by.as_deref(),
+        Some(changes[0].id.as_str())
+    );
+}
+
+#[test]
+fn a_file_changed_since_is_a_conflict_and_nothing_is_undone() {
+    let s = setup();
+    {
+        let _c = Call::begin("vault_create", None, &who("s1"));
+        write(&s.root, "a.md", "a\n");
+        write(&s.root, "b.md", "b\n");
+    }
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "a2\n");
+        write(&s.root, "b.md", "b2\n");
+    }
+    // The user edits b.md in their editor.
+    std::fs::write(s.vault.join("b.md"), "mine\n").unwrap();
+    let change = all(&s.history)[0].clone();
+    let plan = s.history.plan_undo(&s.root, vec![change]).unwrap();
+    assert_eq!(plan.conflicts.len(), 1);
+    assert_eq!(plan.conflicts[0].path, "b.md");
+    let e = s.history.apply_undo(&s.root, &plan).unwrap_err();
+    assert_eq!(e.code, Code::Conflict);
+    assert!(e.message.contains("b.md"), "{}", e.message);
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
+        "a2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("b.md")).unwrap(),
+        "mine\n"
+    );
+}
+
+#[test]
+fn a_session_undo_brings_back_every_file_and_folder_as_it_was() {
+    let s = setup();
+    write_outside(&s, "keep.md", "kept\n");
+    {
+        let _c = Call::begin("vault_create", None, &who("agent"));
+        write(&s.root, "new/deep/x.md", "x\n");
+    }
+    {
+        let _c = Call::begin("vault_write", None, &who("agent"));
+        write(&s.root, "keep.md", "overwritten\n");
+    }
+    {
+        let _c = Call::begin("vault_move", None, &who("agent"));
+        let (from, to) = (
+            RelPath::parse("keep.md", false).unwrap(),
+            RelPath::parse("moved/keep.md", false).unwrap(),
+        );
+        s.root.rename_file(&from, &to).unwrap();
+    }
+    let targets = s.history.session_changes("agent").unwrap();
+    assert_eq!(targets.len(), 3);
+    {
+        let _c = Call::begin("vault_undo", None, &who("person"));
+        let plan = s.history.plan_undo(&s.root, targets).unwrap();
+        assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("keep.md")).unwrap(),
+        "kept\n"
+    );
+    for gone in ["new", "moved"] {
+        assert!(
+            !s.vault.join(gone).exists(),
+            "{gone} was made by the session"
+        );
+    }
+    // Undoing the undo redoes the whole session.
+    let undo = all(&s.history)[0].clone();
+    {
+        let _c = Call::begin("vault_undo", None, &who("person"));
+        let plan = s.history.plan_undo(&s.root, vec![undo]).unwrap();
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("moved/keep.md")).unwrap(),
+        "overwritten\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("new/deep/x.md")).unwrap(),
+        "x\n"
+    );
+}
+
+fn write_outside(s: &Setup, path: &str, text: &str) {
+    std::fs::write(s.vault.join(path), text).unwrap();
+}
+
+#[test]
+fn what_a_killed_call_left_pending_is_recorded_at_the_next_open() {
+    let s = setup();
+    write_outside(&s, "a.md", "before\n");
+    let call = Call::begin("vault_write", None, &who("s1"));
+    write(&s.root, "a.md", "after\n");
+    // The process dies here: the call is never finished.
+    std::mem::forget(call);
+    call::abandon();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let reader = Root::open(&s.vault).unwrap();
+    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    let changes = all(&again);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert!(changes[0].recovered);
+    assert_eq!(changes[0].tool, "vault_write");
+    let plan = again
+        .plan_undo(&reader.with_journal(again.journal()), changes)
+        .unwrap();
+    assert_eq!(plan.files.len(), 1);
+}
+
+#[test]
+fn the_repository_is_git_with_one_commit_per_change_and_the_list_is_rebuilt_from_it() {
+    let s = setup();
+    write_outside(&s, "a.md", "mine\n");
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "kura's\n");
+    }
+    // The first sight of a.md is a commit of its own before the change.
+    let msgs = s.history.inner.store.messages_since(None).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert!(msgs[0].1.starts_with("found changed outside kura"));
+    assert!(msgs[1].1.starts_with("vault_write: modified a.md"));
+    // The list lost (a stop between the commit and its line): rebuilt.
+    let list = s
+        ._dirs
+        .1
+        .path()
+        .join("state/history/vault/kura/changes.jsonl");
+    std::fs::remove_file(&list).unwrap();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let again = History::open(&state, "vault", &Root::open(&s.vault).unwrap(), &[]).unwrap();
+    assert_eq!(all(&again).len(), 1);
+}
