@@ -124,7 +124,7 @@ pub fn run(writes: usize, changes: usize, json: bool) -> anyhow::Result<()> {
         .list(&one, 0, 20)
         .map_err(|e| anyhow::anyhow!(e.message))?;
     let fresh_ms = ms(t);
-    let bytes = du(&state_path.join("history/vault"));
+    let bytes = du(&history.path());
     let r = serde_json::json!({
         "writes": writes,
         "write_ms_p50_without": percentile(&before, 0.5),

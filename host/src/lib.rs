@@ -15,7 +15,7 @@
 
 pub use kura_bridge as bridge;
 pub use kura_core::fault;
-pub use kura_core::{args, config, error, fs, heap, job, policy, scan, text};
+pub use kura_core::{args, config, error, fs, heap, job, lock, policy, scan, text};
 pub use kura_domain as domain;
 pub use kura_embed as embed;
 pub use kura_history as history;

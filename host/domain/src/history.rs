@@ -17,18 +17,18 @@ const LIST_DEFAULT: usize = 20;
 
 #[derive(Input)]
 pub struct HistoryInput {
-    /// A file or folder; omitted = everything
+    /// File or folder (default: all)
     pub path: Option<String>,
-    /// Only this session's changes (`current`: this one)
+    /// Only this session's (`current`: yours)
     pub session: Option<String>,
-    /// Only this client's changes
+    /// Only this client's
     pub client: Option<String>,
-    /// One change by id, with its unified diff
+    /// One change, with its diff
     pub change: Option<String>,
-    /// Changes per page (default 20)
+    /// Per page (default 20)
     #[arg(min = 1, max = 100)]
     pub limit: Option<i64>,
-    /// `next_cursor` of the previous page
+    /// From `next_cursor`
     #[arg(min = 0)]
     pub cursor: Option<i64>,
 }
@@ -37,23 +37,21 @@ pub struct HistoryInput {
 pub struct HistoryOutput {
     /// Newest first
     pub changes: Vec<Entry>,
-    /// How many changes match in all
+    /// Matching in all
     pub total: u64,
     pub next_cursor: Option<u64>,
-    /// With `change`: its unified diff
+    /// With `change`: its unified diff (cut: ends with `…`)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff_truncated: Option<bool>,
-    /// This call's own session (what `session` takes to undo it)
+    /// Your session
     pub session: String,
 }
 
 #[derive(Input)]
 pub struct UndoInput {
-    /// A change's id (from the history)
+    /// A change's id
     pub change: Option<String>,
-    /// Undo every change of this session, newest first (`current`: this one)
+    /// All of this session's changes (`current`: yours)
     pub session: Option<String>,
     /// Report only; change nothing
     pub dry_run: Option<bool>,
@@ -61,13 +59,10 @@ pub struct UndoInput {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct UndoOutput {
-    /// The changes undone, newest first
+    /// Newest first
     pub undone: Vec<String>,
-    /// What happened to each file (or would, with dry_run)
     pub files: Vec<Restore>,
-    /// Folders made again
     pub folders_made: Vec<String>,
-    /// Folders removed (those the changes had made, once empty)
     pub folders_removed: Vec<String>,
     pub dry_run: bool,
 }
@@ -104,13 +99,12 @@ pub fn list(
     let session = kura_history::current_session().unwrap_or_default();
     if let Some(id) = &input.change {
         let entry = history.find(id)?;
-        let (diff, cut) = history.diff(&entry, max_chars)?;
+        let (diff, _) = history.diff(&entry, max_chars)?;
         return Ok(HistoryOutput {
             changes: vec![entry],
             total: 1,
             next_cursor: None,
             diff: Some(diff),
-            diff_truncated: Some(cut),
             session,
         });
     }
@@ -128,7 +122,6 @@ pub fn list(
         total: total as u64,
         next_cursor: (next < total).then_some(next as u64),
         diff: None,
-        diff_truncated: None,
         session,
     })
 }

@@ -67,18 +67,8 @@ pub(crate) struct Step {
 #[serde(untagged)]
 pub(crate) enum Line {
     Step(Step),
-    Folder {
-        folder: String,
-        made: bool,
-    },
-    Meta {
-        meta: Meta,
-    },
-    /// The call's change is committed: a pending file that stays after
-    /// this (its removal failed) is never recorded again.
-    Committed {
-        committed: String,
-    },
+    Folder { folder: String, made: bool },
+    Meta { meta: Meta },
 }
 
 /// One root's part of the call.
@@ -260,39 +250,28 @@ fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
 fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Result<()> {
     if t.pending.is_none() {
         let n = PENDING.fetch_add(1, Ordering::Relaxed);
-        let name = format!(
-            "history/{}/kura/pending/{}-{n}.jsonl",
-            history.name,
-            std::process::id()
-        );
+        let name = format!("pending/{}-{n}.jsonl", std::process::id());
         let file = history
-            .state
+            .kura
             .lock(&name)
             .map_err(|e| history.fault("cannot record the call", e))?;
         t.pending = Some((file, name));
+        // The call's meta and its first step in one durable write.
         let head = Line::Meta { meta: meta.clone() };
-        write_line(history, t, &head)?;
+        return write_lines(history, t, &[&head, line]);
     }
-    write_line(history, t, line)
+    write_lines(history, t, &[line])
 }
 
-/// Note in the call's pending file that its change is committed.
-pub(crate) fn committed(history: &Inner, t: &mut Touched, id: &str) -> Result<()> {
-    write_line(
-        history,
-        t,
-        &Line::Committed {
-            committed: id.to_owned(),
-        },
-    )
-}
-
-fn write_line(history: &Inner, t: &mut Touched, line: &Line) -> Result<()> {
+fn write_lines(history: &Inner, t: &mut Touched, lines: &[&Line]) -> Result<()> {
     let Some((file, _)) = t.pending.as_mut() else {
         return Ok(());
     };
-    let mut text = serde_json::to_string(line).unwrap_or_default();
-    text.push('\n');
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&serde_json::to_string(line).unwrap_or_default());
+        text.push('\n');
+    }
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_data())
         .map_err(|e| history.fault("cannot record the call", e))
@@ -319,9 +298,8 @@ pub(crate) struct Pending {
     pub removed: Vec<String>,
 }
 
-/// A pending file read back: its meta, steps and folders; None when the
-/// file says its change was committed.
-pub(crate) fn parse_pending(text: &str) -> Option<Pending> {
+/// A pending file read back: its meta, steps and folders.
+pub(crate) fn parse_pending(text: &str) -> Pending {
     let mut meta = Meta::default();
     let (mut steps, mut made, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     // A line cut by a crash is the last one and is skipped.
@@ -330,7 +308,6 @@ pub(crate) fn parse_pending(text: &str) -> Option<Pending> {
         .filter_map(|l| serde_json::from_str::<Line>(l).ok())
     {
         match line {
-            Line::Committed { .. } => return None,
             Line::Meta { meta: m } => meta = m,
             Line::Step(s) => steps.push(s),
             Line::Folder { folder, made: true } => made.push(folder),
@@ -345,12 +322,12 @@ pub(crate) fn parse_pending(text: &str) -> Option<Pending> {
             },
         }
     }
-    Some(Pending {
+    Pending {
         meta,
         steps,
         made,
         removed,
-    })
+    }
 }
 
 /// Who made the call in progress on this thread.

@@ -2,7 +2,7 @@
 //! attributed and undone.
 //!
 //! One git repository per root, in the state folder (`history/<root>/`, a
-//! bare repository: `git -C <state>/history/vault log -p` reads it), written
+//! bare repository: `git -C <state>/history/vault-<hash> log -p` reads it), written
 //! through `gix`. Its tree is kura's view of the files it has touched: each
 //! tool call that changed something is one commit (the call's tool, a
 //! bounded summary of its arguments, the client and session in the
@@ -23,6 +23,7 @@ use kura_core::{error, fs};
 
 mod call;
 mod log;
+mod pack;
 mod store;
 mod undo;
 
@@ -42,15 +43,23 @@ pub struct History {
 }
 
 pub(crate) struct Inner {
-    /// The root's name (`vault`, `vibe`): the folder below `history/`.
+    /// The root's name (`vault`, `vibe`).
     name: &'static str,
+    /// Its folder in the state folder: `history/<name>-<hash of the root's
+    /// path>` (two vaults served with one state folder keep two histories).
+    dir: String,
     state: StateDir,
+    /// `kura/` in the history's folder: the lock, the list of changes, the
+    /// pending calls.
+    kura: StateDir,
     store: store::Store,
     /// Top folders whose files are kura's own, never recorded (`.system`).
     skip: Vec<&'static str>,
     log: Mutex<log::Cache>,
     /// A second handle on the root, to see what a killed call left.
     reader: Root,
+    /// Commits since the loose objects were last counted.
+    commits: std::sync::atomic::AtomicUsize,
 }
 
 impl History {
@@ -70,11 +79,10 @@ impl History {
             )
         };
         let state = state.try_clone().map_err(failed)?;
-        let dir = state
-            .ensure_dir(&format!("history/{name}"))
-            .map_err(failed)?;
+        let folder = folder_of(name, root);
+        let dir = state.ensure_dir(&folder).map_err(failed)?;
         let exists = state
-            .read(&format!("history/{name}/HEAD"))
+            .read(&format!("{folder}/HEAD"))
             .map_err(failed)?
             .is_some();
         let store = store::Store::open(&dir, exists).map_err(|e| {
@@ -86,26 +94,43 @@ impl History {
                 ),
             )
         })?;
+        if !exists {
+            // Which root this history is of, for a person listing them.
+            let said = format!("{}\n", root.path().display());
+            state
+                .write(&format!("{folder}/kura/root"), said.as_bytes())
+                .map_err(failed)?;
+        }
+        let kura = state.sub(&format!("{folder}/kura")).map_err(failed)?;
         let history = History {
             inner: Arc::new(Inner {
+                kura,
                 name,
+                dir: folder,
                 reader: root.try_clone().map_err(failed)?,
                 state,
                 store,
                 skip: skip.to_vec(),
                 log: Mutex::new(log::Cache::default()),
+                commits: std::sync::atomic::AtomicUsize::new(0),
             }),
         };
         {
             let _held = history.inner.lock()?;
             history.inner.recover()?;
             history.inner.catch_up()?;
+            history.inner.pack(pack::PACK_AT);
         }
         Ok(history)
     }
 
     pub fn name(&self) -> &'static str {
         self.inner.name
+    }
+
+    /// The repository's folder (for `git -C`).
+    pub fn path(&self) -> std::path::PathBuf {
+        self.inner.state.path().join(&self.inner.dir)
     }
 
     /// The changes that match `filter`, newest first, each with the id of
@@ -157,11 +182,20 @@ impl History {
     }
 }
 
+/// Commits between two counts of the loose objects (each adds 3 to 8).
+const COUNT_EVERY: usize = 250;
+
+/// The history's folder in the state folder for root `name` at its path.
+pub fn folder_of(name: &str, root: &Root) -> String {
+    let h = blake3::hash(root.path().to_string_lossy().as_bytes()).to_hex();
+    format!("history/{name}-{}", &h[..16])
+}
+
 impl Inner {
     /// The history's lock, across processes: commits are made one at a time.
     fn lock(&self) -> Result<std::fs::File> {
-        self.state
-            .lock(&format!("history/{}/kura/lock", self.name))
+        self.kura
+            .lock("lock")
             .map_err(|e| self.fault("cannot be locked", e))
     }
 
@@ -174,6 +208,28 @@ impl Inner {
             ),
         )
         .with("reason", "history")
+    }
+
+    /// Pack the loose objects when there are at least `at`. A failure
+    /// loses nothing (they stay loose) and is logged.
+    fn pack(&self, at: usize) {
+        match self.store.pack_loose(&self.state, &self.dir, at) {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("{} history: {n} loose objects packed", self.name),
+            Err(e) => tracing::warn!("{} history: loose objects not packed ({e})", self.name),
+        }
+    }
+
+    /// After a commit: every [`COUNT_EVERY`] commits, see whether the
+    /// loose objects are to be packed (counting them lists 256 folders).
+    fn after_commit(&self) {
+        let n = self
+            .commits
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if n.is_multiple_of(COUNT_EVERY) {
+            self.pack(pack::PACK_AT);
+        }
     }
 
     fn skipped(&self, p: &RelPath) -> bool {

@@ -2,7 +2,7 @@
 //! beside the repository (and the same line in the change's commit
 //! message, so the list can be rebuilt from git), read incrementally.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 use schemars::JsonSchema;
@@ -93,6 +93,8 @@ pub(crate) struct Cache {
     /// Bytes of `changes.jsonl` read.
     read: usize,
     entries: Vec<Entry>,
+    /// How many entries `undone_by` was worked out for.
+    marked: usize,
 }
 
 fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
@@ -105,7 +107,7 @@ fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
 
 impl Inner {
     fn list_name(&self) -> String {
-        format!("history/{}/kura/changes.jsonl", self.name)
+        "changes.jsonl".into()
     }
 
     /// Commit the call's part in this root (under the lock), record what a
@@ -116,12 +118,15 @@ impl Inner {
         let change = call::net(&t.steps);
         if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
             let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
-            let id = self.record(meta, change, made, removed, false)?;
-            call::committed(self, &mut t, &id)?;
+            self.record(meta, change, made, removed, false)?;
+            self.after_commit();
         }
+        // Not synced: a pending file that comes back after a power cut is
+        // recorded only where the files differ from what the repository
+        // holds, which a committed call's do not.
         if let Some((file, name)) = t.pending {
-            self.state
-                .remove(&name)
+            self.kura
+                .remove_unsynced(&name)
                 .map_err(|e| self.fault("cannot finish the call's record", e))?;
             drop(file);
         }
@@ -196,7 +201,7 @@ impl Inner {
         entry.id = commit.to_string();
         let mut line = serde_json::to_string(&entry).unwrap_or_default();
         line.push('\n');
-        self.state
+        self.kura
             .append(&self.list_name(), line.as_bytes())
             .map_err(|e| self.fault("cannot list the change", e))?;
         Ok(entry.id)
@@ -206,38 +211,37 @@ impl Inner {
     /// the files show them now: a path counts as changed when it no longer
     /// holds what the call found.
     pub(crate) fn recover(&self) -> Result<()> {
-        let folder = format!("history/{}/kura/pending", self.name);
+        let folder = "pending";
         let pending = self
-            .state
-            .list(&folder)
+            .kura
+            .list(folder)
             .map_err(|e| self.fault("cannot be read", e))?;
         for (file, _, _) in pending {
             let name = format!("{folder}/{file}");
-            let Ok(Some(_held)) = self.state.try_lock(&name) else {
+            let Ok(Some(_held)) = self.kura.try_lock(&name) else {
                 continue; // a call in progress
             };
             let text = self
-                .state
+                .kura
                 .read(&name)
                 .map_err(|e| self.fault("cannot be read", e))?
                 .unwrap_or_default();
-            let Some(call::Pending {
+            let call::Pending {
                 meta,
                 steps,
                 made,
                 removed,
-            }) = call::parse_pending(&String::from_utf8_lossy(&text))
-            else {
-                // Committed already; only its removal failed.
-                self.state
-                    .remove(&name)
-                    .map_err(|e| self.fault("cannot finish a pending record", e))?;
-                continue;
-            };
+            } = call::parse_pending(&String::from_utf8_lossy(&text));
             let mut change = BTreeMap::new();
             for (path, (before, _)) in call::net(&steps) {
                 let now = self.state_of(&path)?;
-                if now != before {
+                // Changed by the call, and not known to the repository
+                // already (a call committed whose pending file stayed).
+                let known = self
+                    .store
+                    .tracked(&path)
+                    .map_err(|e| self.fault("cannot be read", e))?;
+                if now != before && now != known {
                     change.insert(path, (before, now));
                 }
             }
@@ -248,7 +252,7 @@ impl Inner {
                     self.name
                 );
             }
-            self.state
+            self.kura
                 .remove(&name)
                 .map_err(|e| self.fault("cannot finish a pending record", e))?;
         }
@@ -302,7 +306,7 @@ impl Inner {
             entry.id = id.to_string();
             let mut line = serde_json::to_string(&entry).unwrap_or_default();
             line.push('\n');
-            self.state
+            self.kura
                 .append(&self.list_name(), line.as_bytes())
                 .map_err(|e| self.fault("cannot list a change", e))?;
         }
@@ -311,48 +315,52 @@ impl Inner {
 
     /// Read what was added to the list since the last look.
     fn refresh(&self) -> Result<()> {
-        let text = self
-            .state
-            .read(&self.list_name())
-            .map_err(|e| self.fault("cannot be read", e))?
-            .unwrap_or_default();
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if text.len() < cache.read {
+        let read = self
+            .kura
+            .read_from(&self.list_name(), cache.read as u64)
+            .map_err(|e| self.fault("cannot be read", e))?;
+        let Some((len, fresh)) = read else {
             *cache = Cache::default();
+            return Ok(());
+        };
+        if (len as usize) < cache.read {
+            // Rewritten shorter: read it all again.
+            *cache = Cache::default();
+            drop(cache);
+            return self.refresh();
         }
         // Only whole lines: another kura may be appending one.
-        let end = text.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        if end > cache.read {
-            let fresh = String::from_utf8_lossy(&text[cache.read..end]).into_owned();
-            for line in fresh.lines() {
-                if let Ok(e) = serde_json::from_str::<Entry>(line) {
-                    cache.entries.push(e);
-                }
+        let end = fresh.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        for line in String::from_utf8_lossy(&fresh[..end]).lines() {
+            if let Ok(e) = serde_json::from_str::<Entry>(line) {
+                cache.entries.push(e);
             }
-            cache.read = end;
         }
+        cache.read += end;
         Ok(())
     }
 
-    /// Every change, oldest first, each marked with the live undo that
-    /// took it back.
-    fn entries(&self) -> Result<Vec<Entry>> {
+    /// Run `f` on every change, oldest first, each marked with the live
+    /// undo that took it back (worked out again only when changes came).
+    fn with_entries<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
         self.refresh()?;
-        let cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        let mut entries = cache.entries.clone();
-        drop(cache);
-        // Newest first: an undo is newer than what it undid, and one that
-        // was itself undone takes nothing back.
-        let mut undone: BTreeMap<String, String> = BTreeMap::new();
-        for e in entries.iter_mut().rev() {
-            e.undone_by = undone.get(&e.id).cloned();
-            if e.undone_by.is_none() {
-                for u in &e.undoes {
-                    undone.insert(u.clone(), e.id.clone());
+        let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.marked != cache.entries.len() {
+            // Newest first: an undo is newer than what it undid, and one
+            // that was itself undone takes nothing back.
+            let mut undone: HashMap<String, String> = HashMap::new();
+            for e in cache.entries.iter_mut().rev() {
+                e.undone_by = undone.get(&e.id).cloned();
+                if e.undone_by.is_none() {
+                    for u in &e.undoes {
+                        undone.insert(u.clone(), e.id.clone());
+                    }
                 }
             }
+            cache.marked = cache.entries.len();
         }
-        Ok(entries)
+        Ok(f(&cache.entries))
     }
 
     pub(crate) fn list(
@@ -361,18 +369,17 @@ impl Inner {
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Entry>, usize)> {
-        let entries = self.entries()?;
-        let matching: Vec<&Entry> = entries.iter().rev().filter(|e| filter.admits(e)).collect();
-        let total = matching.len();
-        Ok((
-            matching
-                .into_iter()
-                .skip(offset)
-                .take(limit)
-                .cloned()
-                .collect(),
-            total,
-        ))
+        self.with_entries(|entries| {
+            let mut total = 0;
+            let mut page = Vec::new();
+            for e in entries.iter().rev().filter(|e| filter.admits(e)) {
+                if total >= offset && page.len() < limit {
+                    page.push(e.clone());
+                }
+                total += 1;
+            }
+            (page, total)
+        })
     }
 
     pub(crate) fn find(&self, id: &str) -> Result<Entry> {
@@ -387,33 +394,40 @@ impl Inner {
         if id.len() < 7 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown());
         }
-        let entries = self.entries()?;
-        let mut found = entries.into_iter().filter(|e| e.id.starts_with(&id));
-        let one = found.next().ok_or_else(unknown)?;
-        if found.next().is_some() {
-            return Err(Error::invalid_parameter(
+        let found: Vec<Entry> = self.with_entries(|entries| {
+            entries
+                .iter()
+                .filter(|e| e.id.starts_with(&id))
+                .take(2)
+                .cloned()
+                .collect()
+        })?;
+        match found.as_slice() {
+            [] => Err(unknown()),
+            [one] => Ok(one.clone()),
+            _ => Err(Error::invalid_parameter(
                 "change",
                 format!("`{id}` names more than one change; give more of its id"),
-            ));
+            )),
         }
-        Ok(one)
     }
 
     pub(crate) fn session_changes(&self, session: &str) -> Result<Vec<Entry>> {
-        let entries = self.entries()?;
-        let ours: HashSet<&str> = entries
-            .iter()
-            .filter(|e| e.session == session)
-            .map(|e| e.id.as_str())
-            .collect();
-        Ok(entries
-            .iter()
-            .rev()
-            .filter(|e| e.session == session)
-            // Undone by another session's undo: already taken back.
-            .filter(|e| e.undone_by.as_deref().is_none_or(|u| ours.contains(u)))
-            .cloned()
-            .collect())
+        self.with_entries(|entries| {
+            let ours: HashSet<&str> = entries
+                .iter()
+                .filter(|e| e.session == session)
+                .map(|e| e.id.as_str())
+                .collect();
+            entries
+                .iter()
+                .rev()
+                .filter(|e| e.session == session)
+                // Undone by another session's undo: already taken back.
+                .filter(|e| e.undone_by.as_deref().is_none_or(|u| ours.contains(u)))
+                .cloned()
+                .collect()
+        })
     }
 
     pub(crate) fn diff(&self, entry: &Entry, max_chars: usize) -> Result<(String, bool)> {

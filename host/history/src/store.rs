@@ -8,6 +8,10 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
+/// Pack indexes the object store can hold at once (the history merges its
+/// packs long before: see `pack.rs`).
+pub(crate) const PACK_SLOTS: u16 = 1024;
+
 pub(crate) struct Store {
     repo: gix::ThreadSafeRepository,
 }
@@ -26,7 +30,12 @@ impl Store {
     /// Neither the user's nor the system's git configuration is read (the
     /// history must not depend on them, and the sandbox hides them).
     pub fn open(dir: &Path, exists: bool) -> Result<Store, Failure> {
-        let options = gix::open::Options::isolated().open_path_as_is(true);
+        // The object store keeps one slot per pack index; the default
+        // (as many as the disk holds at open, at least 32) would refuse
+        // the packs a long-running server adds.
+        let options = gix::open::Options::isolated()
+            .open_path_as_is(true)
+            .object_store_slots(gix::odb::store::init::Slots::Given(PACK_SLOTS));
         let repo = if exists {
             gix::ThreadSafeRepository::open_opts(dir, options)?
         } else {
@@ -40,9 +49,29 @@ impl Store {
         Ok(Store { repo })
     }
 
+    /// Pack the loose objects when there are at least `at` (the
+    /// repository at `dir` in `state`); how many were packed.
+    pub fn pack_loose(
+        &self,
+        state: &crate::fs::StateDir,
+        dir: &str,
+        at: usize,
+    ) -> Result<usize, Failure> {
+        crate::pack::pack_loose(&self.repo.to_thread_local(), state, dir, at)
+    }
+
+    /// A handle whose misses do not re-scan the object folder: writing an
+    /// object first asks whether it exists, and a new one always misses, so
+    /// the default handle would list `objects/pack` on every write. An
+    /// object written again that a pack holds costs a loose copy, no more.
+    fn writer(&self) -> gix::Repository {
+        let mut repo = self.repo.to_thread_local();
+        repo.objects.refresh_never();
+        repo
+    }
+
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Failure> {
-        let repo = self.repo.to_thread_local();
-        Ok(repo.write_blob(bytes)?.detach())
+        Ok(self.writer().write_blob(bytes)?.detach())
     }
 
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Failure> {
@@ -54,6 +83,19 @@ impl Store {
     pub fn id_of(bytes: &[u8]) -> ObjectId {
         gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
             .expect("SHA-1 hashing of bytes in memory")
+    }
+
+    /// What the last commit's tree holds at `path` (hex id; None: nothing).
+    pub fn tracked(&self, path: &str) -> Result<Option<String>, Failure> {
+        let repo = self.repo.to_thread_local();
+        let Some(head) = repo.head()?.id() else {
+            return Ok(None);
+        };
+        let tree = repo.find_commit(head)?.tree()?;
+        Ok(tree
+            .lookup_entry_by_path(path)?
+            .filter(|e| e.mode().is_blob())
+            .map(|e| e.object_id().to_string()))
     }
 
     /// The last commit, if any.
@@ -73,7 +115,24 @@ impl Store {
         message: &str,
         author: Author<'_>,
     ) -> Result<ObjectId, Failure> {
-        let repo = self.repo.to_thread_local();
+        // With the writer first; a miss it cannot see through (another
+        // kura packed the objects it reads) is tried again with a handle
+        // that re-scans.
+        self.commit_with(&self.writer(), found_message, change, message, &author)
+            .or_else(|_| {
+                let repo = self.repo.to_thread_local();
+                self.commit_with(&repo, found_message, change, message, &author)
+            })
+    }
+
+    fn commit_with(
+        &self,
+        repo: &gix::Repository,
+        found_message: &str,
+        change: &BTreeMap<String, (State, State)>,
+        message: &str,
+        author: &Author<'_>,
+    ) -> Result<ObjectId, Failure> {
         let head = repo.head()?.id().map(|id| id.detach());
         let tree = match head {
             Some(id) => repo.find_commit(id)?.tree_id()?.detach(),
@@ -93,15 +152,15 @@ impl Store {
         let mut parent = head;
         let mut tree = tree;
         if !found.is_empty() {
-            tree = edit(&repo, tree, found)?;
-            parent = Some(write_commit(&repo, tree, parent, found_message, &author)?);
+            tree = edit(repo, tree, found)?;
+            parent = Some(write_commit(repo, tree, parent, found_message, author)?);
         }
         let tree = edit(
-            &repo,
+            repo,
             tree,
             change.iter().map(|(p, (_, a))| (p.as_str(), *a)),
         )?;
-        let commit = write_commit(&repo, tree, parent, message, &author)?;
+        let commit = write_commit(repo, tree, parent, message, author)?;
         repo.edit_reference(RefEdit {
             change: Change::Update {
                 log: LogChange {

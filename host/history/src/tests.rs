@@ -231,13 +231,46 @@ fn the_repository_is_git_with_one_commit_per_change_and_the_list_is_rebuilt_from
     assert!(msgs[0].1.starts_with("found changed outside kura"));
     assert!(msgs[1].1.starts_with("vault_write: modified a.md"));
     // The list lost (a stop between the commit and its line): rebuilt.
-    let list = s
-        ._dirs
-        .1
-        .path()
-        .join("state/history/vault/kura/changes.jsonl");
+    let list = s.history.path().join("kura/changes.jsonl");
     std::fs::remove_file(&list).unwrap();
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     let again = History::open(&state, "vault", &Root::open(&s.vault).unwrap(), &[]).unwrap();
     assert_eq!(all(&again).len(), 1);
+}
+
+#[test]
+fn packed_objects_are_read_as_loose_ones_were_and_the_loose_files_go() {
+    let s = setup();
+    for round in 0..20 {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(
+            &s.root,
+            &format!("n{}.md", round % 5),
+            &format!("round {round}\n"),
+        );
+    }
+    let dir = s.history.inner.dir.clone();
+    let before = pack::loose(&s.history.inner.state, &dir).unwrap().len();
+    assert!(before > 40, "{before}");
+    s.history.inner.pack(1);
+    assert_eq!(pack::loose(&s.history.inner.state, &dir).unwrap().len(), 0);
+    let changes = all(&s.history);
+    assert_eq!(changes.len(), 20);
+    let (diff, _) = s.history.diff(&changes[0], 10_000).unwrap();
+    assert!(diff.contains("+round 19"), "{diff}");
+    // Git itself reads the packed history.
+    let msgs = s.history.inner.store.messages_since(None).unwrap();
+    assert_eq!(msgs.len(), 20);
+    {
+        let _c = Call::begin("vault_undo", None, &who("s2"));
+        let plan = s
+            .history
+            .plan_undo(&s.root, vec![changes[0].clone()])
+            .unwrap();
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("n4.md")).unwrap(),
+        "round 14\n"
+    );
 }

@@ -272,7 +272,8 @@ impl App {
         who: &Who,
     ) -> Option<Result<Value>> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
-        let _change = (!def.effect.read_only()).then(|| Call::begin(tool, args, who));
+        // Reads record nothing, but learn who calls (`session: "current"`).
+        let _change = Call::begin(tool, args, who);
         Some(kura_core::fault::call(tool, || {
             def.call(&self.domains, Args::new(args), job)
         }))

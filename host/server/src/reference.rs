@@ -23,6 +23,7 @@ pub fn markdown(catalog: Catalog) -> String {
          `\"success\": false` and use seed 002's upper-case codes). Read caps below are the default \
          (`scan_max_chars`).\n",
     );
+    undo_and_confirmations(&mut out, catalog);
     for domain in catalog.domains() {
         let _ = write!(out, "\n## {}\n", domain.name);
         for t in domain.tools {
@@ -30,6 +31,39 @@ pub fn markdown(catalog: Catalog) -> String {
         }
     }
     out
+}
+
+/// Tools that write only kura's own files (`.system/`, the index): their
+/// writes are not a person's, and are not in the history.
+const NOT_RECORDED: [&str; 2] = ["artifact_audit", "reindex"];
+
+/// Which write tools can be undone and which may ask first.
+fn undo_and_confirmations(out: &mut String, catalog: Catalog) {
+    let names = |keep: &dyn Fn(&ToolDef) -> bool| {
+        catalog
+            .tools()
+            .filter(|t| keep(t))
+            .map(|t| format!("`{}`", t.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = write!(
+        out,
+        "\n## Undo and confirmations\n\n\
+         **Undoable** (each call is one change in the root's history; `vault_undo`, or vibe's `undo`, \
+         takes it back, and the undo is itself undoable): {}. Not recorded, because they write only \
+         kura's own files: {}.\n\n\
+         **Asked first**, when the client can ask (elicitation) and `confirm = \"destructive\"` (the \
+         default): `vault_delete` of a folder, `vault_move` of a folder or of a note five or more \
+         notes link to, and `bridge_copy_section`/`bridge_copy_file` in `overwrite` mode onto a note \
+         that has content — undoable too, but a person may rather not find them done. With \
+         `confirm = \"always\"`, every call of a destructive tool: {}. A question that fails or is \
+         not answered \"yes\" runs nothing (`cancelled`); a client that cannot ask gets the call \
+         as asked.\n",
+        names(&|t| !t.effect.read_only() && !NOT_RECORDED.contains(&t.name)),
+        NOT_RECORDED.map(|n| format!("`{n}`")).join(", "),
+        names(&|t| matches!(t.effect, Effect::Destructive { .. })),
+    );
 }
 
 fn tool(out: &mut String, t: &ToolDef, fill: &dyn Fn(&str) -> String) {

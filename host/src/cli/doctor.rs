@@ -130,6 +130,7 @@ pub fn run(a: &DoctorArgs) -> Result<(), String> {
 
 fn checks(r: &mut Report, config: &Config, a: &DoctorArgs) {
     roots(r, config);
+    locks(r, config);
     let state = state(r, config);
     if let Some(state) = &state {
         models(r, state);
@@ -238,6 +239,46 @@ fn roots(r: &mut Report, config: &Config) {
                 }
             }
         }
+    }
+}
+
+/// The locks in force in each writable root: the locked folders, and the
+/// notes whose front matter locks them.
+fn locks(r: &mut Report, config: &Config) {
+    for (name, path) in [("vault", &config.vault_root), ("vibe", &config.vibe_root)] {
+        let Some(root) = path.as_ref().and_then(|p| Root::open(p).ok()) else {
+            continue;
+        };
+        let locks = crate::lock::Locks::of(config, root.folds_case());
+        let mut locked = Vec::new();
+        for (p, _) in root
+            .walk_files(&crate::fs::RelPath::root())
+            .unwrap_or_default()
+        {
+            let note = matches!(p.extension(), Some("md" | "markdown"));
+            if note
+                && let Ok((head, _)) = root.read_prefix(&p)
+                && locks.check(&p, Some(&head)).is_err()
+            {
+                locked.push(p.to_string());
+            }
+        }
+        let mut says = format!("{name}: {}", locks.describe().join("; "));
+        if !locked.is_empty() {
+            let shown: Vec<&str> = locked.iter().take(10).map(String::as_str).collect();
+            let more = locked.len().saturating_sub(shown.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            says.push_str(&format!(
+                " — {} locked: {}{more}",
+                locked.len(),
+                shown.join(", ")
+            ));
+        }
+        r.add("locks", Status::Ok, says);
     }
 }
 

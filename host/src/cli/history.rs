@@ -92,8 +92,27 @@ fn object(pairs: Vec<(&str, Value)>) -> Map<String, Value> {
         .collect()
 }
 
+/// Where the root's history repository is, for `git -C`.
+fn repository(app: &App, vibe: bool) -> Option<std::path::PathBuf> {
+    let history = if vibe {
+        app.domains
+            .get::<crate::vibe::Vibe>()
+            .ok()?
+            .history
+            .as_ref()
+    } else {
+        app.domains
+            .get::<crate::vault::Vault>()
+            .ok()?
+            .history
+            .as_ref()
+    };
+    history.map(|h| h.path())
+}
+
 pub async fn history(app: Arc<App>, a: HistoryArgs) -> Result<(), String> {
     let tool = if a.vibe { "history" } else { "vault_history" };
+    let repo = repository(&app, a.vibe);
     let args = object(vec![
         ("path", json!(a.path)),
         ("session", json!(a.session)),
@@ -140,6 +159,9 @@ pub async fn history(app: Arc<App>, a: HistoryArgs) -> Result<(), String> {
         && total > changes.len() as u64
     {
         println!("({} of {total} shown; --limit for more)", changes.len());
+    }
+    if let Some(repo) = repo {
+        println!("(the repository: git -C {} log -p)", repo.display());
     }
     Ok(())
 }

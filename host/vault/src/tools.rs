@@ -161,12 +161,12 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_history",
         title: "Vault change history",
         domain: &DOMAIN,
-        description: "Every change kura made to a note, folder or the vault, newest first: tool, client, session, files; `change` adds its diff.",
+        description: "kura's changes to a note, folder or the vault, newest first (tool, client, session, files); `change`: one, with its diff.",
         details: "The changes kura made to the vault's files, newest first, each one tool call: its id, time, tool, the start of its \
                       arguments, client and session, and each file's blob before and after (null: no file). Filter by `path` (a \
                       note, or a folder and everything below it), `session` (`current`: this one) or `client`; `change` gives one \
                       change with its unified diff (at most {scan_max_chars} characters). `undone_by` names the undo that took a \
-                      change back. The history is a git repository in kura's state folder (`git -C <state>/history/vault log -p`).",
+                      change back. The history is a git repository in kura's state folder (`kura history` names it; `git -C <state>/history/vault-<hash> log -p`).",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::domain::history::HistoryInput, _| {
             d.get::<Vault>()?.history(i)
@@ -176,7 +176,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_undo",
         title: "Undo vault change",
         domain: &DOMAIN,
-        description: "Undo one change (`change`) or a whole session (`session`), all or nothing; a file changed since is `conflict`.",
+        description: "Undo a change or a whole session, all or nothing; a file changed since is `conflict`.",
         details: "Undo one change from vault_history (`change`) or every change of a session (`session`, `current`: this one), \
                       newest first, all or nothing: each file goes back to what it held before (a move with its link rewrites, a \
                       deleted note back, a created one removed, folders made or removed again). If any of those files changed \

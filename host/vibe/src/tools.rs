@@ -117,7 +117,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "history",
         title: "Vibe change history",
         domain: &DOMAIN,
-        description: "Every change kura made to a project's files, newest first (vault_history's rules, paths from the vibe root).",
+        description: "kura's changes to the vibe workspace, newest first (as vault_history).",
         details: "The changes kura made to the vibe workspace's files, newest first, as vault_history gives the vault's: \
                       `path` (`project`, `project/folder`, a document), `session` (`current`: this one), `client`, `change` with \
                       its unified diff. A git repository in kura's state folder (`history/vibe`).",
@@ -130,7 +130,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "undo",
         title: "Undo vibe change",
         domain: &DOMAIN,
-        description: "Undo one change or a whole session in the vibe workspace, all or nothing (vault_undo's rules).",
+        description: "Undo a vibe change or session, all or nothing (as vault_undo).",
         details: "Undo one change from `history` (`change`) or every change of a session (`session`, `current`: this one), \
                       newest first, all or nothing, as vault_undo does for the vault: a file changed since stops it \
                       (FILESYSTEM_ERROR with `details.files`); the undo is itself a change. `dry_run` reports only.",

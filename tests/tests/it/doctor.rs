@@ -158,3 +158,40 @@ fn a_missing_root_or_an_unreachable_issuer_fails_with_its_fix() {
     assert!(failed.iter().any(|f| f.contains("line 2")), "{report:#}");
     assert!(failed.iter().any(|f| f.contains(&addr)), "{report:#}");
 }
+
+/// The locks in force are listed: the locked folders and each note whose
+/// front matter locks it.
+#[test]
+fn doctor_lists_the_locks_in_force() {
+    let home = tempfile::tempdir().unwrap();
+    let vault = home.path().join("vault");
+    std::fs::create_dir_all(vault.join("notes")).unwrap();
+    std::fs::write(
+        vault.join("notes/mine.md"),
+        "---\nlocked: true\n---\n# Mine\n",
+    )
+    .unwrap();
+    std::fs::write(vault.join("notes/free.md"), "# Free\n").unwrap();
+    let (v, s) = (
+        vault.display().to_string(),
+        home.path().join("state").display().to_string(),
+    );
+    let (_, report) = doctor(
+        home.path(),
+        &[
+            "--vault-root",
+            &v,
+            "--state-dir",
+            &s,
+            "--set",
+            "locked_folders=journal",
+        ],
+    );
+    let locks = said(&report, "locks", "ok");
+    assert_eq!(locks.len(), 1, "{report}");
+    assert!(
+        locks[0].contains("`journal`") && locks[0].contains("notes/mine.md"),
+        "{locks:?}"
+    );
+    assert!(!locks[0].contains("free.md"), "{locks:?}");
+}

@@ -20,6 +20,7 @@ mod hardening;
 mod http;
 mod index_upgrade;
 mod inspector;
+mod locks;
 mod manual_find;
 mod manual_rules;
 mod oauth;

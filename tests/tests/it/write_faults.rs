@@ -377,17 +377,23 @@ fn a_finished_move_whose_journal_stayed_is_never_undone_later() {
         args: json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
     };
     let (after, steps) = clean_run(&case);
-    let f = Folders::new();
-    let app = f.start();
-    // The last step is the journal's removal: failing, the move is whole
-    // and its journal stays.
-    let plan = Plan {
-        at: Some((steps, Fault::Fail(libc::EIO))),
-        ..Plan::default()
-    };
-    fault::with(plan, || call(&app, &case)).expect("the move itself went through");
+    // The journal's removal is the move's last step (the history's record
+    // of the call follows it): failing, the move is whole and its journal
+    // stays.
+    let (f, app) = (1..=steps)
+        .rev()
+        .find_map(|at| {
+            let f = Folders::new();
+            let app = f.start();
+            let plan = Plan {
+                at: Some((at, Fault::Fail(libc::EIO))),
+                ..Plan::default()
+            };
+            let whole = fault::with(plan, || call(&app, &case)).is_ok();
+            (whole && f.journals().len() == 1).then_some((f, app))
+        })
+        .expect("a failed removal of the journal leaves the move whole");
     assert!(f.snapshot() == after);
-    assert_eq!(f.journals().len(), 1);
     // Before the next start, the person edits a note the move relinked:
     // the journal can be neither finished nor undone as written, and the
     // start must not undo the rename and leave the links pointing at it.

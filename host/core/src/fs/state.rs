@@ -82,6 +82,15 @@ impl StateDir {
         })
     }
 
+    /// The folder `sub` (made as needed) as a state folder of its own:
+    /// its files are then reached without walking `sub` again.
+    pub fn sub(&self, sub: &str) -> io::Result<StateDir> {
+        Ok(StateDir {
+            dir: self.sub_dir(Some(sub))?,
+            path: self.path.join(sub),
+        })
+    }
+
     /// Another handle on the same folder (for a background thread).
     pub fn try_clone(&self) -> io::Result<StateDir> {
         Ok(StateDir {
@@ -132,6 +141,17 @@ impl StateDir {
                 };
                 super::write::sync_dir(&parent)
             }
+        }
+    }
+
+    /// Remove the file `sub/name` (gone already is fine) without syncing
+    /// its folder: for files whose return after a power cut is harmless
+    /// (a loose object that a pack holds too).
+    pub fn remove_unsynced(&self, name: &str) -> io::Result<()> {
+        crate::fault::step()?;
+        match self.dir.remove_file(name) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
         }
     }
 
@@ -200,6 +220,25 @@ impl StateDir {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    /// The length of `sub/name` and its bytes from `offset` on (none when
+    /// it is not longer than that), or None when it does not exist: an
+    /// append-only file read where the last look left it.
+    pub fn read_from(&self, name: &str, offset: u64) -> io::Result<Option<(u64, Vec<u8>)>> {
+        use std::io::{Read as _, Seek as _};
+        let mut f = match self.dir.open(name) {
+            Ok(f) => f.into_std(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let len = f.metadata()?.len();
+        let mut rest = Vec::new();
+        if len > offset {
+            f.seek(io::SeekFrom::Start(offset))?;
+            f.read_to_end(&mut rest)?;
+        }
+        Ok(Some((len, rest)))
     }
 
     /// Map `sub/name` into memory read-only, or None when it does not
