@@ -126,13 +126,15 @@ pub fn list(
     })
 }
 
-/// Undo a change or a session through `root`; returns the output and the
-/// paths whose files changed (for the domain's index).
+/// Undo a change or a session through `root` as tool `tool`; `written`
+/// is told of each file it changed (the domain's index).
 pub fn undo(
     history: Option<&History>,
     root: &Root,
     input: UndoInput,
-) -> Result<(UndoOutput, Vec<String>)> {
+    tool: &str,
+    written: impl Fn(&RelPath),
+) -> Result<UndoOutput> {
     let history = kept(history)?;
     let targets = match (&input.change, session_of(input.session)) {
         (Some(id), None) => {
@@ -171,17 +173,27 @@ pub fn undo(
     } else if !plan.conflicts.is_empty() {
         return Err(kura_history::conflict_error(history, &plan));
     }
-    let paths = plan.files.iter().map(|f| f.path.clone()).collect();
-    Ok((
-        UndoOutput {
-            undone: plan.changes,
-            files: plan.files,
-            folders_made: plan.make,
-            folders_removed: plan.remove,
-            dry_run,
-        },
-        paths,
-    ))
+    if !dry_run {
+        for f in &plan.files {
+            if let Ok(p) = RelPath::parse(&f.path, false) {
+                written(&p);
+            }
+        }
+    }
+    tracing::info!(
+        tool,
+        undone = plan.changes.len(),
+        files = plan.files.len(),
+        dry_run,
+        "undo"
+    );
+    Ok(UndoOutput {
+        undone: plan.changes,
+        files: plan.files,
+        folders_made: plan.make,
+        folders_removed: plan.remove,
+        dry_run,
+    })
 }
 
 /// A domain's root with its history attached, from the state folder's

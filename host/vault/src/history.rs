@@ -17,19 +17,14 @@ impl Vault {
     pub fn undo(&self, input: UndoInput) -> Result<UndoOutput> {
         // A move and an undo each change many files: one at a time.
         let _one = self.moving.lock().unwrap_or_else(|e| e.into_inner());
-        let (out, paths) = history::undo(self.history.as_ref(), &self.root, input)?;
-        for p in paths {
-            if let Ok(p) = RelPath::parse(&p, false) {
-                self.index.written(&self.root, &p);
-            }
-        }
-        tracing::info!(
-            tool = "vault_undo",
-            undone = out.undone.len(),
-            files = out.files.len(),
-            dry_run = out.dry_run,
-            "undo"
-        );
-        Ok(out)
+        history::undo(
+            self.history.as_ref(),
+            &self.root,
+            input,
+            "vault_undo",
+            |p| {
+                self.index.written(&self.root, p);
+            },
+        )
     }
 }

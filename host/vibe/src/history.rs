@@ -17,19 +17,8 @@ impl Vibe {
     }
 
     pub fn undo(&self, input: UndoInput) -> Result<UndoOutput> {
-        let (out, paths) = history::undo(self.history.as_ref(), &self.root, input)?;
-        for p in paths {
-            if let Ok(p) = RelPath::parse(&p, false) {
-                self.written(&p);
-            }
-        }
-        tracing::info!(
-            tool = "undo",
-            undone = out.undone.len(),
-            files = out.files.len(),
-            dry_run = out.dry_run,
-            "undo"
-        );
-        Ok(out)
+        history::undo(self.history.as_ref(), &self.root, input, "undo", |p| {
+            self.written(p);
+        })
     }
 }
