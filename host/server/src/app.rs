@@ -272,8 +272,10 @@ impl App {
         who: &Who,
     ) -> Option<Result<Value>> {
         let def = self.catalog.find(tool).filter(|t| self.serves(t))?;
-        // Reads record nothing, but learn who calls (`session: "current"`).
-        let _change = Call::begin(tool, args, who);
+        // Reads record nothing (their arguments are not even kept), but
+        // learn who calls (`session: "current"`).
+        let kept = if def.effect.read_only() { None } else { args };
+        let _change = Call::begin(tool, kept, who);
         Some(kura_core::fault::call(tool, || {
             def.call(&self.domains, Args::new(args), job)
         }))

@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use kura_tests::{Fixture, kura_bin, toolchain, workspace};
+use kura_tests::{Fixture, kura_bin, succeeded, toolchain, workspace};
 use serde_json::Value;
 
 fn session(mode: &str) -> (Fixture, Value) {
@@ -20,21 +20,16 @@ fn session(mode: &str) -> (Fixture, Value) {
     f.write("daily/2026-01-06.md", "- read [[backup-guide]]\n");
     let python = toolchain::python_sdk("sdk1", super::python_sdk::SDK_1X);
     let manuals = f.manuals().display().to_string();
-    let out = Command::new(python)
-        .arg(workspace().join("tests/python/undo_session.py"))
-        .arg(mode)
-        .arg(f.vault())
-        .arg(f.vibe())
-        .arg(kura_bin())
-        .args(f.vibe_args(&["--manuals-root", &manuals]))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = succeeded(
+        Command::new(python)
+            .arg(workspace().join("tests/python/undo_session.py"))
+            .arg(mode)
+            .arg(f.vault())
+            .arg(f.vibe())
+            .arg(kura_bin())
+            .args(f.vibe_args(&["--manuals-root", &manuals])),
     );
+    let stdout = String::from_utf8_lossy(&stdout);
     let seen: Value = serde_json::from_str(stdout.trim()).unwrap();
     for call in seen["calls"].as_array().unwrap() {
         assert_eq!(
