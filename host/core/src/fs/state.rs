@@ -100,7 +100,8 @@ impl StateDir {
     }
 
     /// The files of `sub` (not folders): name, size and modification time;
-    /// empty when `sub` does not exist.
+    /// empty when `sub` does not exist. A file removed while the folder is
+    /// read is left out.
     pub fn list(&self, sub: &str) -> io::Result<Vec<(String, u64, std::time::SystemTime)>> {
         let dir = match self.dir.open_dir(sub) {
             Ok(d) => d,
@@ -110,7 +111,12 @@ impl StateDir {
         let mut out = Vec::new();
         for entry in dir.entries()? {
             let entry = entry?;
-            let meta = entry.metadata()?;
+            // Removed by another process since the folder was read: it is
+            // not there, and the others still are.
+            let meta = match entry.metadata() {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                m => m?,
+            };
             if meta.is_file() {
                 let modified = meta
                     .modified()
@@ -340,6 +346,35 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let e = StateDir::open(&file).err().unwrap();
         assert!(!Exposed::is(&e), "{e}");
+    }
+
+    /// Two kuras share a state folder: one removing its move journal while
+    /// the other lists `moves/` at start-up must not hide the other's
+    /// journals (replay would then skip an interrupted move).
+    #[test]
+    fn a_file_removed_while_listing_hides_no_other() {
+        let t = tempfile::tempdir().unwrap();
+        let state = StateDir::open(t.path()).unwrap();
+        state.write("moves/stays.json", b"{}").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let (dir, stop) = (t.path().join("moves"), stop.clone());
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let f = dir.join(format!("churn-{}", n % 64));
+                    let _ = std::fs::write(&f, "x");
+                    let _ = std::fs::remove_file(&f);
+                    n += 1;
+                }
+            })
+        };
+        for _ in 0..3_000 {
+            let listed = state.list("moves").expect("listed whatever vanished");
+            assert!(listed.iter().any(|(n, ..)| n == "stays.json"), "{listed:?}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        churn.join().unwrap();
     }
 
     #[test]
