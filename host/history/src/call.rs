@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Inner;
 use crate::error::Result;
+use crate::store::Blobs;
 
 /// Who made a call: the client's name (`clientInfo`) and its session (a
 /// stdio process, an HTTP session).
@@ -60,6 +61,23 @@ pub(crate) struct Step {
     pub path: String,
     pub before: Option<String>,
     pub after: Option<String>,
+    /// The bytes before (base64), when the store does not hold them yet:
+    /// a kura killed before its commit leaves them here, and the files
+    /// hold what came after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+}
+
+/// The bytes of a file as a pending line keeps them.
+pub(crate) fn keep(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// Bytes kept by [`keep`].
+pub(crate) fn kept(text: &str) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).ok()
 }
 
 /// A pending file line: a step, or a folder made or removed.
@@ -79,7 +97,13 @@ pub(crate) struct Touched {
     pub removed: Vec<String>,
     /// The pending file (locked while the call runs) and its name.
     pub pending: Option<(std::fs::File, String)>,
+    /// The bytes of the blobs its steps name, written at the commit.
+    pub blobs: Blobs,
 }
+
+/// Bytes a call holds in memory for its commit before they are written
+/// as a pack of their own (a call that rewrites many large files).
+const HELD_MAX: usize = 64 << 20;
 
 struct Open {
     meta: Meta,
@@ -161,17 +185,21 @@ fn finish(open: Open) {
     }
 }
 
-/// Record `step` in the call in progress; outside a call (a journal
-/// replayed at start-up), in a pending file of its own that the next
-/// commit or start records.
-pub(crate) fn record(history: &Arc<Inner>, step: Step) -> Result<()> {
-    let line = Line::Step(step.clone());
+/// Record `step` (the file's bytes before and after, if any) in the call
+/// in progress; outside a call (a journal replayed at start-up), in a
+/// pending file of its own that the next commit or start records.
+pub(crate) fn record(
+    history: &Arc<Inner>,
+    mut step: Step,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) -> Result<()> {
     let inside = OPEN.with(|o| -> Option<Result<()>> {
         let mut o = o.borrow_mut();
         let open = o.as_mut()?;
         let meta = open.meta.clone();
         let t = touched(open, history);
-        Some(append(history, t, &meta, &line).map(|()| t.steps.push(step.clone())))
+        Some(add(history, t, &meta, &mut step, before, after))
     });
     match inside {
         Some(r) => r,
@@ -185,16 +213,63 @@ pub(crate) fn record(history: &Arc<Inner>, step: Step) -> Result<()> {
                 },
                 undoes: Vec::new(),
             };
-            let mut t = Touched {
-                history: history.clone(),
-                steps: Vec::new(),
-                made: Vec::new(),
-                removed: Vec::new(),
-                pending: None,
-            };
+            let mut t = Touched::new(history);
             // Written, then let go: a pending file nobody holds is recorded
             // by the next commit.
-            append(history, &mut t, &meta, &line)
+            add(history, &mut t, &meta, &mut step, before, after)
+        }
+    }
+}
+
+/// Add `step` to the root's part of the call: its line to the pending
+/// file (with the bytes before when nothing else keeps them), its bytes to
+/// those the commit writes.
+fn add(
+    history: &Arc<Inner>,
+    t: &mut Touched,
+    meta: &Meta,
+    step: &mut Step,
+    before: Option<&[u8]>,
+    after: Option<&[u8]>,
+) -> Result<()> {
+    let id = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
+    };
+    if let (Some(bytes), Some(b)) = (before, id(&step.before))
+        && !t.blobs.contains_key(&b)
+        && !history.store.knows(b)
+    {
+        step.kept = Some(keep(bytes));
+    }
+    append(history, t, meta, &Line::Step(step.clone()))?;
+    step.kept = None;
+    for (bytes, id) in [(before, id(&step.before)), (after, id(&step.after))] {
+        if let (Some(bytes), Some(id)) = (bytes, id) {
+            t.blobs.entry(id).or_insert_with(|| bytes.to_vec());
+        }
+    }
+    t.steps.push(step.clone());
+    let held: usize = t.blobs.values().map(Vec::len).sum();
+    if held > HELD_MAX {
+        history
+            .store
+            .write_blobs(&history.state, &history.dir, &t.blobs)
+            .map_err(|e| history.fault("cannot keep the call's files", e))?;
+        t.blobs.clear();
+    }
+    Ok(())
+}
+
+impl Touched {
+    pub(crate) fn new(history: &Arc<Inner>) -> Touched {
+        Touched {
+            history: history.clone(),
+            steps: Vec::new(),
+            made: Vec::new(),
+            removed: Vec::new(),
+            pending: None,
+            blobs: Blobs::new(),
         }
     }
 }
@@ -232,13 +307,7 @@ fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
     {
         Some(i) => i,
         None => {
-            open.touched.push(Touched {
-                history: history.clone(),
-                steps: Vec::new(),
-                made: Vec::new(),
-                removed: Vec::new(),
-                pending: None,
-            });
+            open.touched.push(Touched::new(history));
             open.touched.len() - 1
         }
     };
@@ -249,12 +318,23 @@ fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
 /// and locked on first use), durably.
 fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Result<()> {
     if t.pending.is_none() {
-        let n = PENDING.fetch_add(1, Ordering::Relaxed);
-        let name = format!("pending/{}-{n}.jsonl", std::process::id());
-        let file = history
-            .kura
-            .lock(&name)
-            .map_err(|e| history.fault("cannot record the call", e))?;
+        let spare = history
+            .spare
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        let (file, name) = match spare {
+            Some(kept) => kept,
+            None => {
+                let n = PENDING.fetch_add(1, Ordering::Relaxed);
+                let name = format!("pending/{}-{n}.jsonl", std::process::id());
+                let file = history
+                    .kura
+                    .lock(&name)
+                    .map_err(|e| history.fault("cannot record the call", e))?;
+                (file, name)
+            }
+        };
         t.pending = Some((file, name));
         // The call's meta and its first step in one durable write.
         let head = Line::Meta { meta: meta.clone() };

@@ -22,6 +22,7 @@
 use kura_core::{error, fs};
 
 mod call;
+mod delta;
 mod log;
 mod pack;
 mod store;
@@ -58,7 +59,11 @@ pub(crate) struct Inner {
     log: Mutex<log::Cache>,
     /// A second handle on the root, to see what a killed call left.
     reader: Root,
-    /// Commits since the loose objects were last counted.
+    /// The merge of packs running in the background, if one is.
+    merging: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Empty pending files of this process, locked, for its next calls.
+    spare: Mutex<Vec<(std::fs::File, String)>>,
+    /// Commits made by this process.
     commits: std::sync::atomic::AtomicUsize,
 }
 
@@ -113,6 +118,8 @@ impl History {
                 skip: skip.to_vec(),
                 log: Mutex::new(log::Cache::default()),
                 commits: std::sync::atomic::AtomicUsize::new(0),
+                spare: Mutex::new(Vec::new()),
+                merging: Mutex::new(None),
             }),
         };
         {
@@ -121,6 +128,7 @@ impl History {
             history.inner.catch_up()?;
             history.inner.pack(pack::PACK_AT);
         }
+        history.inner.merge_later();
         Ok(history)
     }
 
@@ -182,8 +190,8 @@ impl History {
     }
 }
 
-/// Commits between two counts of the loose objects (each adds 3 to 8).
-const COUNT_EVERY: usize = 250;
+/// Commits between two looks at how many packs there are.
+const MERGE_EVERY: usize = 5;
 
 /// The history's folder in the state folder for root `name` at its path.
 pub fn folder_of(name: &str, root: &Root) -> String {
@@ -210,8 +218,9 @@ impl Inner {
         .with("reason", "history")
     }
 
-    /// Pack the loose objects when there are at least `at`. A failure
-    /// loses nothing (they stay loose) and is logged.
+    /// Pack the loose objects when there are at least `at` (left by a
+    /// kura before issue 54's packs, or by git). A failure loses nothing
+    /// (they stay loose) and is logged.
     fn pack(&self, at: usize) {
         match self.store.pack_loose(&self.state, &self.dir, at) {
             Ok(0) => {}
@@ -220,15 +229,56 @@ impl Inner {
         }
     }
 
-    /// After a commit: every [`COUNT_EVERY`] commits, see whether the
-    /// loose objects are to be packed (counting them lists 256 folders).
-    fn after_commit(&self) {
+    /// Merge the smaller packs when there are many, under the merge's
+    /// own lock (one merge at a time across processes; commits go on
+    /// meanwhile: a merge removes only packs it has rewritten whole).
+    fn merge(&self) {
+        let Ok(Some(_merging)) = self.kura.try_lock("merge.lock") else {
+            return;
+        };
+        match self.store.merge_packs(&self.state, &self.dir) {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!("{} history: {n} packs merged", self.name),
+            Err(e) => tracing::warn!("{} history: packs not merged ({e})", self.name),
+        }
+    }
+
+    /// [`Self::merge`] on a thread of its own, unless one runs already: a
+    /// write does not wait for it.
+    fn merge_later(self: &Arc<Self>) {
+        let mut slot = self.merging.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.as_ref().is_some_and(|h| !h.is_finished()) {
+            return;
+        }
+        let me = self.clone();
+        *slot = std::thread::Builder::new()
+            .name("kura-history-merge".into())
+            .spawn(move || me.merge())
+            .ok();
+    }
+
+    /// Wait for a merge in progress, if one is.
+    #[cfg(test)]
+    fn settle(&self) {
+        let running = self
+            .merging
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(h) = running {
+            let _ = h.join();
+        }
+    }
+
+    /// After a commit (each writes a pack): every [`MERGE_EVERY`] commits,
+    /// see whether the packs are to be merged.
+    fn after_commit(self: &Arc<Self>) {
         let n = self
             .commits
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
-        if n.is_multiple_of(COUNT_EVERY) {
-            self.pack(pack::PACK_AT);
+        if n.is_multiple_of(MERGE_EVERY) {
+            self.merge_later();
         }
     }
 
@@ -247,17 +297,14 @@ impl fs::Journal for History {
         // A fault here (the tests' harness) is a history that cannot be
         // kept: the write is refused.
         kura_core::fault::step().map_err(|e| self.inner.fault(&format!("cannot keep `{p}`"), e))?;
-        let blob = |b: Option<&[u8]>| {
-            b.map(|b| self.inner.store.write_blob(b).map(|id| id.to_string()))
-                .transpose()
-                .map_err(|e| self.inner.fault(&format!("cannot keep `{p}`"), e))
-        };
+        let id = |b: Option<&[u8]>| b.map(|b| store::Store::id_of(b).to_string());
         let step = call::Step {
             path: p.to_string(),
-            before: blob(before)?,
-            after: blob(after)?,
+            before: id(before),
+            after: id(after),
+            kept: None,
         };
-        call::record(&self.inner, step)
+        call::record(&self.inner, step, before, after)
     }
 
     fn folder(&self, p: &RelPath, made: bool) {

@@ -3,6 +3,7 @@
 //! message, so the list can be rebuilt from git), read incrementally.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use gix::ObjectId;
 use schemars::JsonSchema;
@@ -12,7 +13,7 @@ use crate::Inner;
 use crate::call::{self, Meta, Touched};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
-use crate::store::{Author, Store};
+use crate::store::{Author, Blobs, Store};
 
 /// The trailer of a change's commit message that carries its entry.
 const TRAILER: &str = "Kura-Change: ";
@@ -112,23 +113,34 @@ impl Inner {
 
     /// Commit the call's part in this root (under the lock), record what a
     /// killed kura left first, and let its pending file go.
-    pub(crate) fn commit(&self, meta: &Meta, mut t: Touched) -> Result<()> {
+    pub(crate) fn commit(self: &Arc<Self>, meta: &Meta, mut t: Touched) -> Result<()> {
         let _held = self.lock()?;
         self.recover()?;
         let change = call::net(&t.steps);
         if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
             let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
-            self.record(meta, change, made, removed, false)?;
+            self.record(meta, change, made, removed, false, &t.blobs)?;
             self.after_commit();
         }
-        // Not synced: a pending file that comes back after a power cut is
-        // recorded only where the files differ from what the repository
-        // holds, which a committed call's do not.
-        if let Some((file, name)) = t.pending {
-            self.kura
-                .remove_unsynced(&name)
-                .map_err(|e| self.fault("cannot finish the call's record", e))?;
-            drop(file);
+        // Emptied (not synced: one that comes back full after a power cut
+        // is recorded only where the files differ from what the repository
+        // holds, which a committed call's do not) and kept, still locked,
+        // for this process's next call: creating a file costs more than
+        // the rest of the record on some disks. One that cannot be emptied
+        // is let go, and the next commit finds it recorded already.
+        if let Some((mut file, name)) = t.pending {
+            use std::io::Seek as _;
+            let emptied = kura_core::fault::step()
+                .and_then(|()| file.set_len(0))
+                .and_then(|()| file.seek(std::io::SeekFrom::Start(0)));
+            match emptied {
+                Ok(_) => self
+                    .spare
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((file, name)),
+                Err(e) => tracing::warn!("{} history: a call's record stays ({e})", self.name),
+            }
         }
         Ok(())
     }
@@ -141,6 +153,7 @@ impl Inner {
         made: Vec<String>,
         removed: Vec<String>,
         recovered: bool,
+        blobs: &Blobs,
     ) -> Result<String> {
         let files: Vec<FileChange> = change
             .iter()
@@ -169,9 +182,17 @@ impl Inner {
             s.as_deref()
                 .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
         };
-        let states = change
+        let states: BTreeMap<String, _> = change
             .iter()
             .map(|(p, (b, a))| (p.clone(), (ids(b), ids(a))))
+            .collect();
+        // Only the blobs the change names: a file written twice by one
+        // call keeps its first and last states.
+        let named: Blobs = states
+            .values()
+            .flat_map(|(b, a)| [*b, *a])
+            .flatten()
+            .filter_map(|id| blobs.get(&id).map(|bytes| (id, bytes.clone())))
             .collect();
         let title = match entry.files.as_slice() {
             [one] => format!("{}: {} {}", entry.tool, one.action, one.path),
@@ -189,8 +210,10 @@ impl Inner {
         let commit = self
             .store
             .commit(
+                (&self.state, &self.dir),
                 "found changed outside kura\n",
                 &states,
+                &named,
                 &message,
                 Author {
                     name: client,
@@ -232,9 +255,20 @@ impl Inner {
                 made,
                 removed,
             } = call::parse_pending(&String::from_utf8_lossy(&text));
+            let mut blobs = Blobs::new();
+            for s in &steps {
+                if let (Some(id), Some(bytes)) = (
+                    s.before
+                        .as_deref()
+                        .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+                    s.kept.as_deref().and_then(call::kept),
+                ) {
+                    blobs.entry(id).or_insert(bytes);
+                }
+            }
             let mut change = BTreeMap::new();
             for (path, (before, _)) in call::net(&steps) {
-                let now = self.state_of(&path)?;
+                let now = self.state_of(&path, &mut blobs)?;
                 // Changed by the call, and not known to the repository
                 // already (a call committed whose pending file stayed).
                 let known = self
@@ -246,7 +280,7 @@ impl Inner {
                 }
             }
             if !change.is_empty() || !made.is_empty() || !removed.is_empty() {
-                self.record(&meta, change, made, removed, true)?;
+                self.record(&meta, change, made, removed, true, &blobs)?;
                 tracing::info!(
                     "{} history: recorded a change a stopped kura left pending",
                     self.name
@@ -259,16 +293,16 @@ impl Inner {
         Ok(())
     }
 
-    /// What `path` holds now, as a blob id (None: no file), kept in the
-    /// store so that an undo can restore it.
-    fn state_of(&self, path: &str) -> Result<Option<String>> {
+    /// What `path` holds now, as a blob id (None: no file), its bytes
+    /// added to `blobs` so that an undo can restore it.
+    fn state_of(&self, path: &str, blobs: &mut Blobs) -> Result<Option<String>> {
         let p = RelPath::parse(path, false)?;
         match self.reader.read(&p) {
-            Ok(bytes) => self
-                .store
-                .write_blob(&bytes)
-                .map(|id| Some(id.to_string()))
-                .map_err(|e| self.fault("cannot keep a file", e)),
+            Ok(bytes) => {
+                let id = Store::id_of(&bytes);
+                blobs.entry(id).or_insert(bytes);
+                Ok(Some(id.to_string()))
+            }
             Err(e) if e.code == Code::NotFound => Ok(None),
             Err(e) => Err(e),
         }

@@ -14,10 +14,15 @@ pub(crate) const PACK_SLOTS: u16 = 1024;
 
 pub(crate) struct Store {
     repo: gix::ThreadSafeRepository,
+    /// The branch HEAD names, which each commit moves.
+    branch: gix::refs::FullName,
 }
 
 /// A file's state in a change: its blob, or no file.
 pub(crate) type State = Option<ObjectId>;
+
+/// The bytes of the blobs a call's change refers to, by id.
+pub(crate) type Blobs = std::collections::HashMap<ObjectId, Vec<u8>>;
 
 /// Who a commit is by.
 pub(crate) struct Author<'a> {
@@ -46,7 +51,11 @@ impl Store {
                 options,
             )?
         };
-        Ok(Store { repo })
+        let branch = repo
+            .to_thread_local()
+            .head_name()?
+            .unwrap_or_else(|| "refs/heads/main".try_into().expect("a valid name"));
+        Ok(Store { repo, branch })
     }
 
     /// Pack the loose objects when there are at least `at` (the
@@ -60,18 +69,40 @@ impl Store {
         crate::pack::pack_loose(&self.repo.to_thread_local(), state, dir, at)
     }
 
-    /// A handle whose misses do not re-scan the object folder: writing an
-    /// object first asks whether it exists, and a new one always misses, so
-    /// the default handle would list `objects/pack` on every write. An
-    /// object written again that a pack holds costs a loose copy, no more.
-    fn writer(&self) -> gix::Repository {
-        let mut repo = self.repo.to_thread_local();
-        repo.objects.refresh_never();
-        repo
+    /// Merge the smaller packs when there are many (see `pack::merge`);
+    /// how many were merged.
+    pub fn merge_packs(&self, state: &crate::fs::StateDir, dir: &str) -> Result<usize, Failure> {
+        crate::pack::merge(&self.repo.to_thread_local(), state, dir)
     }
 
-    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId, Failure> {
-        Ok(self.writer().write_blob(bytes)?.detach())
+    /// Whether the store holds `id` (a miss looks for packs written since
+    /// the last look, by this kura or another).
+    pub fn has(&self, id: ObjectId) -> bool {
+        self.repo.to_thread_local().has_object(id)
+    }
+
+    /// Whether the store holds `id` among the packs it knows of (a miss
+    /// does not look for new ones).
+    pub fn knows(&self, id: ObjectId) -> bool {
+        let mut repo = self.repo.to_thread_local();
+        repo.objects.refresh_never();
+        repo.has_object(id)
+    }
+
+    /// Write `blobs` (those the store lacks) as one pack now: a call that
+    /// holds more than it should in memory.
+    pub fn write_blobs(
+        &self,
+        state: &crate::fs::StateDir,
+        dir: &str,
+        blobs: &Blobs,
+    ) -> Result<(), Failure> {
+        let objects: Vec<_> = blobs
+            .iter()
+            .filter(|(id, _)| !self.knows(**id))
+            .map(|(_, b)| (gix::objs::Kind::Blob, b.clone()))
+            .collect();
+        crate::pack::write(state, dir, &objects)
     }
 
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Failure> {
@@ -107,60 +138,97 @@ impl Store {
     /// Commit `change` (path → state after) on top of the last commit,
     /// first committing `found` (path → state kura found) when it differs
     /// from the last commit's tree; the head moves to the change's commit,
-    /// which is returned. Run under the history's lock.
+    /// which is returned. The new objects (`blobs` the store lacks, the
+    /// trees, the commits) are written as one pack in `dir` of `state`
+    /// before the head moves. Run under the history's lock.
     pub fn commit(
         &self,
+        target: (&crate::fs::StateDir, &str),
         found_message: &str,
         change: &BTreeMap<String, (State, State)>,
+        blobs: &Blobs,
         message: &str,
         author: Author<'_>,
     ) -> Result<ObjectId, Failure> {
-        // With the writer first; a miss it cannot see through (another
-        // kura packed the objects it reads) is tried again with a handle
-        // that re-scans.
-        self.commit_with(&self.writer(), found_message, change, message, &author)
+        // First without looking for packs on a miss (a new object always
+        // misses, and each look lists the pack folder); an object it cannot
+        // find (another kura's new pack) makes it look, once.
+        let commit = self
+            .commit_with(
+                false,
+                target,
+                found_message,
+                change,
+                blobs,
+                message,
+                &author,
+            )
             .or_else(|_| {
-                let repo = self.repo.to_thread_local();
-                self.commit_with(&repo, found_message, change, message, &author)
-            })
+                self.commit_with(true, target, found_message, change, blobs, message, &author)
+            })?;
+        // The store learns of the pack just written (a miss that looks),
+        // so the next commit finds what this one left without looking.
+        self.has(commit);
+        Ok(commit)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn commit_with(
         &self,
-        repo: &gix::Repository,
+        refresh: bool,
+        target: (&crate::fs::StateDir, &str),
         found_message: &str,
         change: &BTreeMap<String, (State, State)>,
+        blobs: &Blobs,
         message: &str,
         author: &Author<'_>,
     ) -> Result<ObjectId, Failure> {
+        // Objects written go to memory (asking the store first whether it
+        // has them), then to disk as one pack: one file instead of one per
+        // object.
+        let mut repo = self.repo.to_thread_local().with_object_memory();
+        if !refresh {
+            repo.objects.refresh_never();
+        }
+        for bytes in blobs.values() {
+            repo.write_blob(bytes)?;
+        }
         let head = repo.head()?.id().map(|id| id.detach());
         let tree = match head {
             Some(id) => repo.find_commit(id)?.tree_id()?.detach(),
             None => ObjectId::empty_tree(repo.object_hash()),
         };
-        let kept = repo.find_tree(tree)?;
         let mut found = Vec::new();
-        for (path, (before, _)) in change {
-            let shadow = kept
-                .lookup_entry_by_path(path.as_str())?
-                .filter(|e| e.mode().is_blob())
-                .map(|e| e.object_id());
-            if shadow != *before {
-                found.push((path.as_str(), *before));
+        {
+            let kept = repo.find_tree(tree)?;
+            for (path, (before, _)) in change {
+                let shadow = kept
+                    .lookup_entry_by_path(path.as_str())?
+                    .filter(|e| e.mode().is_blob())
+                    .map(|e| e.object_id());
+                if shadow != *before {
+                    found.push((path.as_str(), *before));
+                }
             }
         }
         let mut parent = head;
         let mut tree = tree;
         if !found.is_empty() {
-            tree = edit(repo, tree, found)?;
-            parent = Some(write_commit(repo, tree, parent, found_message, author)?);
+            tree = edit(&repo, tree, found)?;
+            parent = Some(write_commit(&repo, tree, parent, found_message, author)?);
         }
         let tree = edit(
-            repo,
+            &repo,
             tree,
             change.iter().map(|(p, (_, a))| (p.as_str(), *a)),
         )?;
-        let commit = write_commit(repo, tree, parent, message, author)?;
+        let commit = write_commit(&repo, tree, parent, message, author)?;
+        let objects: Vec<_> = repo
+            .objects
+            .take_object_memory()
+            .map(|mut m| m.drain().map(|(_, o)| o).collect())
+            .unwrap_or_default();
+        crate::pack::write(target.0, target.1, &objects)?;
         repo.edit_reference(RefEdit {
             change: Change::Update {
                 log: LogChange {
@@ -174,8 +242,9 @@ impl Store {
                 },
                 new: gix::refs::Target::Object(commit),
             },
-            name: "HEAD".try_into()?,
-            deref: true,
+            // The branch itself, not through HEAD: one lock file, not two.
+            name: self.branch.clone(),
+            deref: false,
         })?;
         Ok(commit)
     }

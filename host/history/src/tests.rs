@@ -238,29 +238,81 @@ fn the_repository_is_git_with_one_commit_per_change_and_the_list_is_rebuilt_from
     assert_eq!(all(&again).len(), 1);
 }
 
+/// The bytes of the history's packs, how many there are, and the
+/// smallest's size.
+fn packs_of(s: &Setup) -> (u64, usize, u64) {
+    let dir = s.history.path().join("objects/pack");
+    let packs: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".pack"))
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    (
+        packs.iter().sum(),
+        packs.len(),
+        packs.iter().copied().min().unwrap_or(0),
+    )
+}
+
+fn git(s: &Setup, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(s.history.path())
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
-fn packed_objects_are_read_as_loose_ones_were_and_the_loose_files_go() {
+fn each_call_is_one_pack_and_packs_merge_into_deltas_that_git_reads() {
     let s = setup();
-    for round in 0..20 {
-        let _c = Call::begin("vault_write", None, &who("s1"));
-        write(
-            &s.root,
-            &format!("n{}.md", round % 5),
-            &format!("round {round}\n"),
-        );
+    let text =
+        |n: usize, round: usize| format!("{}round {round}\n", "a line of a note\n".repeat(40 + n));
+    {
+        let _c = Call::begin("vault_create", None, &who("s1"));
+        for n in 0..200 {
+            write(&s.root, &format!("notes/n{n:03}.md"), &text(n, 0));
+        }
     }
-    let dir = s.history.inner.dir.clone();
-    let before = pack::loose(&s.history.inner.state, &dir).unwrap().len();
-    assert!(before > 40, "{before}");
-    s.history.inner.pack(1);
-    assert_eq!(pack::loose(&s.history.inner.state, &dir).unwrap().len(), 0);
+    for round in 1..=60 {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        let n = round % 7;
+        write(&s.root, &format!("notes/n{n:03}.md"), &text(n, round));
+    }
+    assert!(
+        pack::loose(&s.history.inner.state, &s.history.inner.dir)
+            .unwrap()
+            .is_empty()
+    );
+    // Merges run beside the writes; the last one finishes, and one more
+    // looks at what came meanwhile.
+    s.history.inner.settle();
+    s.history.inner.merge();
+    let (bytes, count, one) = packs_of(&s);
+    assert!(count < pack::MERGE_AT, "{count} packs");
+    // One call's pack holds its note and its 200-entry folder whole; 61
+    // of them whole would be over 61 times that. Merged, the folder's and
+    // the notes' later versions are deltas of a few dozen bytes, and
+    // fewer than MERGE_AT packs are whole.
+    assert!(
+        bytes < 20 * one,
+        "{bytes} bytes in {count} packs, the smallest {one}"
+    );
     let changes = all(&s.history);
-    assert_eq!(changes.len(), 20);
+    assert_eq!(changes.len(), 61);
     let (diff, _) = s.history.diff(&changes[0], 10_000).unwrap();
-    assert!(diff.contains("+round 19"), "{diff}");
-    // Git itself reads the packed history.
-    let msgs = s.history.inner.store.messages_since(None).unwrap();
-    assert_eq!(msgs.len(), 20);
+    assert!(diff.contains("+round 60"), "{diff}");
+    // git itself reads every object, deltas resolved.
+    git(&s, &["fsck", "--strict", "--no-dangling"]);
+    let log = git(&s, &["log", "-p", "--format=%s"]);
+    assert!(log.contains("+round 1\n") && log.contains("+round 60\n"));
     {
         let _c = Call::begin("vault_undo", None, &who("s2"));
         let plan = s
@@ -270,7 +322,7 @@ fn packed_objects_are_read_as_loose_ones_were_and_the_loose_files_go() {
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
     assert_eq!(
-        std::fs::read_to_string(s.vault.join("n4.md")).unwrap(),
-        "round 14\n"
+        std::fs::read_to_string(s.vault.join("notes/n004.md")).unwrap(),
+        text(4, 53)
     );
 }

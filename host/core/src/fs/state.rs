@@ -297,6 +297,18 @@ impl StateDir {
         self.place(name, bytes, super::write::Expect::Any)
     }
 
+    /// Write `files` (names in one folder `sub`), each atomically, in
+    /// order, and the folder synced once after the last.
+    pub fn write_all(&self, sub: &str, files: &[(&str, &[u8])]) -> io::Result<()> {
+        let dir = self.sub_dir(Some(sub))?;
+        let held = super::write::open_dir_fd(&dir)?;
+        held.lock()?;
+        for (name, bytes) in files {
+            super::write::place_unsynced(&dir, name, bytes, super::write::Expect::Any)?;
+        }
+        super::write::sync_dir(&dir)
+    }
+
     /// Write `sub/name`, which must not exist yet (never replacing one).
     pub fn write_new(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         self.place(name, bytes, super::write::Expect::Absent)

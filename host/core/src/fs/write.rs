@@ -693,6 +693,18 @@ pub(super) fn replace_atomically(
     bytes: &[u8],
     expect: Expect,
 ) -> io::Result<()> {
+    place_unsynced(dir, name, bytes, expect)?;
+    sync_dir(dir)
+}
+
+/// [`replace_atomically`] but for the folder's sync, which the caller
+/// makes once for several files.
+pub(super) fn place_unsynced(
+    dir: &Dir,
+    name: &str,
+    bytes: &[u8],
+    expect: Expect,
+) -> io::Result<()> {
     crate::fault::step()?;
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id());
@@ -721,7 +733,7 @@ pub(super) fn replace_atomically(
             }
             Expect::Any => dir.rename(&tmp, dir, name)?,
         }
-        sync_dir(dir)
+        Ok(())
     })();
     if result.is_err() {
         let _ = dir.remove_file(&tmp);
