@@ -215,7 +215,15 @@ pub fn attach(
         )),
     };
     let (journal, history) = match opened {
-        Ok(h) => (h.journal(), Some(h)),
+        Ok(h) => {
+            h.keep(kura_history::Retention {
+                days: u64::try_from(o.config.history_days).unwrap_or(0),
+                max_bytes: u64::try_from(o.config.history_max_mb)
+                    .unwrap_or(0)
+                    .saturating_mul(1 << 20),
+            });
+            (h.journal(), Some(h))
+        }
         Err(e) => {
             tracing::warn!("{name}: {}; changes are refused", e.message);
             (kura_history::refusing(e.message), None)

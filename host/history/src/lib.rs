@@ -25,11 +25,13 @@ mod call;
 mod delta;
 mod log;
 mod pack;
+mod prune;
 mod store;
 mod undo;
 
 pub use call::{Call, Who, process_session};
 pub use log::{Entry, FileChange, Filter};
+pub use prune::Retention;
 pub use undo::{Conflict, Plan, Restore};
 
 use std::sync::{Arc, Mutex};
@@ -59,6 +61,9 @@ pub(crate) struct Inner {
     log: Mutex<log::Cache>,
     /// A second handle on the root, to see what a killed call left.
     reader: Root,
+    /// How much of the history to keep, and whether a prune is due.
+    retention: Mutex<Retention>,
+    prune_wanted: std::sync::atomic::AtomicBool,
     /// The merge of packs running in the background, if one is.
     merging: Mutex<Option<std::thread::JoinHandle<()>>>,
     /// Empty pending files of this process, locked, for its next calls.
@@ -120,6 +125,8 @@ impl History {
                 commits: std::sync::atomic::AtomicUsize::new(0),
                 spare: Mutex::new(Vec::new()),
                 merging: Mutex::new(None),
+                retention: Mutex::new(Retention::default()),
+                prune_wanted: std::sync::atomic::AtomicBool::new(false),
             }),
         };
         {
@@ -130,6 +137,29 @@ impl History {
         }
         history.inner.merge_later();
         Ok(history)
+    }
+
+    /// Keep the history to `retention` from now on: what it no longer
+    /// keeps is pruned in the background, now and every
+    /// [`PRUNE_EVERY`] commits.
+    pub fn keep(&self, retention: Retention) {
+        *self
+            .inner
+            .retention
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = retention;
+        self.inner.prune_later();
+    }
+
+    /// Prune what the retention no longer keeps, now; how many changes
+    /// went.
+    pub fn prune(&self) -> Result<usize> {
+        let r = *self
+            .inner
+            .retention
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        self.inner.prune(r)
     }
 
     pub fn name(&self) -> &'static str {
@@ -192,6 +222,8 @@ impl History {
 
 /// Commits between two looks at how many packs there are.
 const MERGE_EVERY: usize = 5;
+/// Commits between two looks at what the retention no longer keeps.
+pub const PRUNE_EVERY: usize = 500;
 
 /// The history's folder in the state folder for root `name` at its path.
 pub fn folder_of(name: &str, root: &Root) -> String {
@@ -246,14 +278,48 @@ impl Inner {
     /// [`Self::merge`] on a thread of its own, unless one runs already: a
     /// write does not wait for it.
     fn merge_later(self: &Arc<Self>) {
+        self.later(|me| me.merge());
+    }
+
+    /// Pruning on the background thread (then a merge); when the thread
+    /// is busy, its job prunes when it ends.
+    fn prune_later(self: &Arc<Self>) {
+        self.prune_wanted
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.later(|me| me.merge());
+    }
+
+    /// Prune, if asked to, what the retention no longer keeps.
+    fn prune_if_wanted(self: &Arc<Self>) {
+        if !self
+            .prune_wanted
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        let r = *self.retention.lock().unwrap_or_else(|e| e.into_inner());
+        if r != Retention::default()
+            && let Err(e) = self.prune(r)
+        {
+            tracing::warn!("{} history: {}", self.name, e.message);
+        }
+    }
+
+    /// Run `work` on the history's background thread, unless it is busy;
+    /// a prune asked for meanwhile comes first.
+    fn later(self: &Arc<Self>, work: impl FnOnce(&Arc<Self>) + Send + 'static) {
         let mut slot = self.merging.lock().unwrap_or_else(|e| e.into_inner());
         if slot.as_ref().is_some_and(|h| !h.is_finished()) {
             return;
         }
         let me = self.clone();
         *slot = std::thread::Builder::new()
-            .name("kura-history-merge".into())
-            .spawn(move || me.merge())
+            .name("kura-history".into())
+            .spawn(move || {
+                me.prune_if_wanted();
+                work(&me);
+                me.prune_if_wanted();
+            })
             .ok();
     }
 
@@ -277,7 +343,9 @@ impl Inner {
             .commits
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
-        if n.is_multiple_of(MERGE_EVERY) {
+        if n.is_multiple_of(PRUNE_EVERY) {
+            self.prune_later();
+        } else if n.is_multiple_of(MERGE_EVERY) {
             self.merge_later();
         }
     }

@@ -91,8 +91,9 @@ impl Filter {
 /// The list as read so far.
 #[derive(Default)]
 pub(crate) struct Cache {
-    /// Bytes of `changes.jsonl` read.
+    /// Bytes of `changes.jsonl` read, and which file (its inode) they were.
     read: usize,
+    file: u64,
     entries: Vec<Entry>,
     /// How many entries `undone_by` was worked out for.
     marked: usize,
@@ -347,6 +348,38 @@ impl Inner {
         Ok(())
     }
 
+    /// Write the list anew without its changes up to `boundary` (the
+    /// newest pruned), keeping what was appended since; under the lock.
+    pub(crate) fn drop_listed(&self, boundary: &str) -> Result<()> {
+        let text = self
+            .kura
+            .read(&self.list_name())
+            .map_err(|e| self.fault("cannot be read", e))?
+            .unwrap_or_default();
+        let text = String::from_utf8_lossy(&text);
+        let mut kept = String::new();
+        let mut past = false;
+        for line in text.lines() {
+            if past {
+                kept.push_str(line);
+                kept.push('\n');
+            } else if serde_json::from_str::<Entry>(line).is_ok_and(|e| e.id == boundary) {
+                past = true;
+            }
+        }
+        if !past {
+            return Err(self.fault(
+                "cannot be pruned",
+                format!("the change {boundary} is not listed"),
+            ));
+        }
+        self.kura
+            .write(&self.list_name(), kept.as_bytes())
+            .map_err(|e| self.fault("cannot be pruned", e))?;
+        *self.log.lock().unwrap_or_else(|e| e.into_inner()) = Cache::default();
+        Ok(())
+    }
+
     /// Read what was added to the list since the last look.
     fn refresh(&self) -> Result<()> {
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
@@ -354,16 +387,17 @@ impl Inner {
             .kura
             .read_from(&self.list_name(), cache.read as u64)
             .map_err(|e| self.fault("cannot be read", e))?;
-        let Some((len, fresh)) = read else {
+        let Some((len, file, fresh)) = read else {
             *cache = Cache::default();
             return Ok(());
         };
-        if (len as usize) < cache.read {
-            // Rewritten shorter: read it all again.
+        if (len as usize) < cache.read || (cache.read > 0 && file != cache.file) {
+            // Written anew (pruned): read it all again.
             *cache = Cache::default();
             drop(cache);
             return self.refresh();
         }
+        cache.file = file;
         // Only whole lines: another kura may be appending one.
         let end = fresh.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         for line in String::from_utf8_lossy(&fresh[..end]).lines() {
@@ -377,7 +411,7 @@ impl Inner {
 
     /// Run `f` on every change, oldest first, each marked with the live
     /// undo that took it back (worked out again only when changes came).
-    fn with_entries<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
+    pub(crate) fn with_entries<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
         self.refresh()?;
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if cache.marked != cache.entries.len() {

@@ -5,7 +5,7 @@
 //! the pack stream built here, and the loose files are removed. Git and
 //! gix read packs and loose objects alike, so nothing else changes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write as _;
 
 use gix::ObjectId;
@@ -249,11 +249,57 @@ pub(crate) fn merge(repo: &gix::Repository, state: &StateDir, dir: &str) -> Resu
     if chosen.len() < 2 {
         return Ok(0);
     }
+    let stems: Vec<String> = chosen.iter().map(|(stem, _)| stem.clone()).collect();
+    let name = rewrite(repo, state, dir, &stems, None)?;
+    remove(state, dir, &stems, &name)?;
+    Ok(chosen.len())
+}
+
+/// Write the objects of packs `stems` as one pack, each file's and
+/// folder's versions as deltas of their earlier ones; with `keep`, only
+/// those objects (and any of them no pack holds, read from the store).
+/// Returns the new pack's name; the packs read are left in place.
+pub(crate) fn rewrite(
+    repo: &gix::Repository,
+    state: &StateDir,
+    dir: &str,
+    stems: &[String],
+    keep: Option<&HashSet<ObjectId>>,
+) -> Result<String, Failure> {
     let folder = state.path().join(dir).join("objects/pack");
     let mut held: HashMap<ObjectId, Held> = HashMap::new();
     let mut order = Vec::new();
-    for (stem, _) in chosen {
+    for stem in stems {
         read_pack(&folder, stem, &mut held, &mut order)?;
+    }
+    if let Some(keep) = keep {
+        held.retain(|id, _| keep.contains(id));
+        order.retain(|id| held.contains_key(id));
+        // A delta whose base goes is stored whole.
+        let orphans: Vec<ObjectId> = held
+            .iter()
+            .filter(|(_, h)| h.base.is_some_and(|b| !held.contains_key(&b)))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in orphans.into_iter().chain(
+            keep.iter()
+                .filter(|id| !held.contains_key(*id))
+                .copied()
+                .collect::<Vec<_>>(),
+        ) {
+            let o = repo.find_object(id)?;
+            if !held.contains_key(&id) {
+                order.push(id);
+            }
+            held.insert(
+                id,
+                Held {
+                    kind: o.kind,
+                    data: o.data.clone(),
+                    base: None,
+                },
+            );
+        }
     }
     let mut children: HashMap<ObjectId, Vec<ObjectId>> = HashMap::new();
     for (k, v) in held.iter() {
@@ -268,7 +314,7 @@ pub(crate) fn merge(repo: &gix::Repository, state: &StateDir, dir: &str) -> Resu
     let hash = &bytes[bytes.len() - 20..];
     let name = format!("pack-{}", ObjectId::from_bytes_or_panic(hash));
     if placed.len() != held.len() {
-        return Err("the merged pack lacks objects; nothing was merged".into());
+        return Err("the new pack lacks objects; nothing was rewritten".into());
     }
     let idx = index(placed, hash)?;
     state.write_all(
@@ -278,13 +324,56 @@ pub(crate) fn merge(repo: &gix::Repository, state: &StateDir, dir: &str) -> Resu
             (&format!("{name}.idx"), &idx),
         ],
     )?;
-    for (stem, _) in chosen.iter().filter(|(stem, _)| *stem != name) {
+    Ok(name)
+}
+
+/// Remove packs `stems` (but `kept`, the one that replaced them).
+pub(crate) fn remove(
+    state: &StateDir,
+    dir: &str,
+    stems: &[String],
+    kept: &str,
+) -> Result<(), Failure> {
+    for stem in stems.iter().filter(|stem| *stem != kept) {
         // The index first: a pack without one is not read.
         for ext in ["idx", "pack"] {
             state.remove_unsynced(&format!("{dir}/objects/pack/{stem}.{ext}"))?;
         }
     }
-    Ok(chosen.len())
+    Ok(())
+}
+
+/// The names of every pack (without `.pack`).
+pub(crate) fn all_packs(state: &StateDir, dir: &str) -> Result<Vec<String>, Failure> {
+    Ok(packs(state, dir)?
+        .into_iter()
+        .map(|(stem, _)| stem)
+        .collect())
+}
+
+/// The ids the packs `stems` hold.
+pub(crate) fn holding(
+    state: &StateDir,
+    dir: &str,
+    stems: &[String],
+) -> Result<HashSet<ObjectId>, Failure> {
+    let folder = state.path().join(dir).join("objects/pack");
+    let mut out = HashSet::new();
+    for stem in stems {
+        let index =
+            gix_pack::index::File::at(folder.join(format!("{stem}.idx")), gix::hash::Kind::Sha1)?;
+        out.extend(index.iter().map(|e| e.oid));
+    }
+    Ok(out)
+}
+
+/// The bytes the repository's packs take.
+pub(crate) fn packed_bytes(state: &StateDir, dir: &str) -> Result<u64, Failure> {
+    Ok(state
+        .list(&format!("{dir}/objects/pack"))?
+        .iter()
+        .map(|(_, size, _)| size)
+        .sum())
 }
 
 /// Every object of pack `stem` as the pack holds it (a delta stays one).

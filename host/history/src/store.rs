@@ -75,6 +75,11 @@ impl Store {
         crate::pack::merge(&self.repo.to_thread_local(), state, dir)
     }
 
+    /// A handle on the repository for this thread.
+    pub fn repo(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
     /// Whether the store holds `id` (a miss looks for packs written since
     /// the last look, by this kura or another).
     pub fn has(&self, id: ObjectId) -> bool {
@@ -256,10 +261,15 @@ impl Store {
         until: Option<ObjectId>,
     ) -> Result<Vec<(ObjectId, String)>, Failure> {
         let repo = self.repo.to_thread_local();
+        // Pruned changes end at the boundary git's `shallow` file names.
+        let boundary: Vec<ObjectId> = repo
+            .shallow_commits()?
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default();
         let mut out = Vec::new();
         let mut at = repo.head()?.id().map(|id| id.detach());
         while let Some(id) = at {
-            if Some(id) == until {
+            if Some(id) == until || boundary.contains(&id) {
                 break;
             }
             let commit = repo.find_commit(id)?;

@@ -326,3 +326,99 @@ fn each_call_is_one_pack_and_packs_merge_into_deltas_that_git_reads() {
         text(4, 53)
     );
 }
+
+/// Two kuras (two handles on one history, each with its own lock file
+/// handle, as two processes have) writing in turn: every change of both
+/// is recorded once, in order, readable by git and undoable by either.
+#[test]
+fn a_second_kura_writing_into_the_same_history_loses_no_change() {
+    let s = setup();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let plain = Root::open(&s.vault).unwrap();
+    let other = History::open(&state, "vault", &plain, &[".system"]).unwrap();
+    let other_root = Root::open(&s.vault).unwrap().with_journal(other.journal());
+    for round in 0..30 {
+        let (root, session) = if round % 2 == 0 {
+            (&s.root, "first")
+        } else {
+            (&other_root, "second")
+        };
+        let _c = Call::begin("vault_write", None, &who(session));
+        write(
+            root,
+            &format!("n{}.md", round % 4),
+            &format!("round {round}\n"),
+        );
+    }
+    for h in [&s.history, &other] {
+        let changes = all(h);
+        assert_eq!(changes.len(), 30, "{changes:?}");
+        assert!(changes.iter().all(|c| !c.recovered));
+        assert_eq!(changes[0].session, "second");
+    }
+    git(&s, &["fsck", "--strict", "--no-dangling"]);
+    // The first undoes the second's last change.
+    let last = all(&s.history)[0].clone();
+    {
+        let _c = Call::begin("vault_undo", None, &who("first"));
+        let plan = s.history.plan_undo(&s.root, vec![last]).unwrap();
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("n1.md")).unwrap(),
+        "round 25\n"
+    );
+}
+
+/// Pruned to a size: the oldest changes leave the list and git's log
+/// (which stops at the boundary, `git fsck` content), the repository
+/// shrinks, and every change still listed undoes, down to the files as
+/// they were at the boundary.
+#[test]
+fn pruning_leaves_every_listed_change_undoable() {
+    let s = setup();
+    let mut after = Vec::new();
+    for round in 0..30 {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        let n = round % 3;
+        let text = format!(
+            "{}round {round}\n",
+            "a line of a note\n".repeat(200 + round)
+        );
+        write(&s.root, &format!("n{n}.md"), &text);
+        after.push(
+            (0..3)
+                .map(|n| std::fs::read_to_string(s.vault.join(format!("n{n}.md"))).ok())
+                .collect::<Vec<_>>(),
+        );
+    }
+    s.history.inner.settle();
+    let bytes = pack::packed_bytes(&s.history.inner.state, &s.history.inner.dir).unwrap();
+    s.history.keep(Retention {
+        days: 0,
+        max_bytes: bytes / 2,
+    });
+    s.history.inner.settle();
+    let listed = all(&s.history);
+    // 30 − ⌊30 × 0.8 × ½⌋ pruned.
+    assert_eq!(listed.len(), 12, "{listed:?}");
+    assert!(pack::packed_bytes(&s.history.inner.state, &s.history.inner.dir).unwrap() < bytes);
+    git(&s, &["fsck", "--strict", "--no-dangling"]);
+    let log = git(&s, &["log", "--format=%s"]);
+    assert_eq!(log.lines().count(), 13, "{log}");
+    // A list rebuilt from git stops at the boundary too.
+    std::fs::remove_file(s.history.path().join("kura/changes.jsonl")).unwrap();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let again = History::open(&state, "vault", &Root::open(&s.vault).unwrap(), &[]).unwrap();
+    assert_eq!(all(&again).len(), 12);
+    {
+        let _c = Call::begin("vault_undo", None, &who("s2"));
+        let plan = s.history.plan_undo(&s.root, listed).unwrap();
+        assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+        s.history.apply_undo(&s.root, &plan).unwrap();
+    }
+    let now: Vec<Option<String>> = (0..3)
+        .map(|n| std::fs::read_to_string(s.vault.join(format!("n{n}.md"))).ok())
+        .collect();
+    assert_eq!(now, after[17]);
+}

@@ -70,6 +70,8 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("confirm", Kind::Str),
     ("lock_key", Kind::Str),
     ("locked_folders", Kind::List),
+    ("history_days", Kind::Int),
+    ("history_max_mb", Kind::Int),
 ];
 
 /// Which tool calls kura asks the user to confirm first (through the
@@ -158,6 +160,11 @@ pub struct Config {
     /// Folders (of the vault or the vibe workspace, from the root) whose
     /// files no tool creates, changes, moves or deletes.
     pub locked_folders: Vec<String>,
+    /// Days of changes each root's history keeps (0: all of them).
+    pub history_days: i64,
+    /// Megabytes each root's history may take (0: any size); past it,
+    /// its oldest changes go.
+    pub history_max_mb: i64,
     /// Tool calls run at once, over all sessions; the others wait their
     /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
@@ -226,6 +233,8 @@ impl Default for Config {
             confirm: Confirm::Destructive,
             lock_key: "locked".into(),
             locked_folders: Vec::new(),
+            history_days: 365,
+            history_max_mb: 200,
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }
@@ -470,6 +479,14 @@ impl Config {
                 String::new(),
                 "names no tool; name the tools or domains to serve, or leave it unset for all",
             ));
+        }
+        for (name, v) in [
+            ("history_days", self.history_days),
+            ("history_max_mb", self.history_max_mb),
+        ] {
+            if v < 0 {
+                return Err(bad(name, v.to_string(), "must be >= 0 (0: no limit)"));
+            }
         }
         if self.plugin_timeout_ms < 1 {
             return Err(bad(

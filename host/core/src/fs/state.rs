@@ -228,23 +228,26 @@ impl StateDir {
         }
     }
 
-    /// The length of `sub/name` and its bytes from `offset` on (none when
-    /// it is not longer than that), or None when it does not exist: an
+    /// The length of `sub/name`, its inode (a file written anew under the
+    /// name has another) and its bytes from `offset` on (none when it is
+    /// not longer than that), or None when it does not exist: an
     /// append-only file read where the last look left it.
-    pub fn read_from(&self, name: &str, offset: u64) -> io::Result<Option<(u64, Vec<u8>)>> {
+    pub fn read_from(&self, name: &str, offset: u64) -> io::Result<Option<(u64, u64, Vec<u8>)>> {
         use std::io::{Read as _, Seek as _};
+        use std::os::unix::fs::MetadataExt as _;
         let mut f = match self.dir.open(name) {
             Ok(f) => f.into_std(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
         };
-        let len = f.metadata()?.len();
+        let meta = f.metadata()?;
+        let len = meta.len();
         let mut rest = Vec::new();
         if len > offset {
             f.seek(io::SeekFrom::Start(offset))?;
             f.read_to_end(&mut rest)?;
         }
-        Ok(Some((len, rest)))
+        Ok(Some((len, meta.ino(), rest)))
     }
 
     /// Map `sub/name` into memory read-only, or None when it does not

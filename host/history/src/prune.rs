@@ -1,0 +1,207 @@
+//! Retention: changes older than the person keeps, or past the size they
+//! allow, leave the history, oldest first; every change still listed stays
+//! undoable.
+//!
+//! The newest change pruned becomes the history's boundary: git's own
+//! `shallow` file names it, so `git log` stops there, and its tree — the
+//! files as they were before the oldest change kept — stays. The objects
+//! reachable from the head down to the boundary are written as one new
+//! pack (deltas as in a merge), the list of changes is written anew
+//! without the pruned ones, then the old packs go.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use gix::ObjectId;
+
+use crate::Inner;
+use crate::error::Result;
+use crate::pack;
+
+/// How much history to keep: changes newer than `days` (0: any age), and
+/// at most `max_bytes` of packs (0: any size).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retention {
+    pub days: u64,
+    pub max_bytes: u64,
+}
+
+/// Changes past the age limit that make a prune worth rewriting the
+/// history for: a tenth of those listed, or this many.
+const WORTH: usize = 1_000;
+
+impl Retention {
+    /// How many of `times` (the changes' RFC 3339 times, oldest first) to
+    /// prune when the packs take `bytes`: the changes past the age limit
+    /// once they are worth a rewrite, and enough of the oldest for the rest
+    /// to fit the size (in proportion, with a fifth to spare).
+    pub(crate) fn cut(
+        &self,
+        times: &[String],
+        bytes: u64,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> usize {
+        let mut cut = 0;
+        if self.days > 0 {
+            let limit = now - chrono::Duration::days(self.days as i64);
+            let old = times
+                .iter()
+                .take_while(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t < limit))
+                .count();
+            if old >= WORTH.min(times.len() / 10).max(1) {
+                cut = old;
+            }
+        }
+        if self.max_bytes > 0 && bytes > self.max_bytes {
+            let keep = (times.len() as f64 * 0.8 * self.max_bytes as f64 / bytes as f64) as usize;
+            cut = cut.max(times.len().saturating_sub(keep));
+        }
+        cut
+    }
+}
+
+impl Inner {
+    /// Prune what `retention` no longer keeps; how many changes went.
+    pub(crate) fn prune(self: &Arc<Self>, retention: Retention) -> Result<usize> {
+        let failed =
+            |e: Box<dyn std::error::Error + Send + Sync>| self.fault("cannot be pruned", e);
+        let _merging = self
+            .kura
+            .lock("merge.lock")
+            .map_err(|e| self.fault("cannot be locked", e))?;
+        let listed: Vec<(String, String)> =
+            self.with_entries(|e| e.iter().map(|e| (e.id.clone(), e.time.clone())).collect())?;
+        let times: Vec<String> = listed.iter().map(|(_, t)| t.clone()).collect();
+        let bytes = pack::packed_bytes(&self.state, &self.dir).map_err(failed)?;
+        let cut = retention.cut(&times, bytes, chrono::Utc::now());
+        if cut == 0 {
+            return Ok(0);
+        }
+        let boundary = ObjectId::from_hex(listed[cut - 1].0.as_bytes())
+            .map_err(|e| self.fault("holds a bad id", e))?;
+        let repo = self.store.repo();
+        let head = self.store.head().map_err(failed)?;
+        let mut keep = HashSet::new();
+        reach(&repo, head, boundary, &mut keep).map_err(failed)?;
+        let stems = pack::all_packs(&self.state, &self.dir).map_err(failed)?;
+        let name =
+            pack::rewrite(&repo, &self.state, &self.dir, &stems, Some(&keep)).map_err(failed)?;
+        let _held = self.lock()?;
+        // Changes committed meanwhile: their objects are in the new pack
+        // or in their own; one that only an old pack holds (a file back to
+        // a pruned text) stops the prune, which the next look retries.
+        let now = self.store.head().map_err(failed)?;
+        if now != head {
+            let mut late = HashSet::new();
+            reach(&repo, now, head.unwrap_or(boundary), &mut late).map_err(failed)?;
+            let newer: Vec<String> = pack::all_packs(&self.state, &self.dir)
+                .map_err(failed)?
+                .into_iter()
+                .filter(|p| !stems.contains(p))
+                .collect();
+            let held = pack::holding(&self.state, &self.dir, &newer).map_err(failed)?;
+            if late
+                .iter()
+                .any(|id| !keep.contains(id) && !held.contains(id))
+            {
+                pack::remove(&self.state, &self.dir, &[name], "").map_err(failed)?;
+                return Ok(0);
+            }
+        }
+        self.state
+            .write(
+                &format!("{}/shallow", self.dir),
+                format!("{boundary}\n").as_bytes(),
+            )
+            .map_err(|e| self.fault("cannot be pruned", e))?;
+        self.drop_listed(&listed[cut - 1].0)?;
+        pack::remove(&self.state, &self.dir, &stems, &name).map_err(failed)?;
+        tracing::info!(
+            "{} history: {cut} changes past its retention pruned",
+            self.name
+        );
+        Ok(cut)
+    }
+}
+
+/// Every object the commits from `head` back to `boundary` (included,
+/// along first parents) reach: themselves, their trees and blobs.
+fn reach(
+    repo: &gix::Repository,
+    head: Option<ObjectId>,
+    boundary: ObjectId,
+    out: &mut HashSet<ObjectId>,
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let mut at = head;
+    while let Some(id) = at {
+        let commit = repo.find_commit(id)?;
+        out.insert(id);
+        tree(repo, commit.tree_id()?.detach(), out)?;
+        if id == boundary {
+            return Ok(());
+        }
+        at = commit.parent_ids().next().map(|p| p.detach());
+    }
+    Err(format!("the change {boundary} is not in the history's line").into())
+}
+
+fn tree(
+    repo: &gix::Repository,
+    id: ObjectId,
+    out: &mut HashSet<ObjectId>,
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    if !out.insert(id) {
+        return Ok(());
+    }
+    let t = repo.find_tree(id)?;
+    for e in t.decode()?.entries.iter() {
+        if e.mode.is_tree() {
+            tree(repo, e.oid.to_owned(), out)?;
+        } else {
+            out.insert(e.oid.to_owned());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn times(days_ago: &[i64], now: chrono::DateTime<chrono::Utc>) -> Vec<String> {
+        days_ago
+            .iter()
+            .map(|d| (now - chrono::Duration::days(*d)).to_rfc3339())
+            .collect()
+    }
+
+    #[test]
+    fn changes_past_the_age_go_once_they_are_worth_a_rewrite() {
+        let now = chrono::Utc::now();
+        let keep = Retention {
+            days: 30,
+            max_bytes: 0,
+        };
+        let mut ages: Vec<i64> = (0..40).rev().collect();
+        // 9 of 40 changes are past 30 days: more than a tenth, pruned.
+        assert_eq!(keep.cut(&times(&ages, now), 0, now), 9);
+        ages = vec![31, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
+        // One old change of 20: a tenth is 2, so it waits.
+        assert_eq!(keep.cut(&times(&ages, now), 0, now), 0);
+        let forever = Retention::default();
+        assert_eq!(forever.cut(&times(&[400, 300], now), 1 << 40, now), 0);
+    }
+
+    #[test]
+    fn a_history_over_its_size_loses_its_oldest_changes_in_proportion() {
+        let now = chrono::Utc::now();
+        let keep = Retention {
+            days: 0,
+            max_bytes: 100,
+        };
+        let ages: Vec<i64> = vec![0; 100];
+        assert_eq!(keep.cut(&times(&ages, now), 100, now), 0);
+        // Twice the size: keep 0.8 × half of them.
+        assert_eq!(keep.cut(&times(&ages, now), 200, now), 60);
+    }
+}
