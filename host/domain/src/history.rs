@@ -230,7 +230,11 @@ pub fn attach(
         }
     };
     let guarded = Guarded { locks, journal };
-    (root.with_journal(std::sync::Arc::new(guarded)), history)
+    let root = root.with_journal(std::sync::Arc::new(guarded));
+    if let Some(h) = &history {
+        h.finish_undos(&root);
+    }
+    (root, history)
 }
 
 /// The locks first, then the history: a locked file is refused before

@@ -207,6 +207,12 @@ impl History {
         undo::apply(&self.inner, root, plan)
     }
 
+    /// Finish what undos a killed kura left halfway, through `root` (whose
+    /// journal is this history): at start-up, before any call.
+    pub fn finish_undos(&self, root: &Root) {
+        undo::finish(&self.inner, root);
+    }
+
     /// The changes of `session` an undo of the session takes back, newest
     /// first: all of them but those already undone by a change of another
     /// session.
@@ -270,8 +276,18 @@ impl Inner {
         };
         match self.store.merge_packs(&self.state, &self.dir) {
             Ok(0) => {}
-            Ok(n) => tracing::debug!("{} history: {n} packs merged", self.name),
+            Ok(n) => {
+                tracing::debug!("{} history: {n} packs merged", self.name);
+                self.reopen();
+            }
             Err(e) => tracing::warn!("{} history: packs not merged ({e})", self.name),
+        }
+    }
+
+    /// A fresh object store once packs went (see `store::Store::reopen`).
+    fn reopen(&self) {
+        if let Err(e) = self.store.reopen() {
+            tracing::warn!("{} history: not opened anew ({e})", self.name);
         }
     }
 

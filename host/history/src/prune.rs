@@ -116,6 +116,7 @@ impl Inner {
             .map_err(|e| self.fault("cannot be pruned", e))?;
         self.drop_listed(&listed[cut - 1].0)?;
         pack::remove(&self.state, &self.dir, &stems, &name).map_err(failed)?;
+        self.reopen();
         tracing::info!(
             "{} history: {cut} changes past its retention pruned",
             self.name

@@ -10,10 +10,18 @@ type Failure = Box<dyn std::error::Error + Send + Sync>;
 
 /// Pack indexes the object store can hold at once (the history merges its
 /// packs long before: see `pack.rs`).
+#[cfg(not(test))]
 pub(crate) const PACK_SLOTS: u16 = 1024;
+#[cfg(test)]
+pub(crate) const PACK_SLOTS: u16 = 64;
 
 pub(crate) struct Store {
-    repo: gix::ThreadSafeRepository,
+    /// Opened anew after packs are merged: gix's object store gives each
+    /// pack index it loads a slot and reclaims none, so a long-running
+    /// kura whose packs come and go would run out (seen at ~2,700 changes
+    /// with 1,024 slots).
+    repo: std::sync::RwLock<gix::ThreadSafeRepository>,
+    dir: std::path::PathBuf,
     /// The branch HEAD names, which each commit moves.
     branch: gix::refs::FullName,
 }
@@ -30,32 +38,54 @@ pub(crate) struct Author<'a> {
     pub email: &'a str,
 }
 
+/// Neither the user's nor the system's git configuration is read (the
+/// history must not depend on them, and the sandbox hides them).
+fn options() -> gix::open::Options {
+    // The object store keeps one slot per pack index; the default (as
+    // many as the disk holds at open, at least 32) would refuse the packs
+    // a long-running server adds.
+    gix::open::Options::isolated()
+        .open_path_as_is(true)
+        .object_store_slots(gix::odb::store::init::Slots::Given(PACK_SLOTS))
+}
+
 impl Store {
     /// Open the bare repository at `dir` (`exists`), or create it there.
-    /// Neither the user's nor the system's git configuration is read (the
-    /// history must not depend on them, and the sandbox hides them).
     pub fn open(dir: &Path, exists: bool) -> Result<Store, Failure> {
-        // The object store keeps one slot per pack index; the default
-        // (as many as the disk holds at open, at least 32) would refuse
-        // the packs a long-running server adds.
-        let options = gix::open::Options::isolated()
-            .open_path_as_is(true)
-            .object_store_slots(gix::odb::store::init::Slots::Given(PACK_SLOTS));
         let repo = if exists {
-            gix::ThreadSafeRepository::open_opts(dir, options)?
+            gix::ThreadSafeRepository::open_opts(dir, options())?
         } else {
             gix::ThreadSafeRepository::init_opts(
                 dir,
                 gix::create::Kind::Bare,
                 gix::create::Options::default(),
-                options,
+                options(),
             )?
         };
         let branch = repo
             .to_thread_local()
             .head_name()?
             .unwrap_or_else(|| "refs/heads/main".try_into().expect("a valid name"));
-        Ok(Store { repo, branch })
+        Ok(Store {
+            repo: std::sync::RwLock::new(repo),
+            dir: dir.to_path_buf(),
+            branch,
+        })
+    }
+
+    /// Open the repository anew (a fresh object store with every slot
+    /// free); handles taken before keep the old one while they live.
+    pub fn reopen(&self) -> Result<(), Failure> {
+        let fresh = gix::ThreadSafeRepository::open_opts(&self.dir, options())?;
+        *self.repo.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+        Ok(())
+    }
+
+    fn handle(&self) -> gix::Repository {
+        self.repo
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .to_thread_local()
     }
 
     /// Pack the loose objects when there are at least `at` (the
@@ -66,30 +96,30 @@ impl Store {
         dir: &str,
         at: usize,
     ) -> Result<usize, Failure> {
-        crate::pack::pack_loose(&self.repo.to_thread_local(), state, dir, at)
+        crate::pack::pack_loose(&self.handle(), state, dir, at)
     }
 
     /// Merge the smaller packs when there are many (see `pack::merge`);
     /// how many were merged.
     pub fn merge_packs(&self, state: &crate::fs::StateDir, dir: &str) -> Result<usize, Failure> {
-        crate::pack::merge(&self.repo.to_thread_local(), state, dir)
+        crate::pack::merge(&self.handle(), state, dir)
     }
 
     /// A handle on the repository for this thread.
     pub fn repo(&self) -> gix::Repository {
-        self.repo.to_thread_local()
+        self.handle()
     }
 
     /// Whether the store holds `id` (a miss looks for packs written since
     /// the last look, by this kura or another).
     pub fn has(&self, id: ObjectId) -> bool {
-        self.repo.to_thread_local().has_object(id)
+        self.handle().has_object(id)
     }
 
     /// Whether the store holds `id` among the packs it knows of (a miss
     /// does not look for new ones).
     pub fn knows(&self, id: ObjectId) -> bool {
-        let mut repo = self.repo.to_thread_local();
+        let mut repo = self.handle();
         repo.objects.refresh_never();
         repo.has_object(id)
     }
@@ -111,7 +141,7 @@ impl Store {
     }
 
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Failure> {
-        let repo = self.repo.to_thread_local();
+        let repo = self.handle();
         Ok(repo.find_blob(id)?.take_data())
     }
 
@@ -123,7 +153,7 @@ impl Store {
 
     /// What the last commit's tree holds at `path` (hex id; None: nothing).
     pub fn tracked(&self, path: &str) -> Result<Option<String>, Failure> {
-        let repo = self.repo.to_thread_local();
+        let repo = self.handle();
         let Some(head) = repo.head()?.id() else {
             return Ok(None);
         };
@@ -136,7 +166,7 @@ impl Store {
 
     /// The last commit, if any.
     pub fn head(&self) -> Result<Option<ObjectId>, Failure> {
-        let repo = self.repo.to_thread_local();
+        let repo = self.handle();
         Ok(repo.head()?.id().map(|id| id.detach()))
     }
 
@@ -170,6 +200,10 @@ impl Store {
             )
             .or_else(|_| {
                 self.commit_with(true, target, found_message, change, blobs, message, &author)
+            })
+            .or_else(|_| {
+                self.reopen()?;
+                self.commit_with(true, target, found_message, change, blobs, message, &author)
             })?;
         // The store learns of the pack just written (a miss that looks),
         // so the next commit finds what this one left without looking.
@@ -191,7 +225,7 @@ impl Store {
         // Objects written go to memory (asking the store first whether it
         // has them), then to disk as one pack: one file instead of one per
         // object.
-        let mut repo = self.repo.to_thread_local().with_object_memory();
+        let mut repo = self.handle().with_object_memory();
         if !refresh {
             repo.objects.refresh_never();
         }
@@ -260,7 +294,7 @@ impl Store {
         &self,
         until: Option<ObjectId>,
     ) -> Result<Vec<(ObjectId, String)>, Failure> {
-        let repo = self.repo.to_thread_local();
+        let repo = self.handle();
         // Pruned changes end at the boundary git's `shallow` file names.
         let boundary: Vec<ObjectId> = repo
             .shallow_commits()?

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
@@ -14,7 +14,7 @@ use crate::log::{Entry, id_of};
 use crate::{Inner, call};
 
 /// What an undo does to one file.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Restore {
     pub path: String,
     /// `restored` (its earlier text back), `recreated` (a deleted file back)
@@ -27,7 +27,7 @@ pub struct Restore {
 }
 
 /// A file that changed since the change being undone.
-#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Conflict {
     pub path: String,
     /// What the change left there (blob id; null: no file)
@@ -39,7 +39,7 @@ pub struct Conflict {
 }
 
 /// An undo worked out, not yet done.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
     /// The changes undone, newest first.
     pub changes: Vec<String>,
@@ -179,24 +179,134 @@ pub(crate) fn apply(history: &Inner, root: &Root, plan: &Plan) -> Result<()> {
         return Err(conflict(history, plan));
     }
     call::set_undoes(plan.changes.clone());
-    for folder in &plan.make {
-        root.make_dir(&RelPath::parse(folder, false)?)?;
-    }
+    // The plan goes to a journal first (synced, locked while the undo
+    // runs): a kura killed halfway finishes it at its next start.
+    let journal = Journal::begin(history, plan)?;
+    let mut made = Vec::new();
     let mut done: Vec<&Restore> = Vec::new();
-    for r in &plan.files {
-        if let Err(e) = set(history, root, &r.path, &r.from, &r.to) {
-            // Put back what was done: all or nothing.
-            for d in done.iter().rev() {
-                if let Err(back) = set(history, root, &d.path, &d.to, &d.from) {
-                    tracing::warn!("undo: could not put `{}` back: {}", d.path, back.message);
+    let result = (|| {
+        for folder in &plan.make {
+            let p = RelPath::parse(folder, false)?;
+            root.make_dir(&p)?;
+            made.push(p);
+        }
+        for r in &plan.files {
+            set(history, root, &r.path, &r.from, &r.to)?;
+            done.push(r);
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        // Put back what was done: all or nothing.
+        for d in done.iter().rev() {
+            if let Err(back) = set(history, root, &d.path, &d.to, &d.from) {
+                tracing::warn!("undo: could not put `{}` back: {}", d.path, back.message);
+            }
+        }
+        for p in made.iter().rev() {
+            let _ = root.remove_dir_if_empty(p);
+        }
+        journal.end(history);
+        return Err(e);
+    }
+    remove_folders(root, plan);
+    journal.end(history);
+    Ok(())
+}
+
+/// The folders an undo removes, each if empty; one that stays (it cannot
+/// be removed) costs nothing and is logged.
+fn remove_folders(root: &Root, plan: &Plan) {
+    for folder in &plan.remove {
+        let removed = RelPath::parse(folder, false).and_then(|p| root.remove_dir_if_empty(&p));
+        if let Err(e) = removed {
+            tracing::warn!("undo: the emptied folder `{folder}` stays: {}", e.message);
+        }
+    }
+}
+
+/// An undo in progress, kept in `undo/` of the history's `kura/` folder.
+struct Journal {
+    file: std::fs::File,
+    name: String,
+}
+
+impl Journal {
+    fn begin(history: &Inner, plan: &Plan) -> Result<Journal> {
+        use std::io::Write as _;
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("undo/{}-{n}.json", std::process::id());
+        let failed = |e: std::io::Error| history.fault("cannot record the undo", e);
+        let mut file = history.kura.lock(&name).map_err(failed)?;
+        let text = serde_json::to_vec(plan).unwrap_or_default();
+        kura_core::fault::step()
+            .and_then(|()| file.set_len(0))
+            .and_then(|()| file.write_all(&text))
+            .and_then(|()| file.sync_data())
+            .map_err(failed)?;
+        Ok(Journal { file, name })
+    }
+
+    /// Done (or put back whole): the journal goes. One that stays is
+    /// finished at the next start, which finds every file as it left it.
+    fn end(self, history: &Inner) {
+        if let Err(e) = history.kura.remove(&self.name) {
+            tracing::warn!("undo: its journal stays ({e}); the next start finds it done");
+        }
+        drop(self.file);
+    }
+}
+
+/// Finish the undos a killed kura left (journals no live undo holds),
+/// through `root`: each file that still holds what the undo found gets
+/// what it was to get; one that holds neither (changed since) stays as it
+/// is and is logged. Run at start-up, before any call.
+pub(crate) fn finish(history: &Inner, root: &Root) {
+    let Ok(left) = history.kura.list("undo") else {
+        return;
+    };
+    for (file, _, _) in left {
+        let name = format!("undo/{file}");
+        let Ok(Some(_held)) = history.kura.try_lock(&name) else {
+            continue;
+        };
+        let plan: Option<Plan> = history
+            .kura
+            .read(&name)
+            .ok()
+            .flatten()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if let Some(plan) = plan {
+            for folder in &plan.make {
+                if let Ok(p) = RelPath::parse(folder, false) {
+                    let _ = root.make_dir(&p);
                 }
             }
-            return Err(e);
+            for r in &plan.files {
+                let now = current(root, &r.path).map(|c| c.map(|(id, _)| id));
+                match now {
+                    Ok(now) if now == r.to => {}
+                    Ok(now) if now == r.from => {
+                        if let Err(e) = set(history, root, &r.path, &r.from, &r.to) {
+                            tracing::error!(
+                                "an interrupted undo could not restore `{}`: {}",
+                                r.path,
+                                e.message
+                            );
+                        }
+                    }
+                    _ => tracing::error!(
+                        "an interrupted undo leaves `{}` as it is: it changed since",
+                        r.path
+                    ),
+                }
+            }
+            remove_folders(root, &plan);
+            tracing::info!("{} history: an interrupted undo was finished", history.name);
         }
-        done.push(r);
+        if let Err(e) = history.kura.remove(&name) {
+            tracing::warn!("an interrupted undo's journal stays: {e}");
+        }
     }
-    for folder in &plan.remove {
-        root.remove_dir_if_empty(&RelPath::parse(folder, false)?)?;
-    }
-    Ok(())
 }

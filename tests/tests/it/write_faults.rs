@@ -17,15 +17,38 @@ use kura::config::Config;
 use kura::fault::{self, Fault, Plan};
 use serde_json::{Value, json};
 
-/// One write, on a fresh copy of the fixtures.
+/// One write, on a fresh copy of the fixtures (after `before`, a call
+/// made without a fault, when it has one).
 struct Case {
     tool: &'static str,
     args: Value,
+    before: Option<(&'static str, Value)>,
 }
 
 fn cases() -> Vec<Case> {
-    let c = |tool, args| Case { tool, args };
+    let c = |tool, args| Case {
+        tool,
+        args,
+        before: None,
+    };
+    // An undo puts files back through the same steps a write takes: a
+    // move with its link rewrites undone, and a vibe task's status.
+    let undo = |tool, before: &'static str, args: Value| Case {
+        tool,
+        args: json!({"session": "current"}),
+        before: Some((before, args)),
+    };
     vec![
+        undo(
+            "vault_undo",
+            "vault_move",
+            json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        ),
+        undo(
+            "undo",
+            "update_task_status",
+            json!({"project": "webapp", "task": "001", "status": "done"}),
+        ),
         c(
             "vault_create",
             json!({"path": "new/deep/idea.md", "content": "# Idea\n"}),
@@ -126,6 +149,17 @@ impl Folders {
         App::start(self.config(), kura::CATALOG).expect("kura starts")
     }
 
+    /// A start, and the case's call before, if it has one.
+    fn ready(&self, case: &Case) -> App {
+        let app = self.start();
+        if let Some((tool, args)) = &case.before {
+            app.call(tool, args.as_object())
+                .expect("served")
+                .unwrap_or_else(|e| panic!("{tool} before the case: {}", e.message));
+        }
+        app
+    }
+
     /// Every file of the writable roots, byte for byte (kura's temporary
     /// files aside: a crash may leave one, and the next start sweeps it).
     fn snapshot(&self) -> BTreeMap<String, Vec<u8>> {
@@ -180,7 +214,7 @@ fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
 /// What the case leaves without a fault, and how many steps it makes.
 fn clean_run(case: &Case) -> (BTreeMap<String, Vec<u8>>, usize) {
     let f = Folders::new();
-    let app = f.start();
+    let app = f.ready(case);
     let (r, steps) = fault::with(Plan::default(), || {
         (call(&app, case), fault::steps().unwrap())
     });
@@ -213,7 +247,7 @@ fn a_failed_step_leaves_every_write_undone() {
                 // state folder among them), and step `at` is the one that
                 // fails.
                 let f = Folders::new();
-                let app = f.start();
+                let app = f.ready(&case);
                 let before = f.snapshot();
                 let plan = Plan {
                     at: Some((at, Fault::Fail(errno))),
@@ -265,8 +299,8 @@ fn a_call_that_dies_at_any_step_is_whole_or_undone_after_a_restart() {
         let (after, steps) = clean_run(&case);
         for at in 1..=steps {
             let f = Folders::new();
+            let app = f.ready(&case);
             let before = f.snapshot();
-            let app = f.start();
             let plan = Plan {
                 at: Some((at, Fault::Panic)),
                 ..Plan::default()
@@ -318,10 +352,12 @@ fn another_program_writing_before_any_step_loses_nothing() {
     let mut refused = 0;
     for case in cases() {
         let (after, steps) = clean_run(&case);
-        let files = touched(&Folders::new().snapshot(), &after);
+        let ready = Folders::new();
+        drop(ready.ready(&case));
+        let files = touched(&ready.snapshot(), &after);
         for at in 1..=steps {
             let f = Folders::new();
-            let app = f.start();
+            let app = f.ready(&case);
             let base = f.dir.path().to_path_buf();
             let lines: Vec<(PathBuf, String)> = files
                 .iter()
@@ -375,6 +411,7 @@ fn a_finished_move_whose_journal_stayed_is_never_undone_later() {
     let case = Case {
         tool: "vault_move",
         args: json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        before: None,
     };
     let (after, steps) = clean_run(&case);
     // The journal's removal is the move's last step (the history's record
@@ -422,6 +459,7 @@ fn a_move_blocked_by_a_read_only_note_changes_nothing() {
     let case = Case {
         tool: "vault_move",
         args: json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        before: None,
     };
     let e = call(&app, &case).unwrap_err();
     assert!(e.message.contains("daily/2026-01-06.md"), "{}", e.message);
