@@ -228,6 +228,9 @@ impl History {
 
 /// Commits between two looks at how many packs there are.
 const MERGE_EVERY: usize = 5;
+/// Commits between two openings of the repository anew (see
+/// `store::Store::reopen`), well under its 1,024 slots.
+const REOPEN_EVERY: usize = 200;
 /// Commits between two looks at what the retention no longer keeps.
 pub const PRUNE_EVERY: usize = 500;
 
@@ -359,6 +362,11 @@ impl Inner {
             .commits
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
+        if n.is_multiple_of(REOPEN_EVERY) {
+            // Each commit's pack takes a slot of the object store, which a
+            // long merge leaves unreclaimed meanwhile.
+            self.reopen();
+        }
         if n.is_multiple_of(PRUNE_EVERY) {
             self.prune_later();
         } else if n.is_multiple_of(MERGE_EVERY) {

@@ -442,6 +442,11 @@ fn candidates(
             && h.kind == gix::objs::Kind::Commit
         {
             let c = gix::objs::CommitRef::from_bytes(&h.data)?;
+            // A tree stored as a delta was paired by an earlier merge, and
+            // so was what it holds: only the newer commits are walked.
+            if held.get(&c.tree()).is_some_and(|t| t.base.is_some()) {
+                continue;
+            }
             commits.push((*id, c.tree(), c.parents().next()));
         }
     }
