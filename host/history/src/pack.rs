@@ -135,17 +135,31 @@ pub(crate) fn write(
         return Ok(());
     }
     let (bytes, placed) = stream(objects)?;
+    place(state, dir, &bytes, placed)?;
+    Ok(())
+}
+
+/// Put the pack stream `bytes` and its index (of `placed`) in the object
+/// folder, named by the pack's hash: the pack first, then its index (git
+/// and gix read a pack only once its index is there), the folder synced
+/// once. Returns the pack's name.
+fn place(
+    state: &StateDir,
+    dir: &str,
+    bytes: &[u8],
+    placed: Vec<Placed>,
+) -> Result<String, Failure> {
     let hash = &bytes[bytes.len() - 20..];
     let name = format!("pack-{}", ObjectId::from_bytes_or_panic(hash));
     let idx = index(placed, hash)?;
     state.write_all(
         &format!("{dir}/objects/pack"),
         &[
-            (&format!("{name}.pack"), &bytes),
+            (&format!("{name}.pack"), bytes),
             (&format!("{name}.idx"), &idx),
         ],
     )?;
-    Ok(())
+    Ok(name)
 }
 
 /// Pack the loose objects of `repo` (at `dir` in the state folder) when
@@ -311,20 +325,10 @@ pub(crate) fn rewrite(
         deltify(repo, &mut held, &mut children, id, base)?;
     }
     let (bytes, placed) = emit(repo, &mut held, &order)?;
-    let hash = &bytes[bytes.len() - 20..];
-    let name = format!("pack-{}", ObjectId::from_bytes_or_panic(hash));
     if placed.len() != held.len() {
         return Err("the new pack lacks objects; nothing was rewritten".into());
     }
-    let idx = index(placed, hash)?;
-    state.write_all(
-        &format!("{dir}/objects/pack"),
-        &[
-            (&format!("{name}.pack"), &bytes),
-            (&format!("{name}.idx"), &idx),
-        ],
-    )?;
-    Ok(name)
+    place(state, dir, &bytes, placed)
 }
 
 /// Remove packs `stems` (but `kept`, the one that replaced them).
