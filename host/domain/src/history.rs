@@ -9,7 +9,7 @@ use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::{Journal, RelPath, Root};
 use kura_core::lock::Locks;
-pub use kura_history::{Call, Entry, History, Who, process_session};
+pub use kura_history::{Call, Entry, History, Who, process_session, settle_all};
 use kura_history::{Filter, Restore};
 
 /// How many changes a listing gives unless asked.

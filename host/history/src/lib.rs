@@ -26,12 +26,14 @@ mod delta;
 mod log;
 mod pack;
 mod prune;
+mod queue;
 mod store;
 mod undo;
 
 pub use call::{Call, Who, process_session};
 pub use log::{Entry, FileChange, Filter};
 pub use prune::Retention;
+pub use queue::settle_all;
 pub use undo::{Conflict, Plan, Restore};
 
 use std::sync::{Arc, Mutex};
@@ -70,6 +72,10 @@ pub(crate) struct Inner {
     spare: Mutex<Vec<(std::fs::File, String)>>,
     /// Commits made by this process.
     commits: std::sync::atomic::AtomicUsize,
+    /// Calls waiting for their commit.
+    queue: queue::Queue,
+    /// Packs this process's commits wrote since the last merge began.
+    unmerged: std::sync::atomic::AtomicUsize,
 }
 
 impl History {
@@ -127,8 +133,11 @@ impl History {
                 merging: Mutex::new(None),
                 retention: Mutex::new(Retention::default()),
                 prune_wanted: std::sync::atomic::AtomicBool::new(false),
+                queue: queue::Queue::default(),
+                unmerged: std::sync::atomic::AtomicUsize::new(0),
             }),
         };
+        queue::opened(&history.inner);
         {
             let _held = history.inner.lock()?;
             history.inner.recover()?;
@@ -160,6 +169,13 @@ impl History {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         self.inner.prune(r)
+    }
+
+    /// Wait until the calls this process made are committed (a reader
+    /// of the repository itself, or a process about to exit; listings
+    /// wait by themselves).
+    pub fn settle(&self) {
+        self.inner.queue.settle();
     }
 
     pub fn name(&self) -> &'static str {
@@ -231,6 +247,9 @@ const MERGE_EVERY: usize = 5;
 /// Commits between two openings of the repository anew (see
 /// `store::Store::reopen`), well under its 1,024 slots.
 const REOPEN_EVERY: usize = 200;
+/// Packs this process may write past the last merge before its next
+/// commit waits for a merge: a quarter of the object store's slots.
+const UNMERGED_MAX: usize = store::PACK_SLOTS as usize / 4;
 /// Commits between two looks at what the retention no longer keeps.
 pub const PRUNE_EVERY: usize = 500;
 
@@ -274,9 +293,26 @@ impl Inner {
     /// own lock (one merge at a time across processes; commits go on
     /// meanwhile: a merge removes only packs it has rewritten whole).
     fn merge(&self) {
-        let Ok(Some(_merging)) = self.kura.try_lock("merge.lock") else {
+        let Ok(Some(merging)) = self.kura.try_lock("merge.lock") else {
             return;
         };
+        self.merge_held(merging);
+    }
+
+    /// Merge the packs now, waiting for a merge in progress to end first:
+    /// this process's commits wrote so many packs since the last merge
+    /// that the object store could run out of slots for them (a writer
+    /// faster than the merges). Run before the history's lock is taken
+    /// (a prune holds the merge's lock, then takes the history's).
+    fn merge_now(&self) {
+        match self.kura.lock("merge.lock") {
+            Ok(merging) => self.merge_held(merging),
+            Err(e) => tracing::warn!("{} history: packs not merged ({e})", self.name),
+        }
+    }
+
+    fn merge_held(&self, _merging: std::fs::File) {
+        self.unmerged.store(0, std::sync::atomic::Ordering::Relaxed);
         match self.store.merge_packs(&self.state, &self.dir) {
             Ok(0) => {}
             Ok(n) => {
@@ -342,9 +378,11 @@ impl Inner {
             .ok();
     }
 
-    /// Wait for a merge in progress, if one is.
+    /// Wait for the queued commits, then for a merge in progress, if one
+    /// is.
     #[cfg(test)]
     fn settle(&self) {
+        self.queue.settle();
         let running = self
             .merging
             .lock()
@@ -362,6 +400,8 @@ impl Inner {
             .commits
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
+        self.unmerged
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if n.is_multiple_of(REOPEN_EVERY) {
             // Each commit's pack takes a slot of the object store, which a
             // long merge leaves unreclaimed meanwhile.

@@ -115,6 +115,9 @@ impl Inner {
     /// Commit the call's part in this root (under the lock), record what a
     /// killed kura left first, and let its pending file go.
     pub(crate) fn commit(self: &Arc<Self>, meta: &Meta, mut t: Touched) -> Result<()> {
+        if self.unmerged.load(std::sync::atomic::Ordering::Relaxed) >= crate::UNMERGED_MAX {
+            self.merge_now();
+        }
         let _held = self.lock()?;
         self.recover()?;
         let change = call::net(&t.steps);
@@ -231,55 +234,76 @@ impl Inner {
         Ok(entry.id)
     }
 
-    /// Record the calls of a killed kura (pending files no one holds) as
-    /// the files show them now: a path counts as changed when it no longer
-    /// holds what the call found.
+    /// Record the calls a stopped kura left (pending files no one holds),
+    /// oldest first. A path counts as changed by a call when it no longer
+    /// holds what the call found: it holds what the next call left
+    /// pending found there (when those bytes are at hand: that call kept
+    /// them, or the store has them), or else what the file holds now.
     pub(crate) fn recover(&self) -> Result<()> {
         let folder = "pending";
-        let pending = self
+        let listed = self
             .kura
             .list(folder)
             .map_err(|e| self.fault("cannot be read", e))?;
-        for (file, _, _) in pending {
+        let mut left = Vec::new();
+        for (file, _, _) in listed {
             let name = format!("{folder}/{file}");
-            let Ok(Some(_held)) = self.kura.try_lock(&name) else {
-                continue; // a call in progress
+            let Ok(Some(held)) = self.kura.try_lock(&name) else {
+                continue; // a call in progress, or queued for its commit
             };
             let text = self
                 .kura
                 .read(&name)
                 .map_err(|e| self.fault("cannot be read", e))?
                 .unwrap_or_default();
-            let call::Pending {
-                meta,
-                steps,
-                made,
-                removed,
-            } = call::parse_pending(&String::from_utf8_lossy(&text));
-            let mut blobs = Blobs::new();
-            for s in &steps {
-                if let (Some(id), Some(bytes)) = (
-                    s.before
-                        .as_deref()
-                        .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok()),
-                    s.kept.as_deref().and_then(call::kept),
-                ) {
-                    blobs.entry(id).or_insert(bytes);
-                }
+            let pending = call::parse_pending(&String::from_utf8_lossy(&text));
+            left.push((name, held, pending));
+        }
+        left.sort_by(|a, b| (a.2.meta.at, &a.0).cmp(&(b.2.meta.at, &b.0)));
+        let hex = |h: &Option<String>| {
+            h.as_deref()
+                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+        };
+        let mut blobs = Blobs::new();
+        for s in left.iter().flat_map(|(_, _, p)| &p.steps) {
+            if let (Some(id), Some(bytes)) =
+                (hex(&s.before), s.kept.as_deref().and_then(call::kept))
+            {
+                blobs.entry(id).or_insert(bytes);
             }
+        }
+        let nets: Vec<_> = left.iter().map(|(_, _, p)| call::net(&p.steps)).collect();
+        for (i, (name, _held, pending)) in left.into_iter().enumerate() {
             let mut change = BTreeMap::new();
-            for (path, (before, _)) in call::net(&steps) {
-                let now = self.state_of(&path, &mut blobs)?;
+            for (path, (before, _)) in &nets[i] {
+                let next = nets[i + 1..]
+                    .iter()
+                    .find_map(|n| n.get(path).map(|(b, _)| b.clone()));
+                let after = match next {
+                    Some(b)
+                        if hex(&b)
+                            .is_none_or(|id| blobs.contains_key(&id) || self.store.has(id)) =>
+                    {
+                        b
+                    }
+                    _ => self.state_of(path, &mut blobs)?,
+                };
                 // Changed by the call, and not known to the repository
                 // already (a call committed whose pending file stayed).
                 let known = self
                     .store
-                    .tracked(&path)
+                    .tracked(path)
                     .map_err(|e| self.fault("cannot be read", e))?;
-                if now != before && now != known {
-                    change.insert(path, (before, now));
+                if after != *before && after != known {
+                    change.insert(path.clone(), (before.clone(), after));
                 }
             }
+            let call::Pending {
+                meta,
+                made,
+                removed,
+                ..
+            } = pending;
             if !change.is_empty() || !made.is_empty() || !removed.is_empty() {
                 self.record(&meta, change, made, removed, true, &blobs)?;
                 tracing::info!(
@@ -412,6 +436,14 @@ impl Inner {
     /// Run `f` on every change, oldest first, each marked with the live
     /// undo that took it back (worked out again only when changes came).
     pub(crate) fn with_entries<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
+        // This process's calls queued for their commit come first.
+        self.queue.settle();
+        self.with_committed(f)
+    }
+
+    /// [`Self::with_entries`] without waiting for the queued calls (a
+    /// prune, which the commits may be waiting for).
+    pub(crate) fn with_committed<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
         self.refresh()?;
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if cache.marked != cache.entries.len() {

@@ -226,6 +226,7 @@ fn the_repository_is_git_with_one_commit_per_change_and_the_list_is_rebuilt_from
         write(&s.root, "a.md", "kura's\n");
     }
     // The first sight of a.md is a commit of its own before the change.
+    s.history.settle();
     let msgs = s.history.inner.store.messages_since(None).unwrap();
     assert_eq!(msgs.len(), 2);
     assert!(msgs[0].1.starts_with("found changed outside kura"));
@@ -338,17 +339,21 @@ fn a_second_kura_writing_into_the_same_history_loses_no_change() {
     let other = History::open(&state, "vault", &plain, &[".system"]).unwrap();
     let other_root = Root::open(&s.vault).unwrap().with_journal(other.journal());
     for round in 0..30 {
-        let (root, session) = if round % 2 == 0 {
-            (&s.root, "first")
+        let (root, session, history) = if round % 2 == 0 {
+            (&s.root, "first", &s.history)
         } else {
-            (&other_root, "second")
+            (&other_root, "second", &other)
         };
-        let _c = Call::begin("vault_write", None, &who(session));
-        write(
-            root,
-            &format!("n{}.md", round % 4),
-            &format!("round {round}\n"),
-        );
+        {
+            let _c = Call::begin("vault_write", None, &who(session));
+            write(
+                root,
+                &format!("n{}.md", round % 4),
+                &format!("round {round}\n"),
+            );
+        }
+        // Two processes' calls, each committed before the other's next.
+        history.settle();
     }
     for h in [&s.history, &other] {
         h.inner.settle();
@@ -453,4 +458,89 @@ fn packs_merged_under_running_writes_fail_no_commit() {
         .count();
     assert!(pending <= 1, "{pending} pending files");
     git(&s, &["fsck", "--strict", "--no-dangling"]);
+}
+
+#[test]
+fn a_listing_right_after_the_calls_shows_every_one_of_them() {
+    let s = setup();
+    // Answered before their commits: a listing waits for those queued.
+    for i in 0..40 {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(
+            &s.root,
+            &format!("n{}.md", i % 7),
+            &format!("version {i}\n"),
+        );
+    }
+    let (listed, total) = s.history.list(&Filter::default(), 0, 100).unwrap();
+    assert_eq!(total, 40);
+    assert_eq!(listed[0].args, "{}");
+    assert!(listed.iter().all(|e| !e.recovered));
+}
+
+#[test]
+fn calls_queued_when_kura_stops_are_recorded_at_the_next_open_and_undoable() {
+    let s = setup();
+    write_outside(&s, "a.md", "years of notes\n");
+    s.history.inner.queue.pause(true);
+    for text in ["first\n", "second\n", "third\n"] {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", text);
+    }
+    assert_eq!(s.history.inner.queue.len(), 3);
+    // The process dies with the three calls answered, none committed.
+    s.history.inner.queue.abandon();
+    s.history.inner.queue.pause(false);
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let reader = Root::open(&s.vault).unwrap();
+    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    let changes = all(&again);
+    assert!(!changes.is_empty() && changes.iter().all(|e| e.recovered));
+    // Undoing them all brings back what was there before the first.
+    let root = reader.with_journal(again.journal());
+    let plan = again.plan_undo(&root, changes).unwrap();
+    assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+    {
+        let _c = Call::begin("vault_undo", None, &who("s2"));
+        again.apply_undo(&root, &plan).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
+        "years of notes\n"
+    );
+}
+
+#[test]
+fn a_writer_faster_than_its_commits_waits_for_them() {
+    let s = setup();
+    s.history.inner.queue.pause(true);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let writer = {
+        let root = s
+            .root
+            .try_clone()
+            .unwrap()
+            .with_journal(s.history.journal());
+        let done = done.clone();
+        std::thread::spawn(move || {
+            for i in 0..super::queue::QUEUED_MAX + 2 {
+                let _c = Call::begin("vault_write", None, &who("s1"));
+                write(&root, &format!("n{i}.md"), "text\n");
+                drop(_c);
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    };
+    // The queue fills, and the next call waits for a commit.
+    while s.history.inner.queue.len() < super::queue::QUEUED_MAX {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(
+        done.load(std::sync::atomic::Ordering::SeqCst),
+        super::queue::QUEUED_MAX
+    );
+    s.history.inner.queue.pause(false);
+    writer.join().unwrap();
+    assert_eq!(all(&s.history).len(), super::queue::QUEUED_MAX + 2);
 }

@@ -243,6 +243,8 @@ pub fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(run(cli.command, prepared));
+    // Calls answered whose history is still being committed.
+    crate::domain::history::settle_all();
     // Whatever still runs on the blocking pool is done with (the server
     // waits for its tool calls): typically a read of stdin that will never
     // return, which must not hold the exit.
