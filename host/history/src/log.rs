@@ -88,16 +88,44 @@ impl Filter {
     }
 }
 
-/// The list as read so far.
+impl Filter {
+    /// Strings the JSON line of every change the filter admits contains
+    /// (a cheap test before a line is parsed).
+    fn needles(&self) -> Vec<String> {
+        let json = |s: &str| serde_json::to_string(s).unwrap_or_default();
+        let mut out = Vec::new();
+        if let Some(p) = self.path.as_ref().filter(|p| !p.is_root()) {
+            let quoted = json(&p.to_string());
+            out.push(quoted[1..quoted.len() - 1].to_owned());
+        }
+        if let Some(s) = &self.session {
+            out.push(format!("\"session\":{}", json(s)));
+        }
+        if let Some(c) = &self.client {
+            out.push(format!("\"client\":{}", json(c)));
+        }
+        out
+    }
+}
+
+/// The list as read so far: its lines as written, parsed only when a
+/// listing may show them (a fresh process listing one note among 100,000
+/// changes parses that note's, not all).
 #[derive(Default)]
 pub(crate) struct Cache {
     /// Bytes of `changes.jsonl` read, and which file (its inode) they were.
     read: usize,
     file: u64,
-    entries: Vec<Entry>,
-    /// How many entries `undone_by` was worked out for.
+    lines: Vec<Box<str>>,
+    /// Each change undone by a live undo, and that undo.
+    undone: HashMap<String, String>,
+    /// How many lines `undone` was worked out for.
     marked: usize,
 }
+
+/// The key every undo's line has (and no other line: `args` is a string,
+/// its quotes escaped).
+const UNDOES: &str = "\"undoes\":";
 
 fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
     match (before, after) {
@@ -340,8 +368,9 @@ impl Inner {
         let last = {
             let cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
             cache
-                .entries
+                .lines
                 .last()
+                .and_then(|l| serde_json::from_str::<Entry>(l).ok())
                 .and_then(|e| ObjectId::from_hex(e.id.as_bytes()).ok())
         };
         let head = self
@@ -425,42 +454,54 @@ impl Inner {
         // Only whole lines: another kura may be appending one.
         let end = fresh.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         for line in String::from_utf8_lossy(&fresh[..end]).lines() {
-            if let Ok(e) = serde_json::from_str::<Entry>(line) {
-                cache.entries.push(e);
+            if !line.trim().is_empty() {
+                cache.lines.push(line.into());
             }
         }
         cache.read += end;
         Ok(())
     }
 
-    /// Run `f` on every change, oldest first, each marked with the live
-    /// undo that took it back (worked out again only when changes came).
-    pub(crate) fn with_entries<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
-        // This process's calls queued for their commit come first.
+    /// The changes whose line contains every one of `needles`, oldest
+    /// first, each marked with the live undo that took it back; this
+    /// process's calls queued for their commit come first.
+    pub(crate) fn entries(&self, needles: &[String]) -> Result<Vec<Entry>> {
         self.queue.settle();
-        self.with_committed(f)
+        self.committed(needles)
     }
 
-    /// [`Self::with_entries`] without waiting for the queued calls (a
-    /// prune, which the commits may be waiting for).
-    pub(crate) fn with_committed<T>(&self, f: impl FnOnce(&[Entry]) -> T) -> Result<T> {
+    /// [`Self::entries`] without waiting for the queued calls (a prune,
+    /// which the commits may be waiting for).
+    pub(crate) fn committed(&self, needles: &[String]) -> Result<Vec<Entry>> {
         self.refresh()?;
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.marked != cache.entries.len() {
+        if cache.marked != cache.lines.len() {
             // Newest first: an undo is newer than what it undid, and one
             // that was itself undone takes nothing back.
             let mut undone: HashMap<String, String> = HashMap::new();
-            for e in cache.entries.iter_mut().rev() {
-                e.undone_by = undone.get(&e.id).cloned();
-                if e.undone_by.is_none() {
-                    for u in &e.undoes {
-                        undone.insert(u.clone(), e.id.clone());
+            for line in cache.lines.iter().rev().filter(|l| l.contains(UNDOES)) {
+                let Ok(e) = serde_json::from_str::<Entry>(line) else {
+                    continue;
+                };
+                if !undone.contains_key(&e.id) {
+                    for u in e.undoes {
+                        undone.insert(u, e.id.clone());
                     }
                 }
             }
-            cache.marked = cache.entries.len();
+            cache.undone = undone;
+            cache.marked = cache.lines.len();
         }
-        Ok(f(&cache.entries))
+        Ok(cache
+            .lines
+            .iter()
+            .filter(|l| needles.iter().all(|n| l.contains(n.as_str())))
+            .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+            .map(|mut e| {
+                e.undone_by = cache.undone.get(&e.id).cloned();
+                e
+            })
+            .collect())
     }
 
     pub(crate) fn list(
@@ -469,17 +510,16 @@ impl Inner {
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Entry>, usize)> {
-        self.with_entries(|entries| {
-            let mut total = 0;
-            let mut page = Vec::new();
-            for e in entries.iter().rev().filter(|e| filter.admits(e)) {
-                if total >= offset && page.len() < limit {
-                    page.push(e.clone());
-                }
-                total += 1;
+        let entries = self.entries(&filter.needles())?;
+        let mut total = 0;
+        let mut page = Vec::new();
+        for e in entries.into_iter().rev().filter(|e| filter.admits(e)) {
+            if total >= offset && page.len() < limit {
+                page.push(e);
             }
-            (page, total)
-        })
+            total += 1;
+        }
+        Ok((page, total))
     }
 
     pub(crate) fn find(&self, id: &str) -> Result<Entry> {
@@ -494,14 +534,13 @@ impl Inner {
         if id.len() < 7 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(unknown());
         }
-        let found: Vec<Entry> = self.with_entries(|entries| {
-            entries
-                .iter()
-                .filter(|e| e.id.starts_with(&id))
-                .take(2)
-                .cloned()
-                .collect()
-        })?;
+        // Each line begins with its id.
+        let found: Vec<Entry> = self
+            .entries(&[format!("{{\"id\":\"{id}")])?
+            .into_iter()
+            .filter(|e| e.id.starts_with(&id))
+            .take(2)
+            .collect();
         match found.as_slice() {
             [] => Err(unknown()),
             [one] => Ok(one.clone()),
@@ -513,21 +552,23 @@ impl Inner {
     }
 
     pub(crate) fn session_changes(&self, session: &str) -> Result<Vec<Entry>> {
-        self.with_entries(|entries| {
-            let ours: HashSet<&str> = entries
-                .iter()
-                .filter(|e| e.session == session)
-                .map(|e| e.id.as_str())
-                .collect();
-            entries
-                .iter()
-                .rev()
-                .filter(|e| e.session == session)
-                // Undone by another session's undo: already taken back.
-                .filter(|e| e.undone_by.as_deref().is_none_or(|u| ours.contains(u)))
-                .cloned()
-                .collect()
-        })
+        let filter = Filter {
+            session: Some(session.to_owned()),
+            ..Filter::default()
+        };
+        let entries = self.entries(&filter.needles())?;
+        let ours: HashSet<String> = entries
+            .iter()
+            .filter(|e| e.session == session)
+            .map(|e| e.id.clone())
+            .collect();
+        Ok(entries
+            .into_iter()
+            .rev()
+            .filter(|e| e.session == session)
+            // Undone by another session's undo: already taken back.
+            .filter(|e| e.undone_by.as_ref().is_none_or(|u| ours.contains(u)))
+            .collect())
     }
 
     pub(crate) fn diff(&self, entry: &Entry, max_chars: usize) -> Result<(String, bool)> {

@@ -69,8 +69,11 @@ impl Inner {
             .kura
             .lock("merge.lock")
             .map_err(|e| self.fault("cannot be locked", e))?;
-        let listed: Vec<(String, String)> =
-            self.with_committed(|e| e.iter().map(|e| (e.id.clone(), e.time.clone())).collect())?;
+        let listed: Vec<(String, String)> = self
+            .committed(&[])?
+            .into_iter()
+            .map(|e| (e.id, e.time))
+            .collect();
         let times: Vec<String> = listed.iter().map(|(_, t)| t.clone()).collect();
         let bytes = pack::packed_bytes(&self.state, &self.dir).map_err(failed)?;
         let cut = retention.cut(&times, bytes, chrono::Utc::now());

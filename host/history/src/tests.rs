@@ -495,7 +495,15 @@ fn calls_queued_when_kura_stops_are_recorded_at_the_next_open_and_undoable() {
     let reader = Root::open(&s.vault).unwrap();
     let again = History::open(&state, "vault", &reader, &[]).unwrap();
     let changes = all(&again);
-    assert!(!changes.is_empty() && changes.iter().all(|e| e.recovered));
+    assert!(changes.iter().all(|e| e.recovered));
+    // Each call as it was, in order: the text between two calls is kept
+    // by the later one's pending file.
+    let afters: Vec<String> = changes
+        .iter()
+        .map(|e| e.files[0].after.clone().unwrap())
+        .collect();
+    let id = |t: &str| store::Store::id_of(t.as_bytes()).to_string();
+    assert_eq!(afters, [id("third\n"), id("second\n"), id("first\n")]);
     // Undoing them all brings back what was there before the first.
     let root = reader.with_journal(again.journal());
     let plan = again.plan_undo(&root, changes).unwrap();
@@ -543,4 +551,29 @@ fn a_writer_faster_than_its_commits_waits_for_them() {
     s.history.inner.queue.pause(false);
     writer.join().unwrap();
     assert_eq!(all(&s.history).len(), super::queue::QUEUED_MAX + 2);
+}
+
+#[test]
+fn a_note_s_history_is_listed_whatever_its_name_holds() {
+    let s = setup();
+    let odd = "ノート/a \"quoted\" name.md";
+    for text in ["one\n", "two\n"] {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, odd, text);
+        write(&s.root, "other.md", text);
+    }
+    let by = |path: &str| {
+        let filter = Filter {
+            path: Some(RelPath::parse(path, false).unwrap()),
+            ..Filter::default()
+        };
+        s.history.list(&filter, 0, 10).unwrap().1
+    };
+    assert_eq!(by(odd), 2);
+    assert_eq!(by("ノート"), 2);
+    assert_eq!(by("ノー"), 0, "a folder is a whole name");
+    assert_eq!(by("other.md"), 2);
+    let id = &all(&s.history)[0].id;
+    assert_eq!(s.history.find(&id[..7]).unwrap().id, *id);
+    assert_eq!(s.history.session_changes("s1").unwrap().len(), 2);
 }
