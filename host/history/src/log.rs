@@ -88,6 +88,31 @@ impl Filter {
     }
 }
 
+impl Cache {
+    fn line(&self, i: usize) -> &str {
+        let end = self.starts.get(i + 1).copied().unwrap_or(self.text.len());
+        self.text[self.starts[i]..end].trim_end()
+    }
+
+    /// The lines that contain each of `needles`, oldest first: found by
+    /// searching the whole text for the longest needle, then each line it
+    /// is in for the others.
+    fn lines_with<'a>(&'a self, needles: &'a [String]) -> Box<dyn Iterator<Item = &'a str> + 'a> {
+        let Some(rarest) = needles.iter().max_by_key(|n| n.len()) else {
+            return Box::new((0..self.starts.len()).map(|i| self.line(i)));
+        };
+        let mut last = None;
+        Box::new(
+            self.text
+                .match_indices(rarest.as_str())
+                .filter_map(|(at, _)| self.starts.partition_point(|s| *s <= at).checked_sub(1))
+                .filter(move |i| last.replace(*i) != Some(*i))
+                .map(|i| self.line(i))
+                .filter(|l| needles.iter().all(|n| l.contains(n.as_str()))),
+        )
+    }
+}
+
 impl Filter {
     /// Strings the JSON line of every change the filter admits contains
     /// (a cheap test before a line is parsed).
@@ -116,7 +141,9 @@ pub(crate) struct Cache {
     /// Bytes of `changes.jsonl` read, and which file (its inode) they were.
     read: usize,
     file: u64,
-    lines: Vec<Box<str>>,
+    /// The list's whole lines read so far, and where each begins.
+    text: String,
+    starts: Vec<usize>,
     /// Each change undone by a live undo, and that undo.
     undone: HashMap<String, String>,
     /// How many lines `undone` was worked out for.
@@ -367,9 +394,8 @@ impl Inner {
         self.refresh()?;
         let last = {
             let cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
-            cache
-                .lines
-                .last()
+            (!cache.starts.is_empty())
+                .then(|| cache.line(cache.starts.len() - 1))
                 .and_then(|l| serde_json::from_str::<Entry>(l).ok())
                 .and_then(|e| ObjectId::from_hex(e.id.as_bytes()).ok())
         };
@@ -453,10 +479,13 @@ impl Inner {
         cache.file = file;
         // Only whole lines: another kura may be appending one.
         let end = fresh.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        for line in String::from_utf8_lossy(&fresh[..end]).lines() {
+        let mut at = cache.text.len();
+        for line in String::from_utf8_lossy(&fresh[..end]).split_inclusive('\n') {
             if !line.trim().is_empty() {
-                cache.lines.push(line.into());
+                cache.starts.push(at);
             }
+            at += line.len();
+            cache.text.push_str(line);
         }
         cache.read += end;
         Ok(())
@@ -475,11 +504,13 @@ impl Inner {
     pub(crate) fn committed(&self, needles: &[String]) -> Result<Vec<Entry>> {
         self.refresh()?;
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
-        if cache.marked != cache.lines.len() {
+        if cache.marked != cache.starts.len() {
             // Newest first: an undo is newer than what it undid, and one
             // that was itself undone takes nothing back.
             let mut undone: HashMap<String, String> = HashMap::new();
-            for line in cache.lines.iter().rev().filter(|l| l.contains(UNDOES)) {
+            let needle = [UNDOES.to_owned()];
+            let undos: Vec<&str> = cache.lines_with(&needle).collect();
+            for line in undos.into_iter().rev() {
                 let Ok(e) = serde_json::from_str::<Entry>(line) else {
                     continue;
                 };
@@ -490,12 +521,10 @@ impl Inner {
                 }
             }
             cache.undone = undone;
-            cache.marked = cache.lines.len();
+            cache.marked = cache.starts.len();
         }
         Ok(cache
-            .lines
-            .iter()
-            .filter(|l| needles.iter().all(|n| l.contains(n.as_str())))
+            .lines_with(needles)
             .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
             .map(|mut e| {
                 e.undone_by = cache.undone.get(&e.id).cloned();
