@@ -96,6 +96,9 @@ impl History {
         };
         let state = state.try_clone().map_err(failed)?;
         let folder = folder_of(name, root);
+        // Two kuras starting together must not both make the repository
+        // (the second would find the first's half-made folder).
+        let making = state.lock(&format!("{folder}.lock")).map_err(failed)?;
         let dir = state.ensure_dir(&folder).map_err(failed)?;
         let exists = state
             .read(&format!("{folder}/HEAD"))
@@ -117,6 +120,7 @@ impl History {
                 .write(&format!("{folder}/kura/root"), said.as_bytes())
                 .map_err(failed)?;
         }
+        drop(making);
         let kura = state.sub(&format!("{folder}/kura")).map_err(failed)?;
         let history = History {
             inner: Arc::new(Inner {

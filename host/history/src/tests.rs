@@ -577,3 +577,29 @@ fn a_note_s_history_is_listed_whatever_its_name_holds() {
     assert_eq!(s.history.find(&id[..7]).unwrap().id, *id);
     assert_eq!(s.history.session_changes("s1").unwrap().len(), 2);
 }
+
+#[test]
+fn kuras_starting_together_on_a_new_state_folder_all_open_its_history() {
+    for _ in 0..5 {
+        let (v, st) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let start = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let opened: Vec<_> = (0..6)
+            .map(|_| {
+                let (vault, state, start) = (
+                    v.path().to_path_buf(),
+                    st.path().join("state"),
+                    start.clone(),
+                );
+                std::thread::spawn(move || {
+                    let state = StateDir::open(&state).unwrap();
+                    let root = Root::open(&vault).unwrap();
+                    start.wait();
+                    History::open(&state, "vault", &root, &[]).map(|_| ())
+                })
+            })
+            .collect();
+        for o in opened {
+            assert!(o.join().unwrap().is_ok());
+        }
+    }
+}
