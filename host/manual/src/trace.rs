@@ -15,6 +15,8 @@ pub struct CacheKey {
     /// The query's terms, sorted: word order, case, width and punctuation
     /// do not make a different query.
     pub terms: Vec<String>,
+    /// Each other phrasing's terms, sorted, in the order given.
+    pub phrasings: Vec<Vec<String>>,
     pub manual_id: Option<String>,
     pub expand_scope: bool,
     pub max_candidates: u64,
@@ -120,6 +122,7 @@ mod tests {
     fn key(q: &str) -> CacheKey {
         CacheKey {
             terms: vec![q.into()],
+            phrasings: Vec::new(),
             manual_id: None,
             expand_scope: true,
             max_candidates: 200,

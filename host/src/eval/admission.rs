@@ -191,8 +191,8 @@ fn measure(name: String, config: Config, gold: &[Gold]) -> Result<Side, String> 
     app.plugins.settle(crate::plugins::LOAD_WAIT);
     manuals.dense_now();
     // One warm-up pass: the figures are not the first calls' costs.
-    run_set(&app, &gold[..gold.len().min(5)])?;
-    let (outcomes, failed) = run_answers(&app, gold)?;
+    run_set(&app, &gold[..gold.len().min(5)], false)?;
+    let (outcomes, failed) = run_answers(&app, gold, false)?;
     let run = Measured::of(gold, &outcomes);
     Ok(Side {
         name,

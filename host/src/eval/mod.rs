@@ -61,7 +61,7 @@ pub struct EvalArgs {
     /// Print the figures as one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Only the default configuration (no A/B runs).
+    /// Only the default configuration and the agent phrasings (no A/B runs).
     #[arg(long)]
     pub quick: bool,
     /// Show each query's rank of the first expected file.
@@ -98,6 +98,37 @@ pub struct Gold {
     /// its text by [`written_in`]; empty until then.
     #[serde(skip)]
     pub manual_lang: String,
+    /// What an agent would pass as `queries` beside the question, from
+    /// `phrasings/` beside the gold file ([`phrasings_of`]).
+    #[serde(skip)]
+    pub phrasings: Vec<String>,
+}
+
+/// An agent's phrasings of a gold set's questions, by id: the file of the
+/// same name in `phrasings/` beside it (fixtures/eval/README.md), if any.
+pub fn phrasings_of(gold: &std::path::Path) -> Result<BTreeMap<String, Vec<String>>, String> {
+    #[derive(Deserialize)]
+    struct Line {
+        id: String,
+        queries: Vec<String>,
+    }
+    let (Some(dir), Some(name)) = (gold.parent(), gold.file_name()) else {
+        return Ok(BTreeMap::new());
+    };
+    let path = dir.join("phrasings").join(name);
+    let Ok(bytes) = crate::fs::read_operator_file(&path) else {
+        return Ok(BTreeMap::new());
+    };
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, l)| {
+            let line: Line = serde_json::from_str(l)
+                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+            Ok((line.id, line.queries))
+        })
+        .collect()
 }
 
 /// The language most of a manual's text is in: `ja` when a fifth of its
@@ -252,17 +283,21 @@ pub fn score(
 }
 
 /// Run the gold set on one app.
-fn run_set(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
-    Ok(run_answers(app, gold)?.0)
+fn run_set(app: &App, gold: &[Gold], phrasings: bool) -> Result<Vec<Outcome>, String> {
+    Ok(run_answers(app, gold, phrasings)?.0)
 }
 
-/// Run the gold set on one app: the outcomes, and how many answers say a
+/// Run the gold set on one app (with each question's agent `phrasings`
+/// as `queries` when asked): the outcomes, and how many answers say a
 /// component failed (`late_rerank: "failed"`, or a claim graph `blocked`).
-fn run_answers(app: &App, gold: &[Gold]) -> Result<(Vec<Outcome>, usize), String> {
+fn run_answers(app: &App, gold: &[Gold], phrasings: bool) -> Result<(Vec<Outcome>, usize), String> {
     let mut out = Vec::new();
     let mut failed = 0;
     for g in gold {
-        let args = json!({ "query": g.query, "manual_id": g.manual, "use_cache": false });
+        let mut args = json!({ "query": g.query, "manual_id": g.manual, "use_cache": false });
+        if phrasings && !g.phrasings.is_empty() {
+            args["queries"] = json!(g.phrasings);
+        }
         let t = Instant::now();
         let found = call(app, "manual_find", &args)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
@@ -271,32 +306,63 @@ fn run_answers(app: &App, gold: &[Gold]) -> Result<(Vec<Outcome>, usize), String
         {
             failed += 1;
         }
-        let trace = found["trace_id"].as_str().unwrap_or_default().to_owned();
-        let hits = call(
-            app,
-            "manual_hits",
-            &json!({ "trace_id": trace, "kind": "candidates", "limit": 200 }),
-        )?;
-        let shared = hits["manual_id"].as_str().map(str::to_owned);
-        let mut files: Vec<String> = Vec::new();
-        for item in hits["items"].as_array().into_iter().flatten() {
-            let r = &item["ref"];
-            let manual = r["manual_id"]
-                .as_str()
-                .map(str::to_owned)
-                .or_else(|| shared.clone())
-                .unwrap_or_default();
-            if manual != g.manual {
-                continue; // another manual's file is never the expected one
-            }
-            let path = r["path"].as_str().unwrap_or_default().to_owned();
-            if !files.contains(&path) {
-                files.push(path);
-            }
-        }
+        let files = ranked_files(app, &found, &g.manual)?;
         out.push(score(&g.id, &files, &g.expected, &g.sides, ms));
     }
     Ok((out, failed))
+}
+
+/// The files of `manual` a manual_find answer ranked, best first (read back
+/// with manual_hits).
+fn ranked_files(app: &App, found: &Value, manual: &str) -> Result<Vec<String>, String> {
+    let trace = found["trace_id"].as_str().unwrap_or_default().to_owned();
+    let hits = call(
+        app,
+        "manual_hits",
+        &json!({ "trace_id": trace, "kind": "candidates", "limit": 200 }),
+    )?;
+    let shared = hits["manual_id"].as_str();
+    let mut files: Vec<String> = Vec::new();
+    for item in hits["items"].as_array().into_iter().flatten() {
+        let r = &item["ref"];
+        // Another manual's file is never the expected one.
+        if r["manual_id"].as_str().or(shared) != Some(manual) {
+            continue;
+        }
+        let path = r["path"].as_str().unwrap_or_default().to_owned();
+        if !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    Ok(files)
+}
+
+/// The agent's phrasings asked as separate manual_find calls and their file
+/// rankings fused by the client (reciprocal rank, k = 60): what an agent
+/// had to do before `queries`, the figure kura's own fusion is held to.
+/// The time is the calls' sum.
+fn client_fused(app: &App, gold: &[Gold]) -> Result<Vec<Outcome>, String> {
+    let mut out = Vec::new();
+    for g in gold {
+        let t = Instant::now();
+        let mut fused: BTreeMap<String, f64> = BTreeMap::new();
+        for q in std::iter::once(&g.query).chain(&g.phrasings) {
+            let args = json!({ "query": q, "manual_id": g.manual, "use_cache": false });
+            let found = call(app, "manual_find", &args)?;
+            for (rank, f) in ranked_files(app, &found, &g.manual)?
+                .into_iter()
+                .enumerate()
+            {
+                *fused.entry(f).or_default() += 1.0 / (60.0 + rank as f64 + 1.0);
+            }
+        }
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut files: Vec<(String, f64)> = fused.into_iter().collect();
+        files.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let files: Vec<String> = files.into_iter().map(|(f, _)| f).collect();
+        out.push(score(&g.id, &files, &g.expected, &g.sides, ms));
+    }
+    Ok(out)
 }
 
 fn call(app: &App, tool: &str, args: &Value) -> Result<Value, String> {
@@ -311,11 +377,15 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
     let bytes = crate::fs::read_operator_file(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let text = String::from_utf8_lossy(&bytes);
+    let mut phrasings = phrasings_of(path)?;
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+            let mut g: Gold = serde_json::from_str(l)
+                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+            g.phrasings = phrasings.remove(&g.id).unwrap_or_default();
+            Ok(g)
         })
         .collect()
 }
@@ -329,6 +399,8 @@ struct Switch {
     dense: bool,
     synonyms: bool,
     translations: bool,
+    /// The agent's phrasings go as `queries`.
+    phrasings: bool,
 }
 
 const fn switch(
@@ -343,11 +415,16 @@ const fn switch(
         dense,
         synonyms,
         translations,
+        phrasings: false,
     }
 }
 
 const SWITCHES: &[Switch] = &[
     switch("default (reranker + claim graph)", [true; 6]),
+    Switch {
+        phrasings: true,
+        ..switch(AGENT_PHRASINGS, [true; 6])
+    },
     switch("no reranker", [false, true, true, true, true, true]),
     switch("no claim graph", [true, false, true, true, true, true]),
     switch("neither", [false, false, true, true, true, true]),
@@ -379,14 +456,14 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     let mut ab: Vec<(String, Figures)> = Vec::new();
-    let switches = if args.quick { &SWITCHES[..1] } else { SWITCHES };
+    let switches = if args.quick { &SWITCHES[..2] } else { SWITCHES };
     for (i, switch) in switches.iter().enumerate() {
         let (app, index_ms) = configure(&args, &state, switch)?;
         // One warm-up pass so that the figures are not the first-call costs.
         if i == 0 {
-            run_set(&app, &gold[..gold.len().min(5)])?;
+            run_set(&app, &gold[..gold.len().min(5)], false)?;
         }
-        let outcomes = run_set(&app, &gold)?;
+        let outcomes = run_set(&app, &gold, switch.phrasings)?;
         let run = Measured::of(&gold, &outcomes);
         // The first configuration is shown in full, the others in the A/B table.
         if i == 0 && !args.json {
@@ -396,6 +473,15 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
             ab.push((format!("{} [{split}]", switch.name), f.total.clone()));
         }
         report.insert(switch.name.to_owned(), run.json(index_ms));
+    }
+    if !args.quick {
+        let (app, _) = configure(&args, &state, &SWITCHES[0])?;
+        let outcomes = client_fused(&app, &gold)?;
+        let run = Measured::of(&gold, &outcomes);
+        for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
+            ab.push((format!("{CLIENT_FUSED} [{split}]"), f.total.clone()));
+        }
+        report.insert(CLIENT_FUSED.to_owned(), run.json(0.0));
     }
     if !args.quick
         && let Some(outcomes) = dense_alone(&args, &state, &gold)?
@@ -422,6 +508,8 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
 }
 
 const DENSE_ALONE: &str = "dense alone";
+const AGENT_PHRASINGS: &str = "agent phrasings, fused by kura";
+const CLIENT_FUSED: &str = "agent phrasings, separate calls fused by the client";
 
 /// The gold set ranked by the dense signal alone: a manual's files in the
 /// order of their sections' closeness to the question. None without a

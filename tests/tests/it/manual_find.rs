@@ -907,3 +907,85 @@ fn an_index_built_once_and_shipped_is_used_without_reindexing() {
         "times changed"
     );
 }
+
+// ---- queries: the agent's other phrasings (issue 55) --------------------------
+
+/// An English manual of system calls: the page a Japanese question means
+/// shares none of its words.
+fn add_syscalls_manual(f: &Fixture) {
+    let dir = f.manuals().join("syscalls");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pages = [
+        (
+            "dup.md",
+            "# dup, dup2\n\nDuplicate a file descriptor. dup2() makes newfd a copy of oldfd, closing newfd first: the usual way to redirect standard output.\n",
+        ),
+        (
+            "pipe.md",
+            "# pipe\n\nCreate a pipe: a unidirectional data channel between processes.\n",
+        ),
+        (
+            "wait.md",
+            "# wait, waitpid\n\nWait for a child process to change state and obtain its exit status.\n",
+        ),
+        (
+            "open.md",
+            "# open\n\nOpen and possibly create a file, returning a file descriptor.\n",
+        ),
+    ];
+    for (name, text) in pages {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+}
+
+#[tokio::test]
+async fn the_agent_s_phrasings_find_the_page_the_question_s_own_words_miss() {
+    let (f, k) = kura(&[]).await;
+    add_syscalls_manual(&f);
+    let question = "標準出力を別のファイルに差し替えたい";
+    let alone = find(
+        &k,
+        json!({"query": question, "manual_id": "syscalls", "expand_scope": false}),
+    )
+    .await;
+    let first = |r: &Value| {
+        r["next_actions"][0]["args"]["path"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    assert_ne!(first(&alone).as_deref(), Some("dup.md"), "{alone}");
+    let phrased = find(
+        &k,
+        json!({
+            "query": question,
+            "manual_id": "syscalls",
+            "expand_scope": false,
+            "queries": ["redirect standard output to a file", "dup2", "標準出力を別のファイルに差し替えたい！"],
+        }),
+    )
+    .await;
+    let c = hits(&k, &phrased, "candidates").await;
+    assert_eq!(c["items"][0]["ref"]["path"], "dup.md", "{c}");
+    // One call, one trace; a phrasing with the question's own words is left out.
+    assert_eq!(
+        phrased["applied"]["queries"],
+        json!(["redirect standard output to a file", "dup2"]),
+        "{phrased}"
+    );
+}
+
+#[tokio::test]
+async fn more_than_four_phrasings_or_a_blank_one_is_refused_by_name() {
+    let (_f, k) = kura(&[]).await;
+    let five = json!({"query": CACHING, "queries": ["a", "b", "c", "d", "e"]});
+    let r = k.call("manual_find", five).await;
+    assert_eq!(r.code(), "invalid_parameter", "{r:?}");
+    assert_eq!(r.body["error"]["details"]["parameter"], "queries", "{r:?}");
+    let blank = json!({"query": CACHING, "queries": ["computed", " "]});
+    let r = k.call("manual_find", blank).await;
+    assert_eq!(r.code(), "invalid_parameter", "{r:?}");
+    assert_eq!(
+        r.body["error"]["details"]["parameter"], "queries[1]",
+        "{r:?}"
+    );
+}

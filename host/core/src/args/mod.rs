@@ -7,7 +7,7 @@
 
 mod param;
 
-pub use param::{Input, LineRanges, Param, Rule, described, object};
+pub use param::{Input, LineRanges, PHRASINGS_MAX, Param, Phrasings, Rule, described, object};
 
 use serde_json::{Map, Value};
 

@@ -187,6 +187,55 @@ impl Param for LineRanges {
     }
 }
 
+/// A search's other phrasings of its question (`queries`): at most
+/// [`PHRASINGS_MAX`], each read as a query is (not blank, at most
+/// `QUERY_MAX_CHARS` characters), named `queries[i]` in errors.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Phrasings(pub Vec<String>);
+
+/// The most other phrasings a search takes: each costs a first stage.
+pub const PHRASINGS_MAX: usize = 4;
+
+impl Param for Phrasings {
+    fn schema_with(_: &Rule) -> Value {
+        json!({
+            "type": "array",
+            "items": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": super::QUERY_MAX_CHARS,
+            },
+            "maxItems": PHRASINGS_MAX,
+        })
+    }
+
+    fn read(a: &Args, key: &'static str, _: &Rule) -> Result<Option<Self>> {
+        let Some(list) = a.str_list(key)? else {
+            return Ok(None);
+        };
+        if list.len() > PHRASINGS_MAX {
+            return Err(a.too_long(key, list.len(), PHRASINGS_MAX, "items"));
+        }
+        let mut out = Vec::with_capacity(list.len());
+        for (i, q) in list.into_iter().enumerate() {
+            let name = format!("{key}[{i}]");
+            if q.trim().is_empty() {
+                let name = a.name(&name);
+                return Err(Error::invalid_parameter(
+                    &name,
+                    format!("`{name}` must not be blank"),
+                ));
+            }
+            let chars = q.chars().count();
+            if chars > super::QUERY_MAX_CHARS {
+                return Err(a.too_long(&name, chars, super::QUERY_MAX_CHARS, "characters"));
+            }
+            out.push(q.to_owned());
+        }
+        Ok(Some(Phrasings(out)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,5 +325,29 @@ mod tests {
         let s = parse(json!({"path": "p", "inner": {"start_line": 3.0}, "mode": "b"})).unwrap();
         assert_eq!(s.inner.map(|i| i.start_line), Some(3));
         assert_eq!(s.mode, Some("b"));
+    }
+
+    /// A search's phrasings.
+    #[derive(Input, Debug)]
+    struct Search {
+        /// Other phrasings.
+        queries: Option<Phrasings>,
+    }
+
+    #[test]
+    fn at_most_four_phrasings_each_a_query() {
+        let read = |v: Value| Search::parse(Args::new(v.as_object()));
+        let four = read(json!({"queries": ["a", "b", "c", "d"]})).unwrap();
+        assert_eq!(four.queries.map(|q| q.0.len()), Some(4));
+        let name = |v: Value| read(v).unwrap_err().details["parameter"].clone();
+        assert_eq!(
+            name(json!({"queries": ["a", "b", "c", "d", "e"]})),
+            "queries"
+        );
+        assert_eq!(name(json!({"queries": ["a", "  "]})), "queries[1]");
+        assert_eq!(name(json!({"queries": ["x".repeat(1001)]})), "queries[0]");
+        assert_eq!(name(json!({"queries": "a"})), "queries");
+        let s = Search::schema();
+        assert_eq!(s["properties"]["queries"]["maxItems"], 4);
     }
 }

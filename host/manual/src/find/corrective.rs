@@ -45,7 +45,13 @@ impl Manuals {
         if !self.find.corrective {
             return Ok(StageUse::Disabled);
         }
-        if late.graph_failed || !is_weak(&pool.cands, late.graph.as_ref()) {
+        // The caller's phrasings already asked the question other ways:
+        // relaxing the main query's words would add a ranking of its own
+        // in another scale than the fused one.
+        if !req.phrasings.is_empty()
+            || late.graph_failed
+            || !is_weak(&pool.cands, late.graph.as_ref())
+        {
             return Ok(StageUse::NotNeeded);
         }
         if budget.spent(CutoffReason::TimeMs) {

@@ -20,6 +20,7 @@
 mod compare;
 mod corrective;
 mod first;
+mod fuse;
 mod graph;
 pub mod output;
 mod rerank;
@@ -33,7 +34,7 @@ use crate::domain::search::Run;
 
 use super::Manuals;
 use super::trace::CacheKey;
-use crate::args::Input;
+use crate::args::{Input, Phrasings};
 use crate::error::{Code, Error, Result};
 use crate::job::Job;
 use crate::plugins::claim_graph::Graph;
@@ -90,8 +91,12 @@ pub(super) struct Late {
 }
 
 /// Inputs of one search, parsed and defaulted.
+#[derive(Clone)]
 pub(super) struct Request {
     pub query: String,
+    /// The caller's other phrasings of `query` (`queries`), each searched
+    /// on its own and fused ([`fuse`]); none repeats another's terms.
+    pub phrasings: Vec<String>,
     pub manual_id: Option<String>,
     pub expand_scope: bool,
     pub only_unscanned: Option<String>,
@@ -109,6 +114,8 @@ pub struct FindInput {
     /// What to look for, in plain words
     #[arg(query)]
     pub query: String,
+    /// Up to 4 other phrasings, searched too and fused: the question in the manual's language (manual_ls) and 2-3 terms its pages would use (command, API, option or file names)
+    pub queries: Option<Phrasings>,
     /// Search this manual first (default DEFAULT_MANUAL_ID, else all)
     pub manual_id: Option<String>,
     /// Widen to every manual when the first is insufficient (default true)
@@ -145,7 +152,9 @@ impl Manuals {
             },
         };
         let budget = input.budget.unwrap_or_default();
+        let phrasings = distinct(&input.query, input.queries.unwrap_or_default().0);
         Ok(Request {
+            phrasings,
             query: input.query,
             manual_id,
             expand_scope: input.expand_scope.unwrap_or(true),
@@ -176,10 +185,10 @@ impl Manuals {
         };
         let generation = self.refresh()?;
         req.dense = self.dense(generation).is_some();
-        let mut terms = query_terms(&req.query);
-        terms.sort();
+        let terms = sorted_terms(&req.query);
         let key = CacheKey {
             terms,
+            phrasings: req.phrasings.iter().map(|q| sorted_terms(q)).collect(),
             manual_id: req.manual_id.clone(),
             expand_scope: req.expand_scope,
             max_candidates: req.max_candidates,
@@ -231,8 +240,15 @@ impl Manuals {
         // A cancelled search stops between stages (nothing is cached).
         let mut run = Run::new("manual_find", deadline, job);
         let facets = facet::detect(&req.query);
+        let mut reranked = None;
         let mut pool = run.stage("first", |run| {
-            let pool = self.first_stage(req, exclude)?;
+            let pool = if req.phrasings.is_empty() {
+                self.first_stage(req, exclude)?
+            } else {
+                let (pool, rerank) = self.fused_stage(req, exclude)?;
+                reranked = Some(rerank);
+                pool
+            };
             kura_core::fault::slow_search();
             if pool.more {
                 run.cut(CutoffReason::MaxCandidates);
@@ -241,7 +257,7 @@ impl Manuals {
         })?;
         let sides = run.stage("compare", |_| self.compare_sides(req, exclude, &mut pool))?;
         let mut late = run.stage("late", |run| {
-            Ok(self.late(req, &facets, &mut pool, &sides, run))
+            Ok(self.late(req, &facets, &mut pool, &sides, reranked, run))
         })?;
         let corrective = run.stage("corrective", |run| {
             self.corrective(req, &facets, exclude, &mut pool, &mut late, &sides, run)
@@ -259,14 +275,16 @@ impl Manuals {
         Ok((trace_id.clone(), summary::trace(trace_id, req, outcome)))
     }
 
-    /// Stage 3: rerank the best candidates, keep every comparison side near
-    /// the top, build the claim graph; each step only while time remains.
+    /// Stage 3: rerank the best candidates (unless [`fuse`] reranked each
+    /// phrasing's), keep every comparison side near the top, build the
+    /// claim graph; each step only while time remains.
     fn late(
         &self,
         req: &Request,
         facets: &[Facet],
         pool: &mut Pool,
         sides: &Sides,
+        reranked: Option<rerank::Rerank>,
         budget: &mut Budget<'_>,
     ) -> Late {
         let mut late = Late {
@@ -282,7 +300,10 @@ impl Manuals {
         sort(&mut pool.cands);
         self.fill_top(pool, rerank::RERANK_TOP.max(graph::EVIDENCE_MAX));
         let texts = first::texts(&pool.found);
-        if !budget.spent(CutoffReason::TimeMs) {
+        if let Some(r) = reranked {
+            late.rerank = r.used;
+            late.warnings.extend(r.warning);
+        } else if !budget.spent(CutoffReason::TimeMs) {
             let r = self.rerank(&req.query, &mut pool.cands, &texts);
             late.rerank = r.used;
             late.warnings.extend(r.warning);
@@ -296,6 +317,39 @@ impl Manuals {
             late.warnings.extend(i.warning);
         }
         late
+    }
+}
+
+/// A query's terms, sorted: word order, case, width and punctuation do not
+/// make a different query.
+fn sorted_terms(q: &str) -> Vec<String> {
+    let mut terms = query_terms(q);
+    terms.sort();
+    terms
+}
+
+/// The phrasings whose terms differ from the query's and from each other's
+/// (the same words asked twice would count twice in the fusion).
+fn distinct(query: &str, phrasings: Vec<String>) -> Vec<String> {
+    let mut seen = vec![sorted_terms(query)];
+    let mut out = Vec::new();
+    for p in phrasings {
+        let t = sorted_terms(&p);
+        if !t.is_empty() && !seen.contains(&t) {
+            seen.push(t);
+            out.push(p);
+        }
+    }
+    out
+}
+
+impl Request {
+    /// This request for one query alone (a phrasing's own first stage).
+    fn alone(&self) -> Request {
+        Request {
+            phrasings: Vec::new(),
+            ..self.clone()
+        }
     }
 }
 

@@ -127,6 +127,10 @@ pub struct FindApplied {
     /// near the top (absent: not a comparison).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare_sides: Vec<String>,
+    /// The other phrasings searched and fused with the query (absent:
+    /// none; one that repeats the query's words is left out).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<String>,
     pub budget: BudgetApplied,
 }
 

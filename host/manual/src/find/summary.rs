@@ -72,6 +72,7 @@ pub(super) fn trace(trace_id: String, req: &Request, o: Outcome) -> Trace {
                 corrective,
                 query_facets: facets.iter().map(|f| (*f).into()).collect(),
                 compare_sides,
+                queries: req.phrasings.clone(),
                 budget: BudgetApplied {
                     max_candidates: req.max_candidates,
                     time_ms: req.time_ms,

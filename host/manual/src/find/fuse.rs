@@ -1,0 +1,161 @@
+//! Stages 1 and 3a for a question asked several ways (`queries`): each
+//! phrasing runs the first stage and the late rerank with its own words, as
+//! if it were asked alone, and the rankings are fused by reciprocal rank
+//! (docs/decisions.md "Several phrasings, fused by kura"). The claim graph,
+//! the comparison sides and the summary then work on the fused ranking with
+//! the main query, once.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::first::{Exclude, Pool};
+use super::output::{Cand, Key, StageUse};
+use super::rerank::{RERANK_TOP, Rerank};
+use super::{Request, sort};
+use crate::Manuals;
+use crate::error::Result;
+
+/// Reciprocal rank fusion's constant: a candidate ranked `r` (from 1) in a
+/// phrasing's list adds `1 / (K + r)`.
+pub(super) const K: f64 = 60.0;
+
+impl Manuals {
+    /// The first stage and the late rerank of the main query and of each
+    /// phrasing, on both cores, fused. The rerank's outcome is the main
+    /// query's.
+    pub(super) fn fused_stage(&self, req: &Request, exclude: &Exclude) -> Result<(Pool, Rerank)> {
+        let queries: Vec<&str> = std::iter::once(req.query.as_str())
+            .chain(req.phrasings.iter().map(String::as_str))
+            .collect();
+        let ranked: Vec<Result<(Pool, Rerank)>> = queries
+            .par_iter()
+            .map(|q| {
+                let one = Request {
+                    query: (*q).to_owned(),
+                    ..req.alone()
+                };
+                let mut pool = self.first_stage(&one, exclude)?;
+                sort(&mut pool.cands);
+                self.fill_top(&mut pool, RERANK_TOP);
+                let texts = super::first::texts(&pool.found);
+                let r = self.rerank(q, &mut pool.cands, &texts);
+                sort(&mut pool.cands);
+                Ok((pool, r))
+            })
+            .collect();
+        let mut pools = Vec::with_capacity(ranked.len());
+        let mut main = None;
+        for r in ranked {
+            let (pool, rerank) = r?;
+            main.get_or_insert(rerank);
+            pools.push(pool);
+        }
+        let rerank = main.unwrap_or(Rerank {
+            used: StageUse::Skipped,
+            warning: None,
+        });
+        Ok((fuse(pools), rerank))
+    }
+}
+
+/// One pool from several, each sorted best first: every section any of
+/// them found, scored by reciprocal rank fusion scaled so that a section
+/// first in every list scores 1; a section keeps the candidate (signals,
+/// coverage) of the list that ranked it highest. The first pool (the main
+/// query's) gives the question's vector.
+pub(super) fn fuse(pools: Vec<Pool>) -> Pool {
+    let lists = pools.len().max(1) as f64;
+    let mut fused: HashMap<Key, (f64, usize, Cand)> = HashMap::new();
+    for pool in &pools {
+        for (rank, c) in pool.cands.iter().enumerate() {
+            let add = (K + 1.0) / (K + rank as f64 + 1.0) / lists;
+            fused
+                .entry(c.key())
+                .and_modify(|(score, best, kept)| {
+                    *score += add;
+                    if rank < *best {
+                        (*best, *kept) = (rank, c.clone());
+                    }
+                })
+                .or_insert_with(|| (add, rank, c.clone()));
+        }
+    }
+    let mut pools = pools.into_iter();
+    let mut out = pools.next().expect("the main query's pool");
+    for p in pools {
+        out.more |= p.more;
+        out.scope_expanded |= p.scope_expanded;
+        out.absorb(p.found);
+        out.scanned.extend(p.scanned);
+    }
+    out.cands = fused
+        .into_values()
+        .map(|(score, _, mut c)| {
+            (c.score, c.base) = (score, score);
+            c
+        })
+        .collect();
+    sort(&mut out.cands);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    fn cand(path: &str) -> Cand {
+        Cand {
+            manual_id: "m".into(),
+            path: path.into(),
+            start_line: 1,
+            heading: String::new(),
+            score: 1.0,
+            base: 1.0,
+            signals: Vec::new(),
+            coverage: 0.0,
+            snippet: None,
+        }
+    }
+
+    fn pool(paths: &[&str]) -> Pool {
+        Pool {
+            found: Vec::new(),
+            cands: paths.iter().map(|p| cand(p)).collect(),
+            more: false,
+            scope_expanded: false,
+            scanned: HashSet::new(),
+            question: None,
+        }
+    }
+
+    fn order(p: &Pool) -> Vec<&str> {
+        p.cands.iter().map(|c| c.path.as_str()).collect()
+    }
+
+    #[test]
+    fn a_section_every_phrasing_ranks_well_comes_first() {
+        let fused = fuse(vec![
+            pool(&["a.md", "b.md", "c.md"]),
+            pool(&["b.md", "c.md"]),
+            pool(&["d.md", "b.md"]),
+        ]);
+        // b: 2nd, 1st, 2nd; c: 3rd, 2nd; a and d: one 1st each.
+        assert_eq!(order(&fused), ["b.md", "c.md", "a.md", "d.md"]);
+    }
+
+    #[test]
+    fn one_list_keeps_its_order_and_its_first_scores_one() {
+        let fused = fuse(vec![pool(&["x.md", "y.md", "z.md"])]);
+        assert_eq!(order(&fused), ["x.md", "y.md", "z.md"]);
+        assert_eq!(fused.cands[0].score, 1.0);
+    }
+
+    #[test]
+    fn a_section_only_a_phrasing_found_joins_the_ranking() {
+        let fused = fuse(vec![pool(&["a.md"]), pool(&["q.md"])]);
+        assert_eq!(fused.cands.len(), 2);
+        assert!(order(&fused).contains(&"q.md"));
+    }
+}
