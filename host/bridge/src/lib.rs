@@ -88,8 +88,8 @@ pub struct FromRef {
     /// A line of the section (default 1)
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// `section` (default for .md) or `file` (default for .json); a snippet
-    /// or sections are not copied (invalid_scope)
+    /// `section` (default for .md) or `file` (.json); snippet, sections:
+    /// invalid_scope
     #[arg(one_of = ["section", "file", "snippet", "sections"])]
     pub scope: Option<&'static str>,
 }

@@ -56,7 +56,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "manual_find",
         title: "Find in manuals",
         domain: &DOMAIN,
-        description: "Search the manuals (ja/es/en) and integrate the evidence: a `trace_id` for manual_hits, a `summary` and `next_actions`.",
+        description: "Search the manuals and integrate the evidence: a `trace_id` for manual_hits, a `summary` and `next_actions`.",
         details: "Search the manuals (Japanese, Spanish, English) and integrate what is found: BM25 candidates with \
                       signals, late rerank, a claim graph (claims, evidences, edges, facet coverage) and, when the result \
                       is weak, a corrective second search. Returns a `trace_id` (page through it with manual_hits), a \

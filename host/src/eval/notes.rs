@@ -36,6 +36,9 @@ pub struct NoteGold {
     pub split: String,
     /// Vault- or workspace-relative paths of the files that answer it.
     pub expected: Vec<String>,
+    /// What an agent would pass as `queries` beside it ([`super::phrasings_of`]).
+    #[serde(skip)]
+    pub phrasings: Vec<String>,
 }
 
 /// Where the vault's notes come from: (folder in the vault, manual in the
@@ -98,14 +101,27 @@ fn build_vault(corpora: &Path, dest: &Path) -> Result<usize, String> {
 fn load(path: &Path) -> Result<Vec<NoteGold>, String> {
     let bytes = crate::fs::read_operator_file(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut phrasings = super::phrasings_of(path)?;
     String::from_utf8_lossy(&bytes)
         .lines()
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))
+            let mut g: NoteGold = serde_json::from_str(l)
+                .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
+            g.phrasings = phrasings.remove(&g.id).unwrap_or_default();
+            Ok(g)
         })
         .collect()
+}
+
+/// `{query}` with the agent's phrasings as `queries` when `phrasings`.
+fn asked(g: &NoteGold, phrasings: bool) -> Value {
+    let mut args = json!({ "query": g.query });
+    if phrasings && !g.phrasings.is_empty() {
+        args["queries"] = json!(g.phrasings);
+    }
+    args
 }
 
 /// An app over `vault` and the demo workspaces, its indexes built and,
@@ -148,14 +164,43 @@ fn reads(found: &Value) -> Vec<String> {
 /// vault_find on each question: judged by its first `vault_read` alone
 /// (hit@5 is then "the first read is right"), and by all its reads (hit@5:
 /// one of the first five is).
-fn vault_set(app: &App, gold: &[NoteGold]) -> Result<(Vec<Outcome>, Vec<Outcome>), String> {
+fn vault_set(
+    app: &App,
+    gold: &[NoteGold],
+    phrasings: bool,
+) -> Result<(Vec<Outcome>, Vec<Outcome>), String> {
     let mut first = Vec::new();
     let mut any = Vec::new();
     for g in gold {
         let t = Instant::now();
-        let found = call(app, "vault_find", &json!({ "query": g.query }))?;
+        let found = call(app, "vault_find", &asked(g, phrasings))?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
         let (one, all) = judged(g, &reads(&found), ms);
+        first.push(one);
+        any.push(all);
+    }
+    Ok((first, any))
+}
+
+/// The agent's phrasings asked as separate vault_find calls, the notes
+/// each one's reads name fused by the client (reciprocal rank, k = 60):
+/// what an agent had to do before `queries`. The time is the calls' sum.
+fn vault_client_fused(
+    app: &App,
+    gold: &[NoteGold],
+) -> Result<(Vec<Outcome>, Vec<Outcome>), String> {
+    let (mut first, mut any) = (Vec::new(), Vec::new());
+    for g in gold {
+        let t = Instant::now();
+        let mut lists = Vec::new();
+        for q in std::iter::once(&g.query).chain(&g.phrasings) {
+            lists.push(reads(&call(app, "vault_find", &json!({ "query": q }))?));
+        }
+        let notes: Vec<String> = crate::domain::search::phrasings::fuse(lists, String::clone)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let (one, all) = judged(g, &notes, t.elapsed().as_secs_f64() * 1e3);
         first.push(one);
         any.push(all);
     }
@@ -195,11 +240,13 @@ fn dense_alone(
     Some((all, first))
 }
 
-fn vibe_set(app: &App, gold: &[NoteGold]) -> Result<Vec<Outcome>, String> {
+fn vibe_set(app: &App, gold: &[NoteGold], phrasings: bool) -> Result<Vec<Outcome>, String> {
     gold.iter()
         .map(|g| {
             let t = Instant::now();
-            let found = call(app, "search", &json!({ "query": g.query, "limit": 10 }))?;
+            let mut args = asked(g, phrasings);
+            args["limit"] = json!(10);
+            let found = call(app, "search", &args)?;
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let mut files: Vec<String> = Vec::new();
             for r in found["results"].as_array().into_iter().flatten() {
@@ -262,12 +309,17 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
     };
     let mut table: Vec<(String, Figures)> = Vec::new();
     let mut report = serde_json::Map::new();
-    let configurations: &[(&str, bool)] = if args.quick {
-        &[("fused", true)]
+    // (name, the encoder, the agent's phrasings)
+    let configurations: &[(&str, bool, bool)] = if args.quick {
+        &[("fused", true, false), ("agent phrasings", true, true)]
     } else {
-        &[("lexical", false), ("fused", true)]
+        &[
+            ("lexical", false, false),
+            ("fused", true, false),
+            ("agent phrasings", true, true),
+        ]
     };
-    for &(name, dense) in configurations {
+    for &(name, dense, phrasings) in configurations {
         let app = start(args, &vault, state, dense)?;
         let fused = dense
             && app
@@ -277,8 +329,8 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
         if dense && !fused {
             continue; // no model installed: fused would be lexical again
         }
-        let (first, any) = vault_set(&app, &vault_gold)?;
-        let w = vibe_set(&app, &vibe_gold)?;
+        let (first, any) = vault_set(&app, &vault_gold, phrasings)?;
+        let w = vibe_set(&app, &vibe_gold, phrasings)?;
         let mut vault_rows = rows(
             &format!("vault_find, {name}"),
             &vault_gold,
@@ -294,7 +346,8 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
         let vault_dense = app
             .domains
             .find::<crate::vault::Vault>()
-            .and_then(|v| v.meaning.built());
+            .and_then(|v| v.meaning.built())
+            .filter(|_| !phrasings);
         if let Some((alone, first)) = vault_dense.and_then(|d| dense_alone(d, &vault_gold)) {
             vault_rows.extend(rows(
                 "notes by the encoder alone",
@@ -303,6 +356,12 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
                 args.verbose,
             ));
             vault_rows.extend(rows("the encoder's first note", &vault_gold, &first, false));
+        }
+        if phrasings && !args.quick {
+            let (first, any) = vault_client_fused(&app, &vault_gold)?;
+            let name = "vault_find, separate calls fused by the client";
+            vault_rows.extend(rows(name, &vault_gold, &first, false));
+            vault_rows.extend(rows(&format!("{name}, any read"), &vault_gold, &any, false));
         }
         let mut vibe_rows = rows(
             &format!("vibe search, {name}"),
@@ -313,7 +372,8 @@ pub fn run(args: &EvalArgs, state: &Path) -> Result<Value, String> {
         let vibe_dense = app
             .domains
             .find::<crate::vibe::Vibe>()
-            .and_then(|v| v.meaning.built());
+            .and_then(|v| v.meaning.built())
+            .filter(|_| !phrasings);
         if let Some((alone, _)) = vibe_dense.and_then(|d| dense_alone(d, &vibe_gold)) {
             vibe_rows.extend(rows(
                 "vibe files by the encoder alone",

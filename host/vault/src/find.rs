@@ -29,13 +29,15 @@ use std::time::{Duration, Instant};
 
 use globset::GlobMatcher;
 use kura_text::Folded;
+use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::Vault;
 use super::action::NextAction;
-use crate::args::Input;
+use crate::args::{Input, Phrasings};
 use crate::domain::search::dense::{DIM, Dense};
+use crate::domain::search::phrasings::distinct;
 use crate::domain::search::{BudgetInput, IntegrationStatus, Run};
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
@@ -134,6 +136,10 @@ pub struct FindScope {
 pub struct FindApplied {
     pub budget: FindBudget,
     pub scope: FindScope,
+    // The other phrasings searched and fused (those repeating the query's
+    // words left out); undescribed in the schema: tools/list has a budget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -295,9 +301,11 @@ pub struct FindInput {
     /// What to look for, in plain words
     #[arg(query)]
     pub query: String,
+    /// ≤4 more phrasings: the question in the notes' other languages, terms they use
+    pub queries: Option<Phrasings>,
     /// Which notes to search
     pub scope: Option<ScopeInput>,
-    /// How much work the search may do
+    /// Work the search may do
     pub budget: Option<BudgetInput>,
 }
 
@@ -305,7 +313,7 @@ pub struct FindInput {
 pub struct ScopeInput {
     /// Only notes under this folder
     pub relative_dir: Option<String>,
-    /// Only notes whose vault-relative path matches, e.g. `projects/**/*.md`
+    /// Only paths matching, e.g. `projects/**/*.md`
     pub glob: Option<String>,
     /// A vault_notes `filter`
     pub filter: Option<String>,
@@ -481,8 +489,7 @@ impl Vault {
     pub fn find(&self, input: FindInput, job: Job) -> Result<FindOutput> {
         let started = Instant::now();
         let query = input.query.as_str();
-        let phrase = collapse(Folded::new(query).as_str());
-        if phrase.is_empty() {
+        if collapse(Folded::new(query).as_str()).is_empty() {
             return Err(Error::invalid_parameter(
                 "query",
                 "`query` has nothing but spaces",
@@ -502,41 +509,56 @@ impl Vault {
         self.index.refresh(&self.root)?;
         let generation = self.index.generation();
         let dense = self.meaning.current(&self.index, &self.root, generation);
-        let q = Query::new(query, phrase, dense);
+        let phrasings = distinct(query, input.queries.unwrap_or_default().0);
+        // Each phrasing's vector is made on both cores.
+        let texts: Vec<&str> = std::iter::once(query)
+            .chain(phrasings.iter().map(String::as_str))
+            .collect();
+        let queries: Vec<Query> = texts
+            .par_iter()
+            .map(|t| Query::new(t, collapse(Folded::new(t).as_str()), dense))
+            .collect();
         let mut warnings = Vec::new();
         if dense.is_none() {
             warnings.extend(self.meaning.words_only());
         }
         let mut run = Run::new("vault_find", deadline, job);
-        let mut pass = run.stage("stage 0/1", |run| {
-            self.pass(&q, &scope, cap, cap_reason, run, &mut warnings)
-        })?;
+        let mut passes = Vec::with_capacity(queries.len());
         let mut scope_expanded = false;
-        let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose || c.near);
-        // The folder and glob are widened; a tag and property filter stays.
-        let widened = !(scope.dir.is_root() && scope.glob.is_none());
-        if widened && !kept(&pass) && run.cutoff() != Some(Cutoff::TimeBudget) {
-            pass = run.stage("whole vault", |run| {
-                // The wide pass's figures stand for the search; its files
-                // and sections add to the narrow one's.
-                run.uncut();
-                let whole = Scope {
-                    dir: RelPath::root(),
-                    glob: None,
-                    kept: scope.kept.clone(),
-                };
-                let mut wide = self.pass(&q, &whole, cap, cap_reason, run, &mut warnings)?;
-                warnings.push("nothing matched in the scope; the whole vault was searched".into());
-                wide.files += pass.files;
-                wide.nodes += pass.nodes;
-                Ok(wide)
-            })?;
-            scope_expanded = true;
+        if let [q] = queries.as_slice() {
+            let (pass, widened) =
+                self.search_one(q, &scope, cap, cap_reason, &mut run, &mut warnings)?;
+            (scope_expanded, passes) = (widened, vec![pass]);
+        } else {
+            // Each phrasing on its own budget's clock, on both cores; a
+            // cutoff of any is the search's.
+            let searched: Vec<Result<_>> = queries
+                .par_iter()
+                .map(|q| {
+                    let mut run = Run::new("vault_find", deadline, job);
+                    let mut said = Vec::new();
+                    let (pass, widened) =
+                        self.search_one(q, &scope, cap, cap_reason, &mut run, &mut said)?;
+                    Ok((pass, widened, said, run.cutoff()))
+                })
+                .collect();
+            for r in searched {
+                let (pass, widened, said, cutoff) = r?;
+                scope_expanded |= widened;
+                warnings.extend(said);
+                if let Some(c) = cutoff {
+                    run.cut(c);
+                }
+                passes.push(pass);
+            }
         }
+        // Each phrasing may say the same thing.
+        let mut said = std::collections::HashSet::new();
+        warnings.retain(|w| said.insert(w.clone()));
         let scoped = !scope.is_whole_vault();
         let out = run.stage("stage 1.5", |run| {
             let cutoff = run.cutoff();
-            Ok(self.integrate(&q, pass, cutoff, scope_expanded, scoped, warnings))
+            Ok(self.integrate(&queries, passes, cutoff, scope_expanded, scoped, warnings))
         })?;
         run.log(query);
         let trace_id = format!(
@@ -560,8 +582,47 @@ impl Vault {
                     glob: scope_arg.glob,
                     filter: scope_arg.filter,
                 },
+                queries: phrasings,
             },
         })
+    }
+
+    /// Stages 0 to 2 for one phrasing within `scope`, then over the whole
+    /// vault when the scope kept nothing (a tag and property filter stays);
+    /// and whether it was widened.
+    fn search_one(
+        &self,
+        q: &Query,
+        scope: &Scope,
+        cap: u64,
+        cap_reason: Cutoff,
+        run: &mut Run<'_, Cutoff>,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Pass, bool)> {
+        let pass = run.stage("stage 0/1", |run| {
+            self.pass(q, scope, cap, cap_reason, run, warnings)
+        })?;
+        let kept = |p: &Pass| p.cands.iter().any(|c| c.normalized || c.loose || c.near);
+        let widened = !(scope.dir.is_root() && scope.glob.is_none());
+        if !widened || kept(&pass) || run.cutoff() == Some(Cutoff::TimeBudget) {
+            return Ok((pass, false));
+        }
+        let wide = run.stage("whole vault", |run| {
+            // The wide pass's figures stand for the search; its files
+            // and sections add to the narrow one's.
+            run.uncut();
+            let whole = Scope {
+                dir: RelPath::root(),
+                glob: None,
+                kept: scope.kept.clone(),
+            };
+            let mut wide = self.pass(q, &whole, cap, cap_reason, run, warnings)?;
+            warnings.push("nothing matched in the scope; the whole vault was searched".into());
+            wide.files += pass.files;
+            wide.nodes += pass.nodes;
+            Ok(wide)
+        })?;
+        Ok((wide, true))
     }
 
     /// The folder and glob a search is limited to, checked: the folder

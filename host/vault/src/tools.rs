@@ -95,7 +95,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_find",
         title: "Find in vault",
         domain: &DOMAIN,
-        description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read next, or stop).",
+        description: "Find where the vault answers a question: a `summary` of the evidence and `next_actions` (what to read, or stop).",
         details: "Find where the vault answers a question, without a hit list: Stage 0 (the whole query, normalised) \
                       and Stage 1 (its words in any order) over the vault's sections, with the sentence encoder installed \
                       Stage 2 (the sections nearest in meaning, in any language), integrated (Stage 1.5) into a \

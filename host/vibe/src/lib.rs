@@ -193,7 +193,7 @@ pub fn as_vibe(e: Error) -> Error {
         Code::InvalidParameter => {
             let param = e.details.get("parameter").and_then(Value::as_str);
             match param.map(|p| p.split(['.', '[']).next().unwrap_or(p)) {
-                Some("query" | "limit") => VibeCode::InvalidQuery,
+                Some("query" | "queries" | "limit") => VibeCode::InvalidQuery,
                 Some("status") => VibeCode::InvalidStatus,
                 Some("folder") => VibeCode::InvalidFolder,
                 _ => VibeCode::InvalidParameter,

@@ -373,6 +373,7 @@ impl Vibe {
     fn feature_files(&self, project: &str, feature: &str) -> Vec<String> {
         let input = super::SearchInput {
             query: feature.to_owned(),
+            queries: None,
             project: Some(project.to_owned()),
             folder: None,
             limit: Some(5),

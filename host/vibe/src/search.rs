@@ -24,12 +24,14 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rayon::prelude::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Vibe, doc_type};
-use crate::args::Input;
+use crate::args::{Input, Phrasings};
 use crate::domain::search::dense::Dense;
+use crate::domain::search::phrasings::{self, distinct};
 use crate::error::Result;
 use crate::fs::RelPath;
 use crate::index::{Filter, Hit, Probe, Results, Search, SectionIndex};
@@ -38,6 +40,10 @@ use crate::text::Lines;
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchOutput {
     pub query: String,
+    // The other phrasings searched and fused (those repeating the query's
+    // words left out); undescribed in the schema: tools/list has a budget.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queries: Vec<String>,
     /// Chunks matching the query within the filters (before `limit`).
     pub total_matches: u64,
     pub results: Vec<SearchResult>,
@@ -180,6 +186,8 @@ pub struct SearchInput {
     /// Text to search for
     #[arg(query)]
     pub query: String,
+    /// ≤4 more phrasings: the question in the files' language, terms they use
+    pub queries: Option<Phrasings>,
     /// Only this project
     pub project: Option<String>,
     /// Only this folder
@@ -210,25 +218,53 @@ impl Vibe {
             .meaning
             .current(&self.index, &self.root, self.index.generation());
         let t1 = std::time::Instant::now();
-        let terms: Vec<String> = kura_text::tokenize::query_terms(query);
-        let mut found = candidates(
-            index,
-            query,
-            &terms,
-            project.as_deref(),
-            input.folder,
-            limit,
-        )?;
+        let phrasings = distinct(query, input.queries.unwrap_or_default().0);
+        let texts: Vec<&str> = std::iter::once(query)
+            .chain(phrasings.iter().map(String::as_str))
+            .collect();
+        // Each phrasing ranked on its own, on both cores; several are fused
+        // by reciprocal rank.
+        let ranked: Vec<Result<(Vec<Scored>, usize)>> = texts
+            .par_iter()
+            .map(|q| {
+                let terms = kura_text::tokenize::query_terms(q);
+                let mut found =
+                    candidates(index, q, &terms, project.as_deref(), input.folder, limit)?;
+                let meaning = match dense {
+                    Some(d) => near(d, q, &mut found, project.as_deref(), input.folder),
+                    None => vec![0.0; found.hits.len()],
+                };
+                Ok((rank(index, found.hits, &meaning, limit), found.matched))
+            })
+            .collect();
         let mut warnings = Vec::new();
-        let meaning = match dense {
-            Some(d) => near(d, query, &mut found, project.as_deref(), input.folder),
-            None => {
-                warnings.extend(self.meaning.words_only());
-                vec![0.0; found.hits.len()]
-            }
-        };
+        if dense.is_none() {
+            warnings.extend(self.meaning.words_only());
+        }
+        let mut lists = Vec::with_capacity(ranked.len());
+        let mut matched = 0;
+        for r in ranked {
+            let (list, m) = r?;
+            matched = matched.max(m);
+            lists.push(list);
+        }
         let t2 = std::time::Instant::now();
-        let scored = rank(index, found.hits, &meaning, limit);
+        let scored: Vec<Scored> = if lists.len() == 1 {
+            lists.pop().unwrap_or_default()
+        } else {
+            phrasings::fuse(lists, |s: &Scored| (s.hit.file.clone(), s.hit.start_line))
+                .into_iter()
+                .take(limit)
+                .map(|(mut s, score)| {
+                    s.score = score;
+                    s
+                })
+                .collect()
+        };
+        let terms: Vec<String> = texts
+            .iter()
+            .flat_map(|q| kura_text::tokenize::query_terms(q))
+            .collect();
         let t3 = std::time::Instant::now();
         let results = self.results(scored, &terms.into_iter().collect());
         tracing::debug!(
@@ -241,7 +277,8 @@ impl Vibe {
         );
         Ok(SearchOutput {
             query: query.to_owned(),
-            total_matches: found.matched as u64,
+            queries: phrasings,
+            total_matches: matched as u64,
             results,
             warnings,
         })
@@ -657,6 +694,7 @@ mod tests {
         let search = |vibe: &Vibe| {
             vibe.search(SearchInput {
                 query: "rate limiting".into(),
+                queries: None,
                 project: None,
                 folder: None,
                 limit: None,

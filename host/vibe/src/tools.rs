@@ -9,7 +9,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "search",
         title: "Search vibe projects",
         domain: &DOMAIN,
-        description: "Full-text search of vibe projects, best first (BM25 with boosts for type, status, key headings, recency); any text is safe.",
+        description: "Search vibe projects by words and meaning, best first (boosts: type, status, key headings, recency); any text is safe.",
         details: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
                       headings such as Current Status / Next Steps / Blockers / Decisions, recency); with the sentence \

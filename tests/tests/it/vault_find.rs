@@ -612,3 +612,42 @@ async fn the_find_scan_coverage_audit_loop_reaches_stop() {
     }
     assert!(steps <= 14, "{steps} steps");
 }
+
+// ---- queries: the agent's other phrasings (issue 55) --------------------------
+
+#[tokio::test]
+async fn the_agent_s_phrasings_find_the_note_the_question_s_own_words_miss() {
+    let (f, k) = kura().await;
+    let dir = f.vault().join("admin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("APT pinning.md"),
+        "# APT pinning\n\nTo prefer packages from one release over another, give it a higher Pin-Priority in /etc/apt/preferences.\n",
+    )
+    .unwrap();
+    let question = "特定のリリースのパッケージを優先したい";
+    let reads = |v: &Value| -> Vec<String> {
+        v["next_actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["type"] == "vault_read")
+            .map(|a| a["params"]["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let alone = find(&k, json!({"query": question})).await;
+    assert!(
+        !reads(&alone).contains(&"admin/APT pinning.md".to_owned()),
+        "{alone}"
+    );
+    let phrased = find(
+        &k,
+        json!({"query": question, "queries": ["prefer packages from one release", "Pin-Priority"]}),
+    )
+    .await;
+    assert_eq!(reads(&phrased)[0], "admin/APT pinning.md", "{phrased}");
+    assert_eq!(
+        phrased["applied"]["queries"],
+        json!(["prefer packages from one release", "Pin-Priority"])
+    );
+}

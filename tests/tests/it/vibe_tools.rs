@@ -1086,3 +1086,32 @@ async fn a_file_that_is_not_text_is_a_filesystem_error() {
     assert_eq!(r.code(), "FILE_NOT_FOUND");
     k.stop().await;
 }
+
+#[tokio::test]
+async fn search_fuses_the_agent_s_phrasings_and_refuses_a_fifth_as_002_would() {
+    let (_f, k) = kura().await;
+    let question = "ログインの試行回数を制限する";
+    let alone = k
+        .call("search", json!({"query": question, "project": "webapp"}))
+        .await;
+    let expected = "webapp/references/auth-notes.md";
+    assert_ne!(
+        paths(alone.ok()).first().map(String::as_str),
+        Some(expected)
+    );
+    let phrased = k
+        .call(
+            "search",
+            json!({"query": question, "project": "webapp", "queries": ["login attempts rate limit", "Retry-After"]}),
+        )
+        .await;
+    let v = phrased.ok();
+    assert_eq!(paths(v)[0], expected, "{v}");
+    assert_eq!(
+        v["queries"],
+        json!(["login attempts rate limit", "Retry-After"])
+    );
+    let five = json!({"query": "login", "queries": ["a", "b", "c", "d", "e"]});
+    assert_eq!(k.call("search", five).await.code(), "INVALID_QUERY");
+    k.stop().await;
+}

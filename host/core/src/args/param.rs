@@ -198,15 +198,9 @@ pub const PHRASINGS_MAX: usize = 4;
 
 impl Param for Phrasings {
     fn schema_with(_: &Rule) -> Value {
-        json!({
-            "type": "array",
-            "items": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": super::QUERY_MAX_CHARS,
-            },
-            "maxItems": PHRASINGS_MAX,
-        })
+        // Each item's bounds are a query's, said by the error, not here:
+        // tools/list has a budget.
+        json!({ "type": "array", "items": { "type": "string" }, "maxItems": PHRASINGS_MAX })
     }
 
     fn read(a: &Args, key: &'static str, _: &Rule) -> Result<Option<Self>> {

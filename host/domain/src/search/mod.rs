@@ -19,6 +19,7 @@ mod blend;
 pub mod dense;
 pub mod encoder;
 pub mod lexicon;
+pub mod phrasings;
 mod run;
 mod weights;
 
@@ -35,10 +36,10 @@ use crate::args::Input;
 /// `budget` of a search tool.
 #[derive(Input, Default)]
 pub struct BudgetInput {
-    /// At most this many candidate sections (default 200)
+    /// Candidate sections at most (default 200)
     #[arg(lenient, min = 1)]
     pub max_candidates: Option<i64>,
-    /// Stop the optional stages after this many milliseconds (default 60000)
+    /// Optional stages stop after this many ms (default 60000)
     #[arg(lenient, min = 1)]
     pub time_ms: Option<i64>,
 }

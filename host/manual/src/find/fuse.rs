@@ -5,20 +5,15 @@
 //! the comparison sides and the summary then work on the fused ranking with
 //! the main query, once.
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 
 use super::first::{Exclude, Pool};
-use super::output::{Cand, Key, StageUse};
+use super::output::{Cand, StageUse};
 use super::rerank::{RERANK_TOP, Rerank};
 use super::{Request, sort};
 use crate::Manuals;
+use crate::domain::search::phrasings;
 use crate::error::Result;
-
-/// Reciprocal rank fusion's constant: a candidate ranked `r` (from 1) in a
-/// phrasing's list adds `1 / (K + r)`.
-pub(super) const K: f64 = 60.0;
 
 impl Manuals {
     /// The first stage and the late rerank of the main query and of each
@@ -60,38 +55,24 @@ impl Manuals {
 }
 
 /// One pool from several, each sorted best first: every section any of
-/// them found, scored by reciprocal rank fusion scaled so that a section
-/// first in every list scores 1; a section keeps the candidate (signals,
-/// coverage) of the list that ranked it highest. The first pool (the main
-/// query's) gives the question's vector.
+/// them found, scored by reciprocal rank fusion (a section first in every
+/// list scores 1), keeping the candidate (signals, coverage) of the list
+/// that ranked it highest. The first pool (the main query's) gives the
+/// question's vector.
 pub(super) fn fuse(pools: Vec<Pool>) -> Pool {
-    let lists = pools.len().max(1) as f64;
-    let mut fused: HashMap<Key, (f64, usize, Cand)> = HashMap::new();
-    for pool in &pools {
-        for (rank, c) in pool.cands.iter().enumerate() {
-            let add = (K + 1.0) / (K + rank as f64 + 1.0) / lists;
-            fused
-                .entry(c.key())
-                .and_modify(|(score, best, kept)| {
-                    *score += add;
-                    if rank < *best {
-                        (*best, *kept) = (rank, c.clone());
-                    }
-                })
-                .or_insert_with(|| (add, rank, c.clone()));
-        }
-    }
     let mut pools = pools.into_iter();
     let mut out = pools.next().expect("the main query's pool");
+    let mut lists = vec![std::mem::take(&mut out.cands)];
     for p in pools {
         out.more |= p.more;
         out.scope_expanded |= p.scope_expanded;
         out.absorb(p.found);
         out.scanned.extend(p.scanned);
+        lists.push(p.cands);
     }
-    out.cands = fused
-        .into_values()
-        .map(|(score, _, mut c)| {
+    out.cands = phrasings::fuse(lists, Cand::key)
+        .into_iter()
+        .map(|(mut c, score)| {
             (c.score, c.base) = (score, score);
             c
         })
@@ -135,27 +116,15 @@ mod tests {
     }
 
     #[test]
-    fn a_section_every_phrasing_ranks_well_comes_first() {
-        let fused = fuse(vec![
-            pool(&["a.md", "b.md", "c.md"]),
-            pool(&["b.md", "c.md"]),
-            pool(&["d.md", "b.md"]),
-        ]);
-        // b: 2nd, 1st, 2nd; c: 3rd, 2nd; a and d: one 1st each.
-        assert_eq!(order(&fused), ["b.md", "c.md", "a.md", "d.md"]);
-    }
-
-    #[test]
-    fn one_list_keeps_its_order_and_its_first_scores_one() {
-        let fused = fuse(vec![pool(&["x.md", "y.md", "z.md"])]);
-        assert_eq!(order(&fused), ["x.md", "y.md", "z.md"]);
-        assert_eq!(fused.cands[0].score, 1.0);
-    }
-
-    #[test]
     fn a_section_only_a_phrasing_found_joins_the_ranking() {
         let fused = fuse(vec![pool(&["a.md"]), pool(&["q.md"])]);
-        assert_eq!(fused.cands.len(), 2);
-        assert!(order(&fused).contains(&"q.md"));
+        assert_eq!(order(&fused), ["a.md", "q.md"]);
+        // The fused score is also the base a later blend starts from.
+        assert!(
+            fused
+                .cands
+                .iter()
+                .all(|c| c.base == c.score && c.score == 0.5)
+        );
     }
 }

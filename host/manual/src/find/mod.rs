@@ -31,6 +31,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::domain::search::Run;
+use crate::domain::search::phrasings::{distinct, sorted_terms};
 
 use super::Manuals;
 use super::trace::CacheKey;
@@ -39,7 +40,6 @@ use crate::error::{Code, Error, Result};
 use crate::job::Job;
 use crate::plugins::claim_graph::Graph;
 use crate::text::facet::{self, Facet};
-use crate::text::tokenize::query_terms;
 
 pub use crate::domain::search::BudgetInput;
 use compare::Sides;
@@ -114,19 +114,19 @@ pub struct FindInput {
     /// What to look for, in plain words
     #[arg(query)]
     pub query: String,
-    /// Up to 4 other phrasings, searched too and fused: the question in the manual's language (manual_ls) and 2-3 terms its pages would use (command, API, option or file names)
+    /// ≤4 more phrasings: the question in the manual's language, terms its pages use
     pub queries: Option<Phrasings>,
     /// Search this manual first (default DEFAULT_MANUAL_ID, else all)
     pub manual_id: Option<String>,
-    /// Widen to every manual when the first is insufficient (default true)
+    /// Widen to every manual if the first falls short (default true)
     pub expand_scope: Option<bool>,
-    /// Leave out the sections that trace already integrated
+    /// Leave out what that trace integrated
     pub only_unscanned_from_trace_id: Option<String>,
     /// Return the claim graph (default false)
     pub include_claim_graph: Option<bool>,
-    /// Answer a repeated query from its trace (default SEM_CACHE_ENABLED)
+    /// Reuse a repeated query's trace (default SEM_CACHE_ENABLED)
     pub use_cache: Option<bool>,
-    /// How much work the search may do
+    /// Work the search may do
     pub budget: Option<BudgetInput>,
 }
 
@@ -318,29 +318,6 @@ impl Manuals {
         }
         late
     }
-}
-
-/// A query's terms, sorted: word order, case, width and punctuation do not
-/// make a different query.
-fn sorted_terms(q: &str) -> Vec<String> {
-    let mut terms = query_terms(q);
-    terms.sort();
-    terms
-}
-
-/// The phrasings whose terms differ from the query's and from each other's
-/// (the same words asked twice would count twice in the fusion).
-fn distinct(query: &str, phrasings: Vec<String>) -> Vec<String> {
-    let mut seen = vec![sorted_terms(query)];
-    let mut out = Vec::new();
-    for p in phrasings {
-        let t = sorted_terms(&p);
-        if !t.is_empty() && !seen.contains(&t) {
-            seen.push(t);
-            out.push(p);
-        }
-    }
-    out
 }
 
 impl Request {

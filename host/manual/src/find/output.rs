@@ -127,8 +127,8 @@ pub struct FindApplied {
     /// near the top (absent: not a comparison).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub compare_sides: Vec<String>,
-    /// The other phrasings searched and fused with the query (absent:
-    /// none; one that repeats the query's words is left out).
+    // The other phrasings searched and fused (those repeating the query's
+    // words left out); undescribed in the schema: tools/list has a budget.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queries: Vec<String>,
     pub budget: BudgetApplied,

@@ -12,7 +12,7 @@ use super::{
 use crate::Vault;
 use crate::action::{NextAction, Step};
 use crate::coverage::round3;
-use crate::domain::search::{IntegrationStatus, Weights, flag, w};
+use crate::domain::search::{IntegrationStatus, Weights, flag, phrasings, w};
 use crate::graph::Graph;
 
 impl Vault {
@@ -20,17 +20,18 @@ impl Vault {
     /// `integration_status` and the next actions.
     pub(super) fn integrate(
         &self,
-        q: &Query,
-        pass: Pass,
+        queries: &[Query],
+        passes: Vec<Pass>,
         cutoff: Option<Cutoff>,
         scope_expanded: bool,
         scoped: bool,
         warnings: Vec<String>,
     ) -> (FindSummary, Vec<NextAction>, Vec<String>) {
-        let stage0 = pass.cands.iter().any(|c| c.normalized);
-        let stage = if stage0 {
+        let q = &queries[0];
+        let all = || passes.iter().flat_map(|p| &p.cands);
+        let stage = if all().any(|c| c.normalized) {
             0
-        } else if !pass.cands.iter().any(|c| c.loose) && pass.cands.iter().any(|c| c.near) {
+        } else if !all().any(|c| c.loose) && all().any(|c| c.near) {
             2
         } else {
             1
@@ -41,8 +42,44 @@ impl Vault {
             .link_evidence
             .then(|| self.current_graph().ok())
             .flatten();
-        let kept = ranked(&pass.cands, stage0, graph.as_deref());
-        let m = Measures::of(&kept, q, stage0);
+        // Each phrasing's ranking, and the share of its words its best
+        // sections hold together; several are fused by reciprocal rank.
+        let mut lists = Vec::with_capacity(passes.len());
+        let mut union_cov = 0.0f64;
+        for (q, pass) in queries.iter().zip(&passes) {
+            let stage0 = pass.cands.iter().any(|c| c.normalized);
+            let kept = ranked(&pass.cands, stage0, graph.as_deref());
+            union_cov = union_cov.max(union_coverage(&kept, q));
+            lists.push(kept);
+        }
+        // With several phrasings, the best note answers as far as every
+        // phrasing's words are in it (a short phrase of names alone would
+        // match its note whole and say `ready` on one read), and the whole
+        // query counts only as the caller asked it.
+        let (kept, best_cov, stage0) = if lists.len() == 1 {
+            let kept = lists.pop().unwrap_or_default();
+            let best = kept.first().map_or(0.0, |c| c.coverage);
+            let whole = kept.first().is_some_and(|c| c.normalized);
+            (kept, best, whole)
+        } else {
+            let kept = fused_by_note(lists.clone());
+            let (cov, whole) = match kept.first() {
+                Some(b) => {
+                    let cov = lists
+                        .iter()
+                        .map(|l| in_note(l, &b.file).map_or(0.0, |c| c.coverage))
+                        .sum::<f64>()
+                        / lists.len() as f64;
+                    (
+                        cov,
+                        in_note(&lists[0], &b.file).is_some_and(|c| c.normalized),
+                    )
+                }
+                None => (0.0, false),
+            };
+            (kept, cov, whole)
+        };
+        let m = Measures::of(&kept, best_cov, union_cov, stage0);
         let status = m.status();
         let asked = Asked {
             q,
@@ -54,7 +91,7 @@ impl Vault {
             status,
             &kept,
             &m,
-            pass.cands.first(),
+            passes[0].cands.first(),
             graph.as_deref(),
         );
         let share = |f: &dyn Fn(&Cand) -> bool| {
@@ -65,9 +102,9 @@ impl Vault {
             }
         };
         let summary = FindSummary {
-            scanned_files: pass.files,
-            scanned_nodes: pass.nodes,
-            candidates: pass.cands.len() as u64,
+            scanned_files: passes.iter().map(|p| p.files).sum(),
+            scanned_nodes: passes.iter().map(|p| p.nodes).sum(),
+            candidates: passes.iter().map(|p| p.cands.len() as u64).sum(),
             warnings: warnings.len() as u64,
             max_stage_applied: stage,
             scope_expanded,
@@ -371,6 +408,55 @@ fn linked_hit<'a>(g: &Graph, best: &Cand, kept: &'a [Cand]) -> Option<&'a Cand> 
         .find(|c| g.find(&c.file).is_some_and(|i| near.contains(&i)))
 }
 
+/// The best-ranked section of `file` in a ranking.
+fn in_note<'c>(ranking: &'c [Cand], file: &str) -> Option<&'c Cand> {
+    ranking.iter().find(|c| c.file == file)
+}
+
+/// Several phrasings' rankings fused by note: each note scored by the
+/// reciprocal ranks of its place among each ranking's notes, its sections
+/// (each once, as the ranking that placed it highest has it) following
+/// it in their best order; a section's rank is its note's fused score.
+fn fused_by_note(lists: Vec<Vec<Cand>>) -> Vec<Cand> {
+    let notes: Vec<Vec<String>> = lists
+        .iter()
+        .map(|l| {
+            let mut seen = HashSet::new();
+            l.iter()
+                .filter(|c| seen.insert(c.file.as_str()))
+                .map(|c| c.file.clone())
+                .collect()
+        })
+        .collect();
+    let order: HashMap<String, (usize, f64)> = phrasings::fuse(notes, String::clone)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (file, score))| (file, (i, score)))
+        .collect();
+    // Every section once, at its best place in any ranking.
+    let mut sections = phrasings::fuse(lists, |c: &Cand| (c.file.clone(), c.start));
+    sections.sort_by_key(|(c, _)| order.get(&c.file).map_or(usize::MAX, |o| o.0));
+    sections
+        .into_iter()
+        .map(|(mut c, _)| {
+            c.rank = order.get(&c.file).map_or(0.0, |o| o.1);
+            c
+        })
+        .collect()
+}
+
+/// The share of `q`'s words the best [`TOP`] of its ranking `kept` hold
+/// together (the best one's coverage when it has no content words).
+fn union_coverage(kept: &[Cand], q: &Query) -> f64 {
+    if q.units.is_empty() {
+        return kept.first().map_or(0.0, |c| c.coverage);
+    }
+    let found = (0..q.units.len())
+        .filter(|&u| kept.iter().take(TOP).any(|c| c.units[u]))
+        .count();
+    found as f64 / q.units.len() as f64
+}
+
 /// What Stage 1.5 measures on the ranked candidates.
 struct Measures<'a> {
     /// Candidates kept.
@@ -390,7 +476,10 @@ struct Measures<'a> {
 }
 
 impl<'a> Measures<'a> {
-    fn of(kept: &'a [Cand], q: &Query, stage0: bool) -> Measures<'a> {
+    /// `best_cov`: the share of the query's words in the best section;
+    /// `union_cov`: the share the best sections hold together
+    /// ([`union_coverage`]); `stage0`: the best matched the whole query.
+    fn of(kept: &'a [Cand], best_cov: f64, union_cov: f64, stage0: bool) -> Measures<'a> {
         let n = kept.len();
         let mut per_file: HashMap<&str, Vec<(u64, u64)>> = HashMap::new();
         for c in kept {
@@ -413,15 +502,6 @@ impl<'a> Measures<'a> {
             }
         }
         let gaps: u64 = top_files.iter().map(|f| gaps_in(f)).sum();
-        let best_cov = kept.first().map_or(0.0, |c| c.coverage);
-        let union_cov = if q.units.is_empty() {
-            best_cov
-        } else {
-            let found = (0..q.units.len())
-                .filter(|&u| kept.iter().take(TOP).any(|c| c.units[u]))
-                .count();
-            found as f64 / q.units.len() as f64
-        };
         let sufficiency = if n == 0 {
             0.0
         } else {
@@ -521,13 +601,12 @@ mod tests {
             holding("near.md", vec![true, false]),
             holding("words.md", vec![true, true]),
         ];
-        let m = Measures::of(&kept, &q, false);
-        assert_eq!(m.status(), IntegrationStatus::NeedsFollowup);
+        let measured = |kept: &[Cand]| {
+            Measures::of(kept, kept[0].coverage, union_coverage(kept, &q), false).status()
+        };
+        assert_eq!(measured(&kept), IntegrationStatus::NeedsFollowup);
         let kept = [kept[1].clone(), kept[0].clone()];
-        assert_eq!(
-            Measures::of(&kept, &q, false).status(),
-            IntegrationStatus::Ready
-        );
+        assert_eq!(measured(&kept), IntegrationStatus::Ready);
     }
 
     #[test]
