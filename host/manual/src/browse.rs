@@ -22,6 +22,15 @@ pub struct LsItem {
     /// `md` or `json`, for files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file_type: Option<String>,
+    /// For a manual: the languages it is written in, most first, each
+    /// with its share of the text (judged on a sample of its files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Vec<crate::text::lang::Share>>,
+    /// For a manual: its .md and .json files, and their bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -68,19 +77,23 @@ impl Manuals {
     pub fn ls(&self, input: LsInput) -> Result<LsOutput> {
         let id = input.id.as_deref().unwrap_or("manuals");
         if id == "manuals" {
-            let items = self
-                .root
-                .list(&RelPath::root())?
-                .into_iter()
-                .filter(|e| e.kind == EntryKind::Dir)
-                .map(|e| LsItem {
+            let mut items = Vec::new();
+            for e in self.root.list(&RelPath::root())? {
+                if e.kind != EntryKind::Dir {
+                    continue;
+                }
+                let w = self.written(&e.name)?;
+                items.push(LsItem {
                     id: e.name.clone(),
                     name: e.name,
                     kind: "dir".into(),
                     path: None,
                     file_type: None,
-                })
-                .collect();
+                    languages: Some(w.profile.shares()),
+                    files: Some(w.files),
+                    bytes: Some(w.bytes),
+                });
+            }
             return Ok(LsOutput {
                 id: id.into(),
                 items,
@@ -120,6 +133,9 @@ impl Manuals {
                 kind: if file_type.is_some() { "file" } else { "dir" }.into(),
                 path: Some(inside(&child)),
                 file_type,
+                languages: None,
+                files: None,
+                bytes: None,
             });
         }
         Ok(LsOutput {

@@ -16,6 +16,7 @@ use kura_plugins as plugins;
 mod browse;
 pub mod find;
 mod hits;
+pub mod languages;
 pub mod name;
 mod read;
 pub mod synonyms;
@@ -66,6 +67,8 @@ pub struct Manuals {
     synonyms_enabled: bool,
     /// The installed bilingual lexicon.
     translator: Translator,
+    /// What each manual is written in.
+    languages: languages::Languages,
 }
 
 /// How manual search is set up (from the configuration).
@@ -231,6 +234,7 @@ impl Manuals {
             synonyms: std::sync::OnceLock::new(),
             synonyms_enabled: cfg.synonyms,
             translator,
+            languages: Default::default(),
         })
     }
 

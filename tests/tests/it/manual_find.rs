@@ -989,3 +989,50 @@ async fn more_than_four_phrasings_or_a_blank_one_is_refused_by_name() {
         "{r:?}"
     );
 }
+
+#[tokio::test]
+async fn a_question_in_another_language_than_the_manual_is_told_what_to_pass() {
+    let (f, k) = kura(&[]).await;
+    add_syscalls_manual(&f);
+    let hint = |r: &Value| {
+        r["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .find(|w| w.contains("`queries`"))
+            .map(str::to_owned)
+    };
+    let args = json!({"query": "標準出力を別のファイルに差し替えたい", "manual_id": "syscalls", "expand_scope": false});
+    let r = find(&k, args).await;
+    let said = hint(&r).unwrap_or_else(|| panic!("no hint: {r}"));
+    assert!(
+        said.contains("Japanese") && said.contains("English"),
+        "{said}"
+    );
+    // Asked in the manual's language and answered: nothing to say.
+    let r = find(
+        &k,
+        json!({"query": "duplicate a file descriptor", "manual_id": "syscalls"}),
+    )
+    .await;
+    assert_eq!(hint(&r), None, "{r}");
+    // With phrasings given, the caller has done what the hint would ask.
+    let args = json!({"query": "標準出力を差し替えたい", "manual_id": "syscalls", "queries": ["redirect standard output"]});
+    assert_eq!(hint(&find(&k, args).await), None);
+}
+
+#[tokio::test]
+async fn manual_ls_says_what_each_manual_is_written_in_and_its_size() {
+    let (f, k) = kura(&[]).await;
+    add_syscalls_manual(&f);
+    let r = k.call("manual_ls", json!({})).await;
+    let items = r.ok()["items"].as_array().unwrap().clone();
+    let of = |id: &str| items.iter().find(|i| i["id"] == id).unwrap().clone();
+    let vue = of(MANUAL);
+    assert_eq!(vue["languages"][0]["code"], "jpn", "{vue}");
+    assert!(vue["files"].as_u64().unwrap() > 0 && vue["bytes"].as_u64().unwrap() > 0);
+    let calls = of("syscalls");
+    assert_eq!(calls["languages"][0]["name"], "English", "{calls}");
+    assert_eq!(calls["files"], 4);
+}

@@ -3,6 +3,7 @@
 //! matching.
 
 pub mod front;
+pub mod lang;
 pub mod markdown;
 pub mod reference;
 pub use kura_text::{Folded, compare, facet, normalize, phrase, tokenize};

@@ -18,7 +18,7 @@ const NAMED_FILES: usize = 3;
 const DENSE_CANDIDATES: usize = 10;
 /// A section this close in meaning (cosine) answers well enough that a
 /// search limited to one manual is not widened (chosen on the dev half).
-const DENSE_SUFFICIENT: f32 = 0.25;
+pub(super) const DENSE_SUFFICIENT: f32 = 0.25;
 /// Below this share of the query in the best section, a search limited to
 /// one manual is repeated over every manual.
 pub(super) const WEAK_COVERAGE: f64 = 0.5;

@@ -262,6 +262,15 @@ impl Manuals {
         let corrective = run.stage("corrective", |run| {
             self.corrective(req, &facets, exclude, &mut pool, &mut late, &sides, run)
         })?;
+        if req.phrasings.is_empty() {
+            let near = pool.found.iter().map(|f| f.dense).fold(0.0f32, f32::max);
+            let coverage = pool.cands.first().map_or(0.0, |c| c.coverage);
+            let weak = coverage < first::WEAK_COVERAGE && near < first::DENSE_SUFFICIENT;
+            // The manual asked for, even when the search went beyond it.
+            let scope = req.manual_id.as_deref();
+            late.warnings
+                .extend(self.phrasing_hint(&req.query, scope, weak));
+        }
         run.log(&req.query);
         let trace_id = self.traces().new_id();
         let outcome = summary::Outcome {
