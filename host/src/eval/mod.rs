@@ -102,6 +102,9 @@ pub struct Gold {
     /// `phrasings/` beside the gold file ([`phrasings_of`]).
     #[serde(skip)]
     pub phrasings: Vec<String>,
+    /// The gold file's name without `.jsonl` (`hard`, `blind`, ...).
+    #[serde(skip)]
+    pub set: String,
 }
 
 /// An agent's phrasings of a gold set's questions, by id: the file of the
@@ -385,6 +388,9 @@ pub fn load_gold(path: &std::path::Path) -> Result<Vec<Gold>, String> {
             let mut g: Gold = serde_json::from_str(l)
                 .map_err(|e| format!("{} line {}: {e}", path.display(), i + 1))?;
             g.phrasings = phrasings.remove(&g.id).unwrap_or_default();
+            g.set = path
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into_owned());
             Ok(g)
         })
         .collect()
@@ -456,6 +462,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     let mut report = serde_json::Map::new();
     let mut table = String::new();
     let mut ab: Vec<(String, Figures)> = Vec::new();
+    // The default, the agent's phrasings and words alone (and the client's
+    // fusion), by set, split and direction.
+    let mut by_set: Vec<(String, Figures)> = Vec::new();
     let switches = if args.quick { &SWITCHES[..2] } else { SWITCHES };
     for (i, switch) in switches.iter().enumerate() {
         let (app, index_ms) = configure(&args, &state, switch)?;
@@ -471,6 +480,12 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         }
         for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
             ab.push((format!("{} [{split}]", switch.name), f.total.clone()));
+            // The default, the agent's phrasings and words alone.
+            if i < 2 || !switch.dense {
+                for (set, f) in &f.per_set {
+                    by_set.push((format!("{set} [{split}], {}", switch.name), f.clone()));
+                }
+            }
         }
         report.insert(switch.name.to_owned(), run.json(index_ms));
     }
@@ -480,6 +495,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         let run = Measured::of(&gold, &outcomes);
         for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
             ab.push((format!("{CLIENT_FUSED} [{split}]"), f.total.clone()));
+            for (set, f) in &f.per_set {
+                by_set.push((format!("{set} [{split}], client"), f.clone()));
+            }
         }
         report.insert(CLIENT_FUSED.to_owned(), run.json(0.0));
     }
@@ -495,6 +513,14 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     if !args.json {
         table.push_str(&header("configuration [split]"));
         for (name, f) in &ab {
+            table.push_str(&row(name, f));
+        }
+        by_set.sort_by(|a, b| a.0.cmp(&b.0));
+        table.push_str(&format!(
+            "\n{}",
+            header("set, direction [split], configuration")
+        ));
+        for (name, f) in &by_set {
             table.push_str(&row(name, f));
         }
         print!("{table}");
@@ -584,6 +610,8 @@ struct Split {
     total: Figures,
     per_manual: BTreeMap<String, Figures>,
     per_kind: BTreeMap<String, Figures>,
+    /// By gold set and direction (`hard, ja → en`).
+    per_set: BTreeMap<String, Figures>,
 }
 
 /// One configuration's run over the gold set, measured every way reported.
@@ -616,6 +644,9 @@ impl<'a> Measured<'a> {
                     total: figures(&outs),
                     per_manual: group(&part, |g| g.manual.clone()),
                     per_kind: group(&part, |g| g.kind.clone()),
+                    per_set: group(&part, |g| {
+                        format!("{}, {} → {}", g.set, g.lang, g.manual_lang)
+                    }),
                 };
                 (split, figures)
             })
@@ -642,7 +673,7 @@ impl<'a> Measured<'a> {
     fn json(&self, index_ms: f64) -> Value {
         let split = |name: &str| {
             self.splits.iter().find(|(s, _)| *s == name).map(|(_, f)| {
-                json!({ "total": f.total, "per_manual": f.per_manual, "per_kind": f.per_kind })
+                json!({ "total": f.total, "per_manual": f.per_manual, "per_kind": f.per_kind, "per_set": f.per_set })
             })
         };
         let queries: Vec<&Outcome> = self.pairs.iter().map(|(_, o)| *o).collect();

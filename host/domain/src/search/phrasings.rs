@@ -70,6 +70,43 @@ pub fn fuse<T, Q: Eq + Hash>(lists: Vec<Vec<T>>, key: impl Fn(&T) -> Q) -> Vec<(
     out
 }
 
+/// Several rankings of sections fused by the documents that hold them:
+/// each document scored by reciprocal rank of its place among each
+/// ranking's documents (the place of its best section), its sections (each
+/// once, as the ranking that placed it highest has it) following it in
+/// their best order, each with its document's fused score.
+pub fn fuse_by_document<T, Q: Eq + Hash + Clone, D: Eq + Hash + Clone>(
+    lists: Vec<Vec<T>>,
+    key: impl Fn(&T) -> Q,
+    document: impl Fn(&T) -> D,
+) -> Vec<(T, f64)> {
+    let documents: Vec<Vec<D>> = lists
+        .iter()
+        .map(|l| {
+            let mut seen = std::collections::HashSet::new();
+            l.iter()
+                .map(&document)
+                .filter(|d| seen.insert(d.clone()))
+                .collect()
+        })
+        .collect();
+    let order: HashMap<D, (usize, f64)> = fuse(documents, D::clone)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (d, score))| (d, (i, score)))
+        .collect();
+    let mut sections = fuse(lists, key);
+    // Stable: within a document, the sections keep their fused order.
+    sections.sort_by_key(|(t, _)| order.get(&document(t)).map_or(usize::MAX, |o| o.0));
+    sections
+        .into_iter()
+        .map(|(t, _)| {
+            let score = order.get(&document(&t)).map_or(0.0, |o| o.1);
+            (t, score)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,6 +136,16 @@ mod tests {
     fn an_item_keeps_the_instance_its_best_list_gave() {
         let fused = fuse(vec![vec![("k", 1), ("j", 1)], vec![("j", 2)]], |p| p.0);
         assert_eq!(fused[0].0, ("j", 2));
+    }
+
+    #[test]
+    fn by_document_a_document_s_sections_follow_it() {
+        // (document, section): a's sections rank 1st and 3rd, b's 2nd.
+        let lists = vec![vec![("a", 1), ("b", 1), ("a", 2)], vec![("b", 1)]];
+        let fused = fuse_by_document(lists, |s| *s, |s| s.0);
+        let order: Vec<_> = fused.iter().map(|(s, _)| *s).collect();
+        assert_eq!(order, [("b", 1), ("a", 1), ("a", 2)]);
+        assert_eq!(fused[1].1, fused[2].1, "a section scores its document's");
     }
 
     #[test]

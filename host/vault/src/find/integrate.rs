@@ -413,36 +413,20 @@ fn in_note<'c>(ranking: &'c [Cand], file: &str) -> Option<&'c Cand> {
     ranking.iter().find(|c| c.file == file)
 }
 
-/// Several phrasings' rankings fused by note: each note scored by the
-/// reciprocal ranks of its place among each ranking's notes, its sections
-/// (each once, as the ranking that placed it highest has it) following
-/// it in their best order; a section's rank is its note's fused score.
+/// Several phrasings' rankings fused by note: a note's sections follow
+/// it, each ranked with its note's fused score.
 fn fused_by_note(lists: Vec<Vec<Cand>>) -> Vec<Cand> {
-    let notes: Vec<Vec<String>> = lists
-        .iter()
-        .map(|l| {
-            let mut seen = HashSet::new();
-            l.iter()
-                .filter(|c| seen.insert(c.file.as_str()))
-                .map(|c| c.file.clone())
-                .collect()
-        })
-        .collect();
-    let order: HashMap<String, (usize, f64)> = phrasings::fuse(notes, String::clone)
-        .into_iter()
-        .enumerate()
-        .map(|(i, (file, score))| (file, (i, score)))
-        .collect();
-    // Every section once, at its best place in any ranking.
-    let mut sections = phrasings::fuse(lists, |c: &Cand| (c.file.clone(), c.start));
-    sections.sort_by_key(|(c, _)| order.get(&c.file).map_or(usize::MAX, |o| o.0));
-    sections
-        .into_iter()
-        .map(|(mut c, _)| {
-            c.rank = order.get(&c.file).map_or(0.0, |o| o.1);
-            c
-        })
-        .collect()
+    phrasings::fuse_by_document(
+        lists,
+        |c: &Cand| (c.file.clone(), c.start),
+        |c| c.file.clone(),
+    )
+    .into_iter()
+    .map(|(mut c, score)| {
+        c.rank = score;
+        c
+    })
+    .collect()
 }
 
 /// The share of `q`'s words the best [`TOP`] of its ranking `kept` hold
