@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use kura::app::App;
 use kura::client::Session;
 use kura::config::Config;
-use kura::eval::{Gold, score};
+use kura::eval::{Gold, files_of, score};
 
 use crate::{fts, ms, peak_rss_mib, percentile, structured};
 
@@ -45,22 +45,6 @@ fn read_corpus(listed: &[(String, PathBuf, u64)]) -> Vec<(String, String)> {
         .iter()
         .map(|(rel, p, _)| (rel.clone(), std::fs::read_to_string(p).unwrap_or_default()))
         .collect()
-}
-
-fn files_of(hits: &Value, manual: &str) -> Vec<String> {
-    let shared = hits["manual_id"].as_str();
-    let mut files: Vec<String> = Vec::new();
-    for item in hits["items"].as_array().into_iter().flatten() {
-        let r = &item["ref"];
-        if r["manual_id"].as_str().or(shared) != Some(manual) {
-            continue;
-        }
-        let p = r["path"].as_str().unwrap_or_default().to_owned();
-        if !files.contains(&p) {
-            files.push(p);
-        }
-    }
-    files
 }
 
 /// Latencies (sorted) and hit@5 per gold query of one engine.

@@ -324,11 +324,16 @@ fn ranked_files(app: &App, found: &Value, manual: &str) -> Result<Vec<String>, S
         "manual_hits",
         &json!({ "trace_id": trace, "kind": "candidates", "limit": 200 }),
     )?;
+    Ok(files_of(&hits, manual))
+}
+
+/// The files of `manual` a manual_hits answer lists, in its order, each
+/// once (another manual's file is never the expected one).
+pub fn files_of(hits: &Value, manual: &str) -> Vec<String> {
     let shared = hits["manual_id"].as_str();
     let mut files: Vec<String> = Vec::new();
     for item in hits["items"].as_array().into_iter().flatten() {
         let r = &item["ref"];
-        // Another manual's file is never the expected one.
         if r["manual_id"].as_str().or(shared) != Some(manual) {
             continue;
         }
@@ -337,7 +342,7 @@ fn ranked_files(app: &App, found: &Value, manual: &str) -> Result<Vec<String>, S
             files.push(path);
         }
     }
-    Ok(files)
+    files
 }
 
 /// The agent's phrasings asked as separate manual_find calls and their file
