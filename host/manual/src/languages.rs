@@ -8,19 +8,7 @@ use std::sync::{Arc, Mutex};
 use crate::Manuals;
 use crate::error::Result;
 use crate::fs::RelPath;
-use crate::text::lang::Profile;
-
-/// Files of a manual read to judge its languages, spread over the whole
-/// manual, and the bytes read of each.
-const SAMPLE_FILES: usize = 40;
-const SAMPLE_BYTES: usize = 16 << 10;
-
-/// One manual's languages and size.
-pub struct Written {
-    pub profile: Profile,
-    pub files: u64,
-    pub bytes: u64,
-}
+use crate::text::lang::{self, Profile, Written};
 
 /// Each manual's [`Written`], with the index generation it was judged at.
 #[derive(Default)]
@@ -41,25 +29,9 @@ impl Manuals {
             return Ok(w);
         }
         let dir = RelPath::parse(manual, false)?;
-        let files: Vec<_> = self
-            .root
-            .walk_files(&dir)?
-            .into_iter()
-            .filter(|(p, _)| crate::FileType::of(p).is_some())
-            .collect();
-        let mut profile = Profile::default();
-        let step = files.len().div_ceil(SAMPLE_FILES).max(1);
-        for (path, _) in files.iter().step_by(step) {
-            if let Ok(bytes) = self.root.read(path) {
-                let head = &bytes[..bytes.len().min(SAMPLE_BYTES)];
-                profile.add(&String::from_utf8_lossy(head));
-            }
-        }
-        let written = Arc::new(Written {
-            profile,
-            files: files.len() as u64,
-            bytes: files.iter().map(|(_, s)| s.size).sum(),
-        });
+        let written = Arc::new(lang::written(&self.root, &dir, |p| {
+            crate::FileType::of(p).is_some()
+        })?);
         self.languages
             .0
             .lock()
@@ -93,29 +65,11 @@ impl Manuals {
         for m in &manuals {
             profile.merge(&self.written(m).ok()?.profile);
         }
-        let main = profile.shares().into_iter().next()?;
         let what = if manuals.len() == 1 {
             "the manual is"
         } else {
             "the manuals are"
         };
-        let written = format!(
-            "{what} written in {} ({:.0}%)",
-            main.name,
-            main.share * 100.0
-        );
-        let pass = format!(
-            "pass `queries` with the question in {} and terms its pages would use",
-            main.name
-        );
-        match profile.other_language(query) {
-            Some(asked) => Some(format!(
-                "the question reads as {asked} and {written}: {pass}"
-            )),
-            None if weak => Some(format!(
-                "few of the question's words were found, and {written}: {pass}"
-            )),
-            None => None,
-        }
+        lang::hint(&profile, query, what, weak)
     }
 }

@@ -49,6 +49,9 @@ use crate::text::Lines;
 pub const HARD_MAX_CANDIDATES: u64 = 1000;
 /// Sufficiency from which the search counts as done (`ready`).
 const READY: f64 = 0.7;
+/// Below this sufficiency (or with nothing integrated) a search found
+/// little, and says what `queries` could add.
+const WEAK_SUFFICIENCY: f64 = 0.5;
 /// How many of the best integrated candidates the union coverage and the
 /// gap count look at.
 const TOP: usize = 5;
@@ -560,6 +563,16 @@ impl Vault {
             let cutoff = run.cutoff();
             Ok(self.integrate(&queries, passes, cutoff, scope_expanded, scoped, warnings))
         })?;
+        let mut out = out;
+        if phrasings.is_empty() {
+            let s = &out.0;
+            let weak = s.integration_status == IntegrationStatus::Blocked
+                || s.sufficiency_score < WEAK_SUFFICIENCY;
+            if let Some(hint) = self.phrasing_hint(query, weak) {
+                out.2.push(hint);
+                out.0.warnings = out.2.len() as u64;
+            }
+        }
         run.log(query);
         let trace_id = format!(
             "vf-{}",

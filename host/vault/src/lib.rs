@@ -16,6 +16,7 @@ pub mod coverage;
 mod find;
 pub mod graph;
 mod history;
+mod languages;
 mod links;
 mod moves;
 pub mod notes;
@@ -70,6 +71,8 @@ pub struct Vault {
     /// Every change to the vault's files, to list and undo (none: kura has
     /// no state folder, and the root refuses changes).
     pub history: Option<crate::domain::history::History>,
+    /// What the notes are written in.
+    pub languages: languages::Languages,
 }
 
 /// The names this vault's move journals start with in the state folder.
@@ -126,6 +129,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         state,
         moving: std::sync::Mutex::new(()),
         history,
+        languages: Default::default(),
     }))
 }
 

@@ -22,6 +22,10 @@ pub struct LsOutput {
     /// The listed folder, or null for the vault root.
     pub base_path: Option<String>,
     pub items: Vec<LsItem>,
+    /// At the root: the languages the notes are written in, most first,
+    /// each with its share of the text (judged on a sample of them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub languages: Option<Vec<crate::text::lang::Share>>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -91,8 +95,13 @@ impl Vault {
         let dir = RelPath::parse(raw.as_deref().unwrap_or(""), true)?;
         let entries = self.root.list(&dir)?;
         let base = (!dir.is_root()).then(|| dir.to_string());
+        let languages = match dir.is_root() {
+            true => Some(self.written()?.profile.shares()),
+            false => None,
+        };
         Ok(LsOutput {
             base_path: base,
+            languages,
             items: entries
                 .into_iter()
                 .map(|e| LsItem {

@@ -96,6 +96,11 @@ pub struct Vibe {
     pub meaning: Meaning,
     /// Every change to the workspace's files, to list and undo.
     pub history: Option<crate::domain::history::History>,
+    /// What each project (and the whole workspace, under "") is written
+    /// in, with the index generation it was judged at.
+    languages: std::sync::Mutex<
+        std::collections::HashMap<String, (u64, std::sync::Arc<crate::text::lang::Written>)>,
+    >,
 }
 
 pub static DOMAIN: Spec = Spec {
@@ -275,6 +280,7 @@ impl Vibe {
             index,
             meaning,
             history: None,
+            languages: Default::default(),
         }
     }
 

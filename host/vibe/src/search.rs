@@ -275,6 +275,9 @@ impl Vibe {
             (t3 - t2).as_secs_f64() * 1e3,
             t3.elapsed().as_secs_f64() * 1e3
         );
+        if phrasings.is_empty() {
+            warnings.extend(self.phrasing_hint(query, project.as_deref(), results.is_empty()));
+        }
         Ok(SearchOutput {
             query: query.to_owned(),
             queries: phrasings,
@@ -282,6 +285,38 @@ impl Vibe {
             results,
             warnings,
         })
+    }
+
+    /// search's sentence for a caller who gave no `queries` (issue 55):
+    /// about a question in another language than the files of `project`
+    /// (or of every project), or one that found nothing.
+    fn phrasing_hint(&self, query: &str, project: Option<&str>, weak: bool) -> Option<String> {
+        let generation = self.index.generation();
+        let key = project.unwrap_or("").to_owned();
+        let held = self
+            .languages
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        let written = match held {
+            Some((g, w)) if g == generation => w,
+            _ => {
+                let dir = RelPath::parse(&key, true).ok()?;
+                let w = std::sync::Arc::new(
+                    crate::text::lang::written(&self.root, &dir, |p| {
+                        p.to_string().ends_with(".md")
+                    })
+                    .ok()?,
+                );
+                self.languages
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(key, (generation, w.clone()));
+                w
+            }
+        };
+        crate::text::lang::hint(&written.profile, query, "the files are", weak)
     }
 
     /// The results of the best chunks: each with its snippet (its file

@@ -651,3 +651,32 @@ async fn the_agent_s_phrasings_find_the_note_the_question_s_own_words_miss() {
         json!(["prefer packages from one release", "Pin-Priority"])
     );
 }
+
+#[tokio::test]
+async fn a_question_in_another_language_than_the_notes_is_told_what_to_pass() {
+    let (_f, k) = kura().await;
+    let hint = |v: &Value| {
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|w| w.contains("`queries`") && w.contains("Japanese"))
+    };
+    let question = "夜間のバックアップで鍵を入れ替える仕組み";
+    let v = find(&k, json!({"query": question})).await;
+    assert!(hint(&v), "{v}");
+    assert_eq!(
+        v["summary"]["warnings"],
+        v["warnings"].as_array().unwrap().len()
+    );
+    let v = find(
+        &k,
+        json!({"query": question, "queries": ["backup key rotation"]}),
+    )
+    .await;
+    assert!(!hint(&v), "{v}");
+    // vault_ls of the root says what the notes are written in.
+    let ls = k.call("vault_ls", json!({})).await;
+    assert_eq!(ls.ok()["languages"][0]["code"], "eng", "{ls:?}");
+}

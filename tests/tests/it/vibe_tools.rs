@@ -1115,3 +1115,31 @@ async fn search_fuses_the_agent_s_phrasings_and_refuses_a_fifth_as_002_would() {
     assert_eq!(k.call("search", five).await.code(), "INVALID_QUERY");
     k.stop().await;
 }
+
+#[tokio::test]
+async fn search_in_another_language_than_the_files_says_what_to_pass() {
+    let (_f, k) = kura().await;
+    let said = |v: &Value| {
+        v["warnings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|w| w.contains("`queries`"))
+    };
+    let v = k
+        .call(
+            "search",
+            json!({"query": "ログインの試行回数を制限する", "project": "webapp"}),
+        )
+        .await;
+    assert!(said(v.ok()), "{v:?}");
+    let v = k
+        .call(
+            "search",
+            json!({"query": "rate limiting of logins", "project": "webapp"}),
+        )
+        .await;
+    assert!(!said(v.ok()), "{v:?}");
+    k.stop().await;
+}

@@ -5,9 +5,16 @@
 
 use std::collections::HashMap;
 
+use crate::error::Result;
+use crate::fs::{RelPath, Root};
 use schemars::JsonSchema;
 use serde::Serialize;
 use whatlang::{Lang, Script};
+
+/// Files of a corpus read to judge its languages, spread over all of it,
+/// and the bytes read of each.
+const SAMPLE_FILES: usize = 40;
+const SAMPLE_BYTES: usize = 16 << 10;
 
 /// Shares below this are left out of a profile (stray quotes, code).
 const SHARE_MIN: f64 = 0.05;
@@ -147,6 +154,69 @@ impl Profile {
     }
 }
 
+/// A corpus's languages and size.
+pub struct Written {
+    pub profile: Profile,
+    /// The files `keep` kept, and their bytes.
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// What the files under `dir` that `keep` keeps are written in, judged on
+/// [`SAMPLE_FILES`] of them spread over the whole (the first
+/// [`SAMPLE_BYTES`] of each).
+pub fn written(root: &Root, dir: &RelPath, keep: impl Fn(&RelPath) -> bool) -> Result<Written> {
+    let files: Vec<_> = root
+        .walk_files(dir)?
+        .into_iter()
+        .filter(|(p, _)| keep(p))
+        .collect();
+    let mut profile = Profile::default();
+    let step = files.len().div_ceil(SAMPLE_FILES).max(1);
+    for (path, _) in files.iter().step_by(step) {
+        if let Ok(bytes) = root.read(path) {
+            let head = &bytes[..bytes.len().min(SAMPLE_BYTES)];
+            profile.add(&String::from_utf8_lossy(head));
+        }
+    }
+    Ok(Written {
+        profile,
+        files: files.len() as u64,
+        bytes: files.iter().map(|(_, s)| s.size).sum(),
+    })
+}
+
+/// The one sentence a search says, when its caller gave no `queries`,
+/// about a `question` in another language than the corpus (`what`: "the
+/// manual is", "the notes are") or one that found little (`weak`): the
+/// corpus's main languages, and what to pass.
+pub fn hint(profile: &Profile, question: &str, what: &str, weak: bool) -> Option<String> {
+    let shares = profile.shares();
+    let main = shares.first()?;
+    let written: Vec<String> = shares
+        .iter()
+        .take(3)
+        .map(|s| format!("{} ({:.0}%)", s.name, s.share * 100.0))
+        .collect();
+    let written = format!("{what} written in {}", written.join(", "));
+    let languages = if shares.len() > 1 {
+        "each of those languages".to_owned()
+    } else {
+        main.name.to_owned()
+    };
+    let pass =
+        format!("pass `queries` with the question in {languages} and terms the text would use");
+    match profile.other_language(question) {
+        Some(asked) => Some(format!(
+            "the question reads as {asked} and {written}: {pass}"
+        )),
+        None if weak => Some(format!(
+            "few of the question's words were found, and {written}: {pass}"
+        )),
+        None => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +265,14 @@ mod tests {
         let question = "how do I change the permissions of a file";
         assert_eq!(japanese.other_language(question), Some("English"));
         assert_eq!(english.other_language(question), None);
+        let said = hint(
+            &english,
+            "ファイルのパーミッションを変更するには",
+            "the notes are",
+            false,
+        );
+        assert!(said.is_some_and(|s| s.contains("Japanese") && s.contains("English (100%)")));
+        assert_eq!(hint(&english, question, "the notes are", false), None);
+        assert!(hint(&english, question, "the notes are", true).is_some());
     }
 }
