@@ -304,11 +304,11 @@ pub struct FindInput {
     /// What to look for, in plain words
     #[arg(query)]
     pub query: String,
-    /// ≤4 more phrasings: the question in the notes' other languages, terms they use
+    /// ≤4 rephrasings: the question in the notes' other languages, terms they use
     pub queries: Option<Phrasings>,
     /// Which notes to search
     pub scope: Option<ScopeInput>,
-    /// Work the search may do
+    /// Search effort
     pub budget: Option<BudgetInput>,
 }
 

@@ -24,8 +24,8 @@ pub struct LsOutput {
     pub items: Vec<LsItem>,
     /// At the root: the languages the notes are written in, most first,
     /// each with its share of the text (judged on a sample of them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub languages: Option<Vec<crate::text::lang::Share>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub languages: Vec<crate::text::lang::Share>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -96,8 +96,8 @@ impl Vault {
         let entries = self.root.list(&dir)?;
         let base = (!dir.is_root()).then(|| dir.to_string());
         let languages = match dir.is_root() {
-            true => Some(self.written()?.profile.shares()),
-            false => None,
+            true => self.written()?.profile.shares(),
+            false => Vec::new(),
         };
         Ok(LsOutput {
             base_path: base,

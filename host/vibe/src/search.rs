@@ -186,7 +186,7 @@ pub struct SearchInput {
     /// Text to search for
     #[arg(query)]
     pub query: String,
-    /// ≤4 more phrasings: the question in the files' language, terms they use
+    /// ≤4 rephrasings: the question in the files' language, terms they use
     pub queries: Option<Phrasings>,
     /// Only this project
     pub project: Option<String>,

@@ -114,7 +114,7 @@ pub struct FindInput {
     /// What to look for, in plain words
     #[arg(query)]
     pub query: String,
-    /// ≤4 more phrasings: the question in the manual's language, terms its pages use
+    /// ≤4 rephrasings: the question in the manual's language, terms its pages use
     pub queries: Option<Phrasings>,
     /// Search this manual first (default DEFAULT_MANUAL_ID, else all)
     pub manual_id: Option<String>,
@@ -126,7 +126,7 @@ pub struct FindInput {
     pub include_claim_graph: Option<bool>,
     /// Reuse a repeated query's trace (default SEM_CACHE_ENABLED)
     pub use_cache: Option<bool>,
-    /// Work the search may do
+    /// Search effort
     pub budget: Option<BudgetInput>,
 }
 
