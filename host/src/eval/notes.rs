@@ -196,10 +196,14 @@ fn vault_client_fused(
         for q in std::iter::once(&g.query).chain(&g.phrasings) {
             lists.push(reads(&call(app, "vault_find", &json!({ "query": q }))?));
         }
-        let notes: Vec<String> = crate::domain::search::phrasings::fuse(lists, String::clone)
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
+        let notes: Vec<String> = crate::domain::search::phrasings::fuse(
+            lists,
+            crate::domain::search::phrasings::K,
+            String::clone,
+        )
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
         let (one, all) = judged(g, &notes, t.elapsed().as_secs_f64() * 1e3);
         first.push(one);
         any.push(all);

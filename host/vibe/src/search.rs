@@ -252,14 +252,16 @@ impl Vibe {
         let scored: Vec<Scored> = if lists.len() == 1 {
             lists.pop().unwrap_or_default()
         } else {
-            phrasings::fuse(lists, |s: &Scored| (s.hit.file.clone(), s.hit.start_line))
-                .into_iter()
-                .take(limit)
-                .map(|(mut s, score)| {
-                    s.score = score;
-                    s
-                })
-                .collect()
+            phrasings::fuse(lists, phrasings::K, |s: &Scored| {
+                (s.hit.file.clone(), s.hit.start_line)
+            })
+            .into_iter()
+            .take(limit)
+            .map(|(mut s, score)| {
+                s.score = score;
+                s
+            })
+            .collect()
         };
         let terms: Vec<String> = texts
             .iter()

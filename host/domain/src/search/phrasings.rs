@@ -7,8 +7,9 @@ use std::hash::Hash;
 
 use crate::text::tokenize::query_terms;
 
-/// Reciprocal rank fusion's constant: an item ranked `r` (from 1) in one
-/// phrasing's list adds `1 / (K + r)`.
+/// Reciprocal rank fusion's usual constant: an item ranked `r` (from 1) in
+/// one phrasing's list adds `1 / (k + r)`. The larger `k`, the more an item
+/// counts for being in many lists and the less for its place in each.
 pub const K: f64 = 60.0;
 
 /// A query's terms, sorted: word order, case, width and punctuation do not
@@ -35,18 +36,18 @@ pub fn distinct(query: &str, phrasings: Vec<String>) -> Vec<String> {
 }
 
 /// Several rankings (each best first) fused: every item any of them holds,
-/// once, with its fused score — the sum of `1 / (K + rank)` over the lists,
+/// once, with its fused score — the sum of `1 / (k + rank)` over the lists,
 /// scaled so that an item first in every list scores 1 — best first (ties
 /// in the order first met). An item keeps the instance of the list that
 /// ranked it highest (the first list's on a tie).
-pub fn fuse<T, Q: Eq + Hash>(lists: Vec<Vec<T>>, key: impl Fn(&T) -> Q) -> Vec<(T, f64)> {
+pub fn fuse<T, Q: Eq + Hash>(lists: Vec<Vec<T>>, k: f64, key: impl Fn(&T) -> Q) -> Vec<(T, f64)> {
     let n = lists.len().max(1) as f64;
     // key → (score, best rank, position in `out`)
     let mut seen: HashMap<Q, (f64, usize, usize)> = HashMap::new();
     let mut out: Vec<(T, f64)> = Vec::new();
     for list in lists {
         for (rank, item) in list.into_iter().enumerate() {
-            let add = (K + 1.0) / (K + rank as f64 + 1.0) / n;
+            let add = (k + 1.0) / (k + rank as f64 + 1.0) / n;
             match seen.get_mut(&key(&item)) {
                 Some((score, best, at)) => {
                     *score += add;
@@ -71,7 +72,7 @@ pub fn fuse<T, Q: Eq + Hash>(lists: Vec<Vec<T>>, key: impl Fn(&T) -> Q) -> Vec<(
 }
 
 /// Several rankings of sections fused by the documents that hold them:
-/// each document scored by reciprocal rank of its place among each
+/// each document scored by reciprocal rank (constant [`K`]) of its place among each
 /// ranking's documents (the place of its best section), its sections (each
 /// once, as the ranking that placed it highest has it) following it in
 /// their best order, each with its document's fused score.
@@ -90,12 +91,12 @@ pub fn fuse_by_document<T, Q: Eq + Hash + Clone, D: Eq + Hash + Clone>(
                 .collect()
         })
         .collect();
-    let order: HashMap<D, (usize, f64)> = fuse(documents, D::clone)
+    let order: HashMap<D, (usize, f64)> = fuse(documents, K, D::clone)
         .into_iter()
         .enumerate()
         .map(|(i, (d, score))| (d, (i, score)))
         .collect();
-    let mut sections = fuse(lists, key);
+    let mut sections = fuse(lists, K, key);
     // Stable: within a document, the sections keep their fused order.
     sections.sort_by_key(|(t, _)| order.get(&document(t)).map_or(usize::MAX, |o| o.0));
     sections
@@ -119,6 +120,7 @@ mod tests {
     fn an_item_every_phrasing_ranks_well_comes_first() {
         let fused = fuse(
             vec![vec!["a", "b", "c"], vec!["b", "c"], vec!["d", "b"]],
+            K,
             |s| *s,
         );
         // b: 2nd, 1st, 2nd; c: 3rd, 2nd; a and d: one 1st each.
@@ -126,15 +128,23 @@ mod tests {
     }
 
     #[test]
+    fn a_small_k_lets_places_count_more_than_presence() {
+        // a: 1st and 6th; b: 3rd and 3rd.
+        let lists = || vec![vec!["a", "x", "b"], vec!["y", "z", "b", "p", "q", "a"]];
+        assert_eq!(fuse(lists(), K, |s| *s)[0].0, "b");
+        assert_eq!(fuse(lists(), 5.0, |s| *s)[0].0, "a");
+    }
+
+    #[test]
     fn one_list_keeps_its_order_and_its_first_scores_one() {
-        let fused = fuse(vec![vec!["x", "y", "z"]], |s| *s);
+        let fused = fuse(vec![vec!["x", "y", "z"]], K, |s| *s);
         assert_eq!(names(&fused), ["x", "y", "z"]);
         assert_eq!(fused[0].1, 1.0);
     }
 
     #[test]
     fn an_item_keeps_the_instance_its_best_list_gave() {
-        let fused = fuse(vec![vec![("k", 1), ("j", 1)], vec![("j", 2)]], |p| p.0);
+        let fused = fuse(vec![vec![("k", 1), ("j", 1)], vec![("j", 2)]], K, |p| p.0);
         assert_eq!(fused[0].0, ("j", 2));
     }
 

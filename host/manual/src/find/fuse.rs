@@ -54,6 +54,13 @@ impl Manuals {
     }
 }
 
+/// Reciprocal rank fusion's constant for sections. A pool holds every
+/// candidate (up to `max_candidates`), so with the usual 60 a place barely
+/// counts and a section merely present in the phrasings' pools outvotes the
+/// one the question itself put first; 5 was the best of 1, 3, 5, 10, 20 and
+/// 60 on the dev halves (docs/decisions.md "Several phrasings, fused by kura").
+const SECTIONS_K: f64 = 5.0;
+
 /// One pool from several, each sorted best first: every section any of
 /// them found, scored by reciprocal rank fusion (a section first in every
 /// list scores 1), keeping the candidate (signals, coverage) of the list
@@ -70,7 +77,7 @@ pub(super) fn fuse(pools: Vec<Pool>) -> Pool {
         out.scanned.extend(p.scanned);
         lists.push(p.cands);
     }
-    out.cands = phrasings::fuse(lists, Cand::key)
+    out.cands = phrasings::fuse(lists, SECTIONS_K, Cand::key)
         .into_iter()
         .map(|(mut c, score)| {
             (c.score, c.base) = (score, score);
