@@ -23,6 +23,16 @@ pub fn kura_bin() -> PathBuf {
     built_bin("kura")
 }
 
+/// The warning of a search's `answer` that tells the caller what to pass
+/// as `queries` (issue 55), if it has one.
+pub fn queries_hint(answer: &Value) -> Option<&str> {
+    answer["warnings"]
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|w| w.contains("`queries`"))
+}
+
 /// The test-only `kura-faulty` (this crate's binary): `kura` with the
 /// faults of its `KURA_FAULT_*` variables armed.
 pub fn kura_faulty_bin() -> PathBuf {

@@ -2,42 +2,22 @@
 //! and a search whose question is in another language says so (issue 55).
 //! Judged on a sample of each manual's files, kept until the index changes.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::Manuals;
 use crate::error::Result;
 use crate::fs::RelPath;
 use crate::text::lang::{self, Profile, Written};
 
-/// Each manual's [`Written`], with the index generation it was judged at.
-#[derive(Default)]
-pub(crate) struct Languages(Mutex<HashMap<String, (u64, Arc<Written>)>>);
-
 impl Manuals {
     /// What `manual` (a manual's folder name) is written in, judged again
     /// when the index has changed since.
     pub fn written(&self, manual: &str) -> Result<Arc<Written>> {
-        let generation = self.index.generation();
-        let cached = {
-            let held = self.languages.0.lock().unwrap_or_else(|e| e.into_inner());
-            held.get(manual)
-                .filter(|(g, _)| *g == generation)
-                .map(|(_, w)| w.clone())
-        };
-        if let Some(w) = cached {
-            return Ok(w);
-        }
         let dir = RelPath::parse(manual, false)?;
-        let written = Arc::new(lang::written(&self.root, &dir, |p| {
-            crate::FileType::of(p).is_some()
-        })?);
         self.languages
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(manual.to_owned(), (generation, written.clone()));
-        Ok(written)
+            .of(self.index.generation(), &self.root, &dir, |p| {
+                crate::FileType::of(p).is_some()
+            })
     }
 
     /// The one sentence a search says when the caller gave no phrasings

@@ -68,7 +68,7 @@ pub struct Manuals {
     /// The installed bilingual lexicon.
     translator: Translator,
     /// What each manual is written in.
-    languages: languages::Languages,
+    languages: crate::text::lang::Judged,
 }
 
 /// How manual search is set up (from the configuration).

@@ -3,40 +3,22 @@
 //! little (issue 55). Judged on a sample of the notes, kept until the index
 //! changes.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::Vault;
 use crate::error::Result;
 use crate::fs::RelPath;
 use crate::text::lang::{self, Written};
 
-/// The vault's [`Written`], with the index generation it was judged at.
-#[derive(Default)]
-pub struct Languages(Mutex<Option<(u64, Arc<Written>)>>);
-
 impl Vault {
     /// What the notes (`.md` files outside `.system/` and `.trash/`) are
     /// written in.
     pub fn written(&self) -> Result<Arc<Written>> {
-        let generation = self.index.generation();
-        let held = self
-            .languages
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        if let Some((g, w)) = held
-            && g == generation
-        {
-            return Ok(w);
-        }
-        let written = Arc::new(lang::written(&self.root, &RelPath::root(), |p| {
-            let s = p.to_string();
-            s.ends_with(".md") && !s.starts_with(".system/") && !s.starts_with(".trash/")
-        })?);
-        *self.languages.0.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some((generation, written.clone()));
-        Ok(written)
+        self.languages
+            .of(self.index.generation(), &self.root, &RelPath::root(), |p| {
+                let s = p.to_string();
+                s.ends_with(".md") && !s.starts_with(".system/") && !s.starts_with(".trash/")
+            })
     }
 
     /// vault_find's sentence for a caller who gave no `queries`.

@@ -72,7 +72,7 @@ pub struct Vault {
     /// no state folder, and the root refuses changes).
     pub history: Option<crate::domain::history::History>,
     /// What the notes are written in.
-    pub languages: languages::Languages,
+    pub languages: crate::text::lang::Judged,
 }
 
 /// The names this vault's move journals start with in the state folder.

@@ -96,11 +96,8 @@ pub struct Vibe {
     pub meaning: Meaning,
     /// Every change to the workspace's files, to list and undo.
     pub history: Option<crate::domain::history::History>,
-    /// What each project (and the whole workspace, under "") is written
-    /// in, with the index generation it was judged at.
-    languages: std::sync::Mutex<
-        std::collections::HashMap<String, (u64, std::sync::Arc<crate::text::lang::Written>)>,
-    >,
+    /// What each project (and the whole workspace) is written in.
+    languages: crate::text::lang::Judged,
 }
 
 pub static DOMAIN: Spec = Spec {

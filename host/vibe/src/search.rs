@@ -293,31 +293,13 @@ impl Vibe {
     /// about a question in another language than the files of `project`
     /// (or of every project), or one that found nothing.
     fn phrasing_hint(&self, query: &str, project: Option<&str>, weak: bool) -> Option<String> {
-        let generation = self.index.generation();
-        let key = project.unwrap_or("").to_owned();
-        let held = self
+        let dir = RelPath::parse(project.unwrap_or(""), true).ok()?;
+        let written = self
             .languages
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned();
-        let written = match held {
-            Some((g, w)) if g == generation => w,
-            _ => {
-                let dir = RelPath::parse(&key, true).ok()?;
-                let w = std::sync::Arc::new(
-                    crate::text::lang::written(&self.root, &dir, |p| {
-                        p.to_string().ends_with(".md")
-                    })
-                    .ok()?,
-                );
-                self.languages
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .insert(key, (generation, w.clone()));
-                w
-            }
-        };
+            .of(self.index.generation(), &self.root, &dir, |p| {
+                p.to_string().ends_with(".md")
+            })
+            .ok()?;
         crate::text::lang::hint(&written.profile, query, "the files are", weak)
     }
 

@@ -2,7 +2,7 @@
 //! manual_find and manual_hits, plus the settlements of docs/decisions.md (traces, cache,
 //! corrective stage, components), through the real binary over stdio.
 
-use kura_tests::{Fixture, Kura, reranker_wasm};
+use kura_tests::{Fixture, Kura, queries_hint, reranker_wasm};
 use serde_json::{Value, json};
 
 const MANUAL: &str = "vue-docs-ja";
@@ -994,15 +994,7 @@ async fn more_than_four_phrasings_or_a_blank_one_is_refused_by_name() {
 async fn a_question_in_another_language_than_the_manual_is_told_what_to_pass() {
     let (f, k) = kura(&[]).await;
     add_syscalls_manual(&f);
-    let hint = |r: &Value| {
-        r["warnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .find(|w| w.contains("`queries`"))
-            .map(str::to_owned)
-    };
+    let hint = |r: &Value| queries_hint(r).map(str::to_owned);
     let args = json!({"query": "標準出力を別のファイルに差し替えたい", "manual_id": "syscalls", "expand_scope": false});
     let r = find(&k, args).await;
     let said = hint(&r).unwrap_or_else(|| panic!("no hint: {r}"));

@@ -2,7 +2,7 @@
 //! fixed rule, the summary fields on fixtures built to provoke each, and the
 //! exploration-and-audit loop of 001 §3 played by a scripted agent.
 
-use kura_tests::{Fixture, Kura, workspace};
+use kura_tests::{Fixture, Kura, queries_hint, workspace};
 use serde_json::{Value, json};
 
 async fn kura() -> (Fixture, Kura) {
@@ -655,14 +655,7 @@ async fn the_agent_s_phrasings_find_the_note_the_question_s_own_words_miss() {
 #[tokio::test]
 async fn a_question_in_another_language_than_the_notes_is_told_what_to_pass() {
     let (_f, k) = kura().await;
-    let hint = |v: &Value| {
-        v["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(Value::as_str)
-            .any(|w| w.contains("`queries`") && w.contains("Japanese"))
-    };
+    let hint = |v: &Value| queries_hint(v).is_some_and(|w| w.contains("Japanese"));
     let question = "夜間のバックアップで鍵を入れ替える仕組み";
     let v = find(&k, json!({"query": question})).await;
     assert!(hint(&v), "{v}");

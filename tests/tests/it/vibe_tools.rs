@@ -6,7 +6,7 @@
 
 #![allow(clippy::disallowed_methods)] // tests look at the files with std::fs
 
-use kura_tests::{Fixture, Kura};
+use kura_tests::{Fixture, Kura, queries_hint};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
@@ -1119,14 +1119,7 @@ async fn search_fuses_the_agent_s_phrasings_and_refuses_a_fifth_as_002_would() {
 #[tokio::test]
 async fn search_in_another_language_than_the_files_says_what_to_pass() {
     let (_f, k) = kura().await;
-    let said = |v: &Value| {
-        v["warnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .any(|w| w.contains("`queries`"))
-    };
+    let said = |v: &Value| queries_hint(v).is_some();
     let v = k
         .call(
             "search",

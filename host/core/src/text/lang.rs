@@ -186,6 +186,43 @@ pub fn written(root: &Root, dir: &RelPath, keep: impl Fn(&RelPath) -> bool) -> R
     })
 }
 
+/// What the folders of a corpus are written in, each judged once per
+/// index generation (a judgement reads a sample of files: not at every
+/// search).
+#[derive(Default)]
+pub struct Judged(std::sync::Mutex<HashMap<String, (u64, std::sync::Arc<Written>)>>);
+
+impl Judged {
+    /// [`written`] of `dir` under `root`, as judged at `generation`, or
+    /// judged now.
+    pub fn of(
+        &self,
+        generation: u64,
+        root: &Root,
+        dir: &RelPath,
+        keep: impl Fn(&RelPath) -> bool,
+    ) -> Result<std::sync::Arc<Written>> {
+        let key = dir.to_string();
+        let held = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned();
+        if let Some((g, w)) = held
+            && g == generation
+        {
+            return Ok(w);
+        }
+        let w = std::sync::Arc::new(written(root, dir, keep)?);
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(key, (generation, w.clone()));
+        Ok(w)
+    }
+}
+
 /// The one sentence a search says, when its caller gave no `queries`,
 /// about a `question` in another language than the corpus (`what`: "the
 /// manual is", "the notes are") or one that found little (`weak`): the
@@ -236,6 +273,26 @@ mod tests {
     const JA: &str = "算出プロパティはリアクティブな依存関係に基づいてキャッシュされます。依存関係が変わったときにだけ再評価されます。";
     const EN: &str = "A computed property is cached based on its reactive dependencies and only re-evaluated when one of them changes.";
     const ES: &str = "Una propiedad calculada se guarda en caché según sus dependencias reactivas y solo se vuelve a evaluar cuando cambian.";
+
+    #[test]
+    #[allow(clippy::disallowed_methods)] // the test writes the corpus as a person would
+    fn a_corpus_is_judged_again_only_when_its_index_changed() {
+        let t = tempfile::tempdir().unwrap();
+        let file = t.path().join("a.md");
+        std::fs::write(&file, EN).unwrap();
+        let root = Root::open(t.path()).unwrap();
+        let judged = Judged::default();
+        let main = |generation| {
+            let w = judged
+                .of(generation, &root, &RelPath::root(), |_| true)
+                .unwrap();
+            w.profile.shares()[0].code
+        };
+        assert_eq!(main(1), "eng");
+        std::fs::write(&file, JA).unwrap();
+        assert_eq!(main(1), "eng", "kept while the index is the same");
+        assert_eq!(main(2), "jpn");
+    }
 
     #[test]
     fn a_corpus_of_one_language_is_all_of_it() {
