@@ -2,7 +2,8 @@
 //! file, in the place and format the client documents, merged with what is
 //! there. Other servers' entries are kept byte for byte (JSON values are
 //! carried as raw text, TOML through a format-preserving editor); the
-//! previous file is kept beside it (`NAME.kura-backup`); a second run with
+//! previous file is kept beside it with its mode and owner
+//! (`NAME.kura-backup`, then `.2`, `.3`, … — the first is never replaced); a second run with
 //! the same roots changes nothing; the file is replaced atomically and only
 //! if no other program changed it since it was read (the vault's own
 //! read-modify-write); a file with comments (JSONC) is not rewritten: the
@@ -419,9 +420,10 @@ pub fn run(a: &SetupArgs) -> Result<(), String> {
             println!("{shown}: kura is already set up this way; nothing changed");
             return Ok(());
         }
-        Wrote::Replaced => println!(
-            "{shown}: kura added as \"{}\" (the previous file is {shown}.kura-backup)",
-            a.name
+        Wrote::Replaced(backup) => println!(
+            "{shown}: kura added as \"{}\" (the previous file is kept as {})",
+            a.name,
+            path.with_file_name(backup).display()
         ),
         Wrote::Created => println!("{shown}: created with kura as \"{}\"", a.name),
     }
@@ -434,7 +436,8 @@ pub fn run(a: &SetupArgs) -> Result<(), String> {
 enum Wrote {
     Unchanged,
     Created,
-    Replaced,
+    /// The previous file is kept under this name, beside it.
+    Replaced(String),
 }
 
 /// Set `file` in `folder` to what `make` turns its current text into (None:
@@ -452,7 +455,6 @@ fn write_entry(
     crate::fs::create_operator_dir(folder).map_err(|e| e.to_string())?;
     let root = Root::open(folder).map_err(|e| e.to_string())?;
     let rel = RelPath::parse(file, false).map_err(|e| e.message)?;
-    let backup = RelPath::parse(&format!("{file}.kura-backup"), false).map_err(|e| e.message)?;
     let current = match root.read(&rel) {
         Ok(bytes) => Some(bytes),
         Err(e) if e.code == Code::NotFound => None,
@@ -462,15 +464,15 @@ fn write_entry(
     let Some(new) = make(text.as_deref())? else {
         return Ok(Wrote::Unchanged);
     };
-    if let Some(old) = &current {
-        root.update(&backup, |_| Ok(Some((old.clone(), ()))))
-            .map_err(|e| {
-                format!(
-                    "the backup could not be written, nothing changed: {}",
-                    e.message
-                )
-            })?;
-    }
+    let backup = match &current {
+        Some(old) => Some(keep_backup(&root, file, &rel, old).map_err(|e| {
+            format!(
+                "the backup could not be written, nothing changed: {}",
+                e.message
+            )
+        })?),
+        None => None,
+    };
     root.update(&rel, |now| {
         if now != current.as_deref() {
             return Err(Error::new(
@@ -481,11 +483,52 @@ fn write_entry(
         Ok(Some((new.clone().into_bytes(), ())))
     })
     .map_err(|e| e.message)?;
-    Ok(if current.is_some() {
-        Wrote::Replaced
-    } else {
-        Wrote::Created
+    Ok(match backup {
+        Some(b) => Wrote::Replaced(b),
+        None => Wrote::Created,
     })
+}
+
+/// Keep `old`, the bytes of `file` about to be replaced, in a new file
+/// beside it with its mode and owner: `FILE.kura-backup`, or when that is
+/// taken `FILE.kura-backup.2`, `.3`, …, so that the first backup (the file
+/// as it was before kura ever touched it) is never replaced. When the
+/// newest backup already holds these bytes, it is the backup. Its name.
+fn keep_backup(
+    root: &Root,
+    file: &str,
+    rel: &RelPath,
+    old: &[u8],
+) -> Result<String, crate::error::Error> {
+    let base = format!("{file}.kura-backup");
+    let number = |name: &str| match name.strip_prefix(base.as_str())? {
+        "" => Some(1),
+        n => n.strip_prefix('.')?.parse::<u32>().ok().filter(|&n| n >= 2),
+    };
+    let named = |n: u32| match n {
+        1 => base.clone(),
+        n => format!("{base}.{n}"),
+    };
+    let newest = root
+        .list(&RelPath::root())?
+        .iter()
+        .filter_map(|e| number(&e.name))
+        .max();
+    if let Some(n) = newest {
+        let path = RelPath::parse(&named(n), false)?;
+        if root.read(&path).is_ok_and(|b| b == old) {
+            return Ok(named(n));
+        }
+    }
+    let (path, ()) = root.create_like(&RelPath::root(), rel, |names| {
+        let next = names
+            .iter()
+            .filter_map(|n| number(n))
+            .max()
+            .map_or(1, |n| n + 1);
+        Ok((named(next), old.to_vec(), ()))
+    })?;
+    Ok(path.to_string())
 }
 
 /// A unified diff of `old` → `new`.
@@ -580,6 +623,42 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::disallowed_methods)] // the test looks at the folder as any program would
+    fn a_backup_is_no_more_readable_than_its_original_and_never_replaced() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("claude.json");
+        // Another server's token in the person's own, private file.
+        std::fs::write(&path, "{\"token\": \"SECRET\"}").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let add = |tag: &'static str| {
+            write_entry(dir.path(), "claude.json", move |cur| {
+                Ok(Some(format!("{}{tag}", cur.unwrap_or(""))))
+            })
+            .unwrap()
+        };
+        let mode = |name: &str| {
+            let m = std::fs::metadata(dir.path().join(name)).unwrap();
+            m.permissions().mode() & 0o777
+        };
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let first = add("+kura");
+        assert_eq!(first, Wrote::Replaced("claude.json.kura-backup".into()));
+        assert_eq!(read("claude.json.kura-backup"), "{\"token\": \"SECRET\"}");
+        assert_eq!(mode("claude.json.kura-backup"), 0o600);
+        assert_eq!(mode("claude.json"), 0o600);
+        // A second run that changes the file keeps the first backup whole.
+        let second = add("+again");
+        assert_eq!(second, Wrote::Replaced("claude.json.kura-backup.2".into()));
+        assert_eq!(read("claude.json.kura-backup"), "{\"token\": \"SECRET\"}");
+        assert_eq!(
+            read("claude.json.kura-backup.2"),
+            "{\"token\": \"SECRET\"}+kura"
+        );
+        assert_eq!(mode("claude.json.kura-backup.2"), 0o600);
+    }
+
+    #[test]
     fn a_fault_at_any_step_leaves_the_old_file_or_the_new_one_whole() {
         use crate::fault::{Fault, Plan};
         let mut faulted = 0;
@@ -590,7 +669,7 @@ mod tests {
             };
             let (result, file, backup) = written_under(plan);
             match result {
-                Ok(Wrote::Replaced) => {
+                Ok(Wrote::Replaced(_)) => {
                     assert_eq!(file, "OLD+kura", "step {n}");
                     assert_eq!(backup.as_deref(), Some("OLD"), "step {n}");
                 }

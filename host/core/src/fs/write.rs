@@ -95,6 +95,9 @@ pub(super) enum Expect {
     Absent,
     /// The very file the write read (and the replacement keeps its mode).
     Same(Seen, Keep),
+    /// Nothing, as for `Absent`; the new file gets this mode and owner,
+    /// and where it cannot get the owner, no access for others at all.
+    Like(Keep),
     /// Whatever is there (kura's own files in the state folder).
     Any,
 }
@@ -302,6 +305,33 @@ impl Root {
         folder: &RelPath,
         pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
     ) -> Result<(RelPath, T)> {
+        self.create(folder, Expect::Absent, pick)
+    }
+
+    /// [`Root::create_in`] for a copy of the file `like` (a backup): the
+    /// new file gets its mode and owner, so it is never readable by more
+    /// people than the original.
+    pub fn create_like<T>(
+        &self,
+        folder: &RelPath,
+        like: &RelPath,
+        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
+    ) -> Result<(RelPath, T)> {
+        self.check_links(like, false)?;
+        let dir = self
+            .open_dir_nofollow(&like.parent(), false)?
+            .ok_or_else(|| Error::new(Code::NotFound, format!("`{like}` does not exist")))?;
+        let name = like.file_name().unwrap_or_default();
+        let keep = keep_nofollow(&dir, name).map_err(|e| io_error(e, like))?;
+        self.create(folder, Expect::Like(keep), pick)
+    }
+
+    fn create<T>(
+        &self,
+        folder: &RelPath,
+        expect: Expect,
+        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
+    ) -> Result<(RelPath, T)> {
         self.check_links(folder, false)?;
         let lock = self.file_lock(folder);
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
@@ -330,8 +360,7 @@ impl Root {
         }
         self.check_size(&path, bytes.len())?;
         self.note_file(&path, None, Some(&bytes))?;
-        replace_atomically(&dir, &name, &bytes, Expect::Absent)
-            .map_err(|e| write_error(e, &path))?;
+        replace_atomically(&dir, &name, &bytes, expect).map_err(|e| write_error(e, &path))?;
         Ok((path, out))
     }
 
@@ -655,6 +684,17 @@ pub(super) fn sync_dir(dir: &Dir) -> io::Result<()> {
     f.sync_all()
 }
 
+/// The mode and owner of the file `name` in `dir`, never through a link.
+fn keep_nofollow(dir: &Dir, name: &str) -> io::Result<Keep> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).follow(FollowSymlinks::No);
+    let meta = dir.open_with(name, &opts)?.into_std().metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a file"));
+    }
+    Ok(Keep::of(&meta))
+}
+
 /// The file `name` in `dir`, never through a link, with its mode and owner;
 /// `FileTooLarge` over `max` bytes (checked before reading).
 fn read_nofollow(dir: &Dir, name: &str, max: u64) -> io::Result<Current> {
@@ -717,11 +757,23 @@ pub(super) fn place_unsynced(
             let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
             f.set_permissions(std::fs::Permissions::from_mode(k.mode))?;
         }
+        if let Expect::Like(k) = expect {
+            let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
+            let now = Keep::of(&f.metadata()?);
+            // Another owner or group than the original's: its group and
+            // others' bits would open it to other people.
+            let mode = if (now.uid, now.gid) == (k.uid, k.gid) {
+                k.mode
+            } else {
+                k.mode & 0o7700
+            };
+            f.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
         drop(f);
         match expect {
-            Expect::Absent => rename_noreplace(dir, &tmp, dir, name)?,
+            Expect::Absent | Expect::Like(_) => rename_noreplace(dir, &tmp, dir, name)?,
             Expect::Same(seen, _) => {
                 // No file system offers "rename if unchanged"; this check
                 // leaves a window of one system call, where a check before
