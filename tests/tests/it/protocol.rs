@@ -393,9 +393,12 @@ fn a_signal_ends_serve_demo_cleanly(signal: i32) {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
+        // Measured 20–190 ms, alone and beside four busy loops on both
+        // cores; 5 s is a bound no correct kura comes near.
         assert!(
-            start.elapsed() < std::time::Duration::from_secs(20),
-            "still running after the signal"
+            start.elapsed() < std::time::Duration::from_secs(5),
+            "still running {:?} after the signal",
+            start.elapsed()
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     };

@@ -9,7 +9,7 @@ use rmcp::service::ClientLifecycleMode;
 use serde_json::json;
 
 /// The kernel's Landlock ABI (0: none).
-fn landlock_abi() -> i64 {
+pub(crate) fn landlock_abi() -> i64 {
     // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
     // only returns a number.
     let abi = unsafe {
