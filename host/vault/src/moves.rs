@@ -29,7 +29,7 @@ use crate::graph::rewrite::Move;
 use crate::graph::{self, Graph};
 use crate::plugins::WriteKind;
 pub use journal::replay;
-use journal::{Journal, Op, digest};
+use journal::{Ended, Journal, Op, digest};
 
 pub fn journal_prefix(root: &crate::fs::Root) -> String {
     journal::Names::of(root).prefix
@@ -357,17 +357,21 @@ impl Vault {
     }
 
     /// The lock every process holds while it moves in this vault, from
-    /// its plan until its journal is gone.
+    /// its plan until its journal is gone. A journal found once it is held
+    /// belongs to a kura that died (perhaps while this one ran): it is
+    /// finished or undone first.
     fn move_lock(&self) -> Result<std::fs::File> {
         let state = self.journal_folder()?;
-        state
+        let lock = state
             .lock(&journal::Names::of(&self.root).lock())
             .map_err(|e| {
                 Error::new(
                     Code::FilesystemError,
                     format!("the moves' lock in the state folder cannot be taken: {e}; nothing was moved"),
                 )
-            })
+            })?;
+        journal::replay_held(&self.root, state);
+        Ok(lock)
     }
 
     /// Refuse now, before the first write, what would stop a step later:
@@ -429,6 +433,7 @@ impl Vault {
         let journal = Journal {
             kura_move: journal::FORMAT,
             ops,
+            ended: None,
         };
         let name = journal::Names::of(&self.root).new_journal();
         let bytes = serde_json::to_vec(&journal).map_err(|e| Error::internal(e.to_string()))?;
@@ -438,16 +443,19 @@ impl Vault {
                 format!("the move's journal could not be saved: {e}; nothing was moved"),
             )
         })?;
-        let result = match journal::run(&self.root, &journal.ops) {
-            Ok(()) => Ok(()),
+        let (result, how) = match journal::run(&self.root, &journal.ops) {
+            Ok(()) => (Ok(()), Ended::Done),
             Err(stop) => match journal::undo(&self.root, &journal.ops, stop.done) {
-                Ok(()) => Err(Error {
-                    message: format!(
-                        "{}; the move was undone, nothing was moved",
-                        stop.error.message
-                    ),
-                    ..stop.error
-                }),
+                Ok(()) => (
+                    Err(Error {
+                        message: format!(
+                            "{}; the move was undone, nothing was moved",
+                            stop.error.message
+                        ),
+                        ..stop.error
+                    }),
+                    Ended::Undone,
+                ),
                 Err(undo) => {
                     tracing::error!(journal = %name, "a move failed ({}) and could not be undone ({}); the next start finishes or undoes it",
                         stop.error.message, undo.message);
@@ -463,9 +471,7 @@ impl Vault {
                 }
             },
         };
-        if let Err(e) = state.remove(&name) {
-            tracing::warn!(journal = %name, "a move's journal cannot be removed: {e}");
-        }
+        journal.close(state, &name, how);
         self.tell_index(plan);
         result
     }

@@ -447,6 +447,109 @@ fn a_finished_move_whose_journal_stayed_is_never_undone_later() {
     );
 }
 
+/// The move of the backup guide, which rewrites `notes/links.md`.
+fn backup_guide_move() -> Case {
+    Case {
+        tool: "vault_move",
+        args: json!({"from": "research/backup-guide.md", "to": "guides/Backup Guide.md"}),
+        before: None,
+    }
+}
+
+#[test]
+fn an_undone_move_whose_journal_stayed_is_never_carried_out_later() {
+    let case = backup_guide_move();
+    let (_, steps) = clean_run(&case);
+    let links = "notes/links.md";
+    // Another program edits the note the move relinks, just before one of
+    // its steps: the move stops and undoes what it did; and the removal of
+    // its journal, the last step of that call, fails.
+    let meddler = |f: &Folders| {
+        let path = f.vault().join(links);
+        fault::Meddler(std::sync::Arc::new(move || {
+            let mut text = std::fs::read_to_string(&path).unwrap();
+            text.push_str("\nan edit of another program\n");
+            std::fs::write(&path, text).unwrap();
+        }))
+    };
+    let undone = (1..=steps).find_map(|m| {
+        let f = Folders::new();
+        let app = f.start();
+        let plan = Plan {
+            meddle: Some((m, meddler(&f))),
+            ..Plan::default()
+        };
+        let (r, n) = fault::with(plan, || (call(&app, &case), fault::steps().unwrap()));
+        r.is_err().then_some((m, n))
+    });
+    let (m, n) = undone.expect("an outside edit before some step makes the move undo itself");
+    let (f, app, original) = (1..=n)
+        .rev()
+        .find_map(|at| {
+            let f = Folders::new();
+            let original = std::fs::read_to_string(f.vault().join(links)).unwrap();
+            let app = f.start();
+            let plan = Plan {
+                meddle: Some((m, meddler(&f))),
+                at: Some((at, Fault::Fail(libc::EIO))),
+                ..Plan::default()
+            };
+            let r = fault::with(plan, || call(&app, &case));
+            (r.is_err() && f.journals().len() == 1).then_some((f, app, original))
+        })
+        .expect("a failed removal of an undone move's journal leaves it");
+    assert!(f.vault().join("research/backup-guide.md").exists());
+    // The person takes their edit back (as an editor's undo would): the
+    // vault is as before the call, which said nothing was moved.
+    std::fs::write(f.vault().join(links), original).unwrap();
+    let told = f.snapshot();
+    drop(app);
+    drop(f.start());
+    assert!(
+        f.snapshot() == told,
+        "the restart carried out a move the caller was told never happened"
+    );
+    assert!(f.journals().is_empty(), "{:?}", f.journals());
+}
+
+#[test]
+fn a_journal_a_dead_kura_left_is_settled_by_the_next_move_of_one_still_running() {
+    let case = backup_guide_move();
+    let (after, steps) = clean_run(&case);
+    // While one kura runs, a second on the same vault dies half-way
+    // through the move.
+    let (f, running) = (2..steps)
+        .find_map(|at| {
+            let f = Folders::new();
+            let before = f.snapshot();
+            let running = f.start();
+            let other = f.start();
+            let plan = Plan {
+                at: Some((at, Fault::Panic)),
+                ..Plan::default()
+            };
+            let died = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                fault::with(plan, || call(&other, &case))
+            }))
+            .is_err();
+            let half = f.snapshot();
+            (died && f.journals().len() == 1 && half != before && half != after)
+                .then_some((f, running))
+        })
+        .expect("a death that leaves the move half done");
+    // The kura still running moves another note: first it settles what
+    // the dead one left.
+    let other = json!({"from": "notes/long-journal.md", "to": "notes/journal.md"});
+    running
+        .call("vault_move", other.as_object())
+        .expect("served")
+        .unwrap_or_else(|e| panic!("the second move: {}", e.message));
+    assert!(f.journals().is_empty(), "{:?}", f.journals());
+    let settled = f.vault().join("research/backup-guide.md").exists()
+        != f.vault().join("guides/Backup Guide.md").exists();
+    assert!(settled, "the first move is neither whole nor undone");
+}
+
 #[test]
 fn a_move_blocked_by_a_read_only_note_changes_nothing() {
     let f = Folders::new();

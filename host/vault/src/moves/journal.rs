@@ -46,6 +46,36 @@ pub(super) enum Op {
 pub(super) struct Journal {
     pub kura_move: u32,
     pub ops: Vec<Op>,
+    /// How the move ended, recorded before the journal is removed: a
+    /// journal whose removal failed is then only removed later, never
+    /// carried out again (an undone move done after all) or undone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<Ended>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub(super) enum Ended {
+    Done,
+    Undone,
+}
+
+impl Journal {
+    /// Record that the move ended (`how`), then remove the journal `name`.
+    /// A failure to record still removes it; a failure to remove leaves a
+    /// journal that says it ended.
+    pub fn close(mut self, state: &StateDir, name: &str, how: Ended) {
+        self.ended = Some(how);
+        let recorded = serde_json::to_vec(&self)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| state.write(name, &bytes));
+        if let Err(e) = recorded {
+            tracing::warn!(journal = name, "how a move ended cannot be recorded: {e}");
+        }
+        if let Err(e) = state.remove(name) {
+            tracing::warn!(journal = name, "a move's journal cannot be removed: {e}");
+        }
+    }
 }
 
 /// The journal's format: 2 keeps the old texts (1 did not: a journal of
@@ -315,8 +345,15 @@ pub fn replay(root: &Root, state: &StateDir) -> usize {
         );
         return 0;
     };
+    replay_held(root, state)
+}
+
+/// [`replay`] by a process that holds the moves' lock: at the start of a
+/// move, a journal another kura left when it died (while this one ran) is
+/// finished or undone before the new move plans anything.
+pub(super) fn replay_held(root: &Root, state: &StateDir) -> usize {
     let mut steps = 0;
-    for name in names.journals(state) {
+    for name in Names::of(root).journals(state) {
         steps += replay_one(root, state, &name);
     }
     steps
@@ -347,19 +384,35 @@ fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
             return 0;
         }
     };
+    if let Some(how) = journal.ended {
+        tracing::info!(
+            journal = name,
+            "a move that ended ({how:?}) left its journal; removed, nothing changed"
+        );
+        if let Err(e) = state.remove(name) {
+            tracing::warn!(journal = name, "a move's journal cannot be removed: {e}");
+        }
+        return 0;
+    }
     if let Err(why) = admissible(&journal.ops, root.folds_case()) {
         set_aside(&format!("the write rules refuse it ({why})"));
         return 0;
     }
     let n = journal.ops.len();
-    match run(root, &journal.ops) {
-        Ok(()) => tracing::info!(steps = n, "an interrupted move was finished"),
+    let how = match run(root, &journal.ops) {
+        Ok(()) => {
+            tracing::info!(steps = n, "an interrupted move was finished");
+            Ended::Done
+        }
         Err(stop) => match undo(root, &journal.ops, journal.ops.len()) {
-            Ok(()) => tracing::warn!(
-                steps = n,
-                "an interrupted move could not be finished ({}); it was undone",
-                stop.error.message
-            ),
+            Ok(()) => {
+                tracing::warn!(
+                    steps = n,
+                    "an interrupted move could not be finished ({}); it was undone",
+                    stop.error.message
+                );
+                Ended::Undone
+            }
             Err(e) => {
                 tracing::error!(
                     journal = name,
@@ -370,12 +423,7 @@ fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
                 return n;
             }
         },
-    }
-    if let Err(e) = state.remove(name) {
-        tracing::warn!(
-            journal = name,
-            "a finished move's journal cannot be removed: {e}"
-        );
-    }
+    };
+    journal.close(state, name, how);
     n
 }
