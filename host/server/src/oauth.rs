@@ -26,6 +26,12 @@ const MAX_KEYS: usize = 64;
 /// stream of tokens with made-up key ids cannot make kura hammer the issuer,
 /// and a key the issuer has just rotated to is known within seconds.
 const REFETCH_EVERY: Duration = Duration::from_secs(5);
+/// A key set is kept this long when its answer says nothing
+/// (`Cache-Control: max-age`), and at most [`KEYS_AT_MOST`] whatever it
+/// says (at least [`REFETCH_EVERY`]): a key the issuer withdraws stops
+/// working within it.
+const KEYS_FOR: Duration = Duration::from_secs(300);
+const KEYS_AT_MOST: Duration = Duration::from_secs(900);
 /// A fetch from the issuer gives up after this long.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// Clock skew allowed on `exp` and `nbf`, unless the file says otherwise.
@@ -322,10 +328,20 @@ impl Claims {
 
 /// A JSON answer on its way.
 pub type Answer<'a> = std::pin::Pin<Box<dyn Future<Output = Result<Value, String>> + Send + 'a>>;
+/// A JSON answer and how long it may be kept.
+pub type AgedAnswer<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<(Value, Option<Duration>), String>> + Send + 'a>>;
 
 /// Where documents come from: the network in a server, a map in tests.
 pub trait Fetch: Send + Sync {
     fn get(&self, url: &Url) -> Answer<'_>;
+
+    /// [`Fetch::get`], with how long the answer may be kept (its
+    /// `Cache-Control: max-age`), when it says.
+    fn get_aged(&self, url: &Url) -> AgedAnswer<'_> {
+        let answer = self.get(url);
+        Box::pin(async move { Ok((answer.await?, None)) })
+    }
 
     /// A form POSTed with HTTP Basic client credentials (`id`, `secret`).
     fn post_form(&self, url: &Url, form: &[(&str, &str)], id: &str, secret: &str) -> Answer<'_>;
@@ -366,6 +382,14 @@ impl Http {
 impl Http {
     /// Send `request`; its JSON answer, read up to [`MAX_DOCUMENT_BYTES`].
     async fn json(url: Url, request: reqwest::RequestBuilder) -> Result<Value, String> {
+        Ok(Self::aged(url, request).await?.0)
+    }
+
+    /// [`Http::json`], with the answer's `Cache-Control: max-age`.
+    async fn aged(
+        url: Url,
+        request: reqwest::RequestBuilder,
+    ) -> Result<(Value, Option<Duration>), String> {
         let mut response = request
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
@@ -374,6 +398,12 @@ impl Http {
         if !response.status().is_success() {
             return Err(format!("{url}: HTTP {}", response.status()));
         }
+        let max_age = response
+            .headers()
+            .get_all(reqwest::header::CACHE_CONTROL)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find_map(max_age);
         let mut body = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
             if body.len() + chunk.len() > MAX_DOCUMENT_BYTES {
@@ -381,13 +411,41 @@ impl Http {
             }
             body.extend_from_slice(&chunk);
         }
-        serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))
+        let doc = serde_json::from_slice(&body).map_err(|e| format!("{url}: not JSON: {e}"))?;
+        Ok((doc, max_age))
     }
+}
+
+/// The `max-age` of a `Cache-Control` value (`no-store` and `no-cache`
+/// count as 0: kept for the shortest time allowed).
+fn max_age(value: &str) -> Option<Duration> {
+    value.split(',').map(str::trim).find_map(|d| {
+        let d = d.to_ascii_lowercase();
+        if d == "no-store" || d == "no-cache" {
+            return Some(Duration::ZERO);
+        }
+        d.strip_prefix("max-age=")?
+            .trim_matches('"')
+            .parse()
+            .ok()
+            .map(Duration::from_secs)
+    })
+}
+
+/// How long a key set is kept, given its answer's `max-age`.
+fn keys_lifetime(max_age: Option<Duration>) -> Duration {
+    max_age
+        .unwrap_or(KEYS_FOR)
+        .clamp(REFETCH_EVERY, KEYS_AT_MOST)
 }
 
 impl Fetch for Http {
     fn get(&self, url: &Url) -> Answer<'_> {
         Box::pin(Self::json(url.clone(), self.0.get(url.clone())))
+    }
+
+    fn get_aged(&self, url: &Url) -> AgedAnswer<'_> {
+        Box::pin(Self::aged(url.clone(), self.0.get(url.clone())))
     }
 
     fn post_form(&self, url: &Url, form: &[(&str, &str)], id: &str, secret: &str) -> Answer<'_> {
@@ -411,14 +469,38 @@ impl Fetch for Http {
 #[derive(Default)]
 struct Keys {
     set: Vec<Jwk>,
+    /// When the set was last fetched, and how long it is kept.
     fetched: Option<Instant>,
+    lifetime: Duration,
+    /// When it was last asked for, fetched or not.
+    tried: Option<Instant>,
     /// The key set's URL, once known.
     uri: Option<Url>,
 }
 
-/// Opaque tokens the issuer said are active, by their SHA-256, each with
-/// its profile, until when it may be believed.
-type Introspected = std::collections::HashMap<[u8; 32], (Profile, Instant)>;
+impl Keys {
+    /// The set is as the issuer publishes it, within its lifetime.
+    fn fresh(&self) -> bool {
+        self.fetched.is_some_and(|t| t.elapsed() < self.lifetime)
+    }
+
+    /// A fetch is allowed: none in the last [`REFETCH_EVERY`].
+    fn may_fetch(&self) -> bool {
+        self.tried.is_none_or(|t| t.elapsed() >= REFETCH_EVERY)
+    }
+}
+
+/// Opaque tokens the issuer answered about, by their SHA-256: the profile
+/// of an active one (None: refused), until when the answer may be believed.
+type Introspected = std::collections::HashMap<[u8; 32], (Option<Profile>, Instant)>;
+
+/// A refusal is remembered this long: the same made-up string sent again
+/// is refused without asking the issuer.
+const REFUSED_FOR: Duration = Duration::from_secs(30);
+/// The issuer is asked about at most this many unknown strings in each
+/// window: an unauthenticated caller cannot make kura flood it.
+const ASKS_PER_WINDOW: u32 = 20;
+const ASK_WINDOW: Duration = Duration::from_secs(10);
 
 /// An introspected token is believed this long at most (or until its
 /// `exp`, if sooner): a revoked token stops working within it.
@@ -430,10 +512,16 @@ const MAX_INTROSPECTED: usize = 1024;
 pub struct OAuth {
     config: OAuthConfig,
     fetch: Box<dyn Fetch>,
-    keys: tokio::sync::Mutex<Keys>,
+    /// Held only to look or to store, never across a fetch: a check whose
+    /// key is known never waits for the issuer.
+    keys: std::sync::Mutex<Keys>,
+    /// Held across a key set's fetch: one at a time.
+    fetching: tokio::sync::Mutex<()>,
     /// The issuer's metadata, once fetched.
     metadata: tokio::sync::OnceCell<(Url, Value)>,
     introspected: std::sync::Mutex<Introspected>,
+    /// The current window's start and the introspections asked in it.
+    asks: std::sync::Mutex<(Instant, u32)>,
 }
 
 impl OAuth {
@@ -441,9 +529,11 @@ impl OAuth {
         OAuth {
             config,
             fetch,
-            keys: tokio::sync::Mutex::new(Keys::default()),
+            keys: std::sync::Mutex::new(Keys::default()),
+            fetching: tokio::sync::Mutex::new(()),
             metadata: tokio::sync::OnceCell::new(),
             introspected: std::sync::Mutex::new(Introspected::new()),
+            asks: std::sync::Mutex::new((Instant::now(), 0)),
         }
     }
 
@@ -454,16 +544,18 @@ impl OAuth {
     /// Fetch the issuer's metadata and keys now (`kura doctor`): what was
     /// found, or why nothing was.
     pub async fn probe(&self) -> Result<String, String> {
-        let mut keys = self.keys.lock().await;
-        let set = self.fetch_keys(&mut keys).await?;
-        let line = format!(
-            "the issuer publishes {} key(s) at {}",
-            set.len(),
-            keys.uri.as_ref().map_or(String::new(), Url::to_string)
-        );
-        keys.set = set;
-        keys.fetched = Some(Instant::now());
-        Ok(line)
+        let _one = self.fetching.lock().await;
+        let n = self.fetch_keys().await?;
+        let uri = self
+            .held()
+            .uri
+            .as_ref()
+            .map_or(String::new(), Url::to_string);
+        Ok(format!("the issuer publishes {n} key(s) at {uri}"))
+    }
+
+    fn held(&self) -> std::sync::MutexGuard<'_, Keys> {
+        self.keys.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The profile `token` is served under, or why it is refused.
@@ -508,43 +600,82 @@ impl OAuth {
     }
 
     /// The key for `kid` (or the only key for `alg` when the token names
-    /// none), fetching the key set when it is not known yet or has no such
-    /// key (a rotation), at most every [`REFETCH_EVERY`].
+    /// none). The key set is fetched again when its lifetime is over, or
+    /// when it has no such key (a rotation), at most every
+    /// [`REFETCH_EVERY`]; one fetch at a time, and a check whose key is
+    /// known meanwhile is answered from the set as it was.
     async fn key(&self, kid: Option<&str>, alg: Algorithm) -> Result<DecodingKey, Refusal> {
         let decoding =
             |k: &Jwk| DecodingKey::from_jwk(k).map_err(|_| Refusal::Invalid("unusable key".into()));
         let unpublished =
             || Refusal::Invalid("signed with a key the issuer does not publish".into());
-        let mut keys = self.keys.lock().await;
-        if let Some(k) = find(&keys.set, kid, alg) {
+        let known = |keys: &Keys| find(&keys.set, kid, alg).cloned();
+        let (found, fresh) = {
+            let keys = self.held();
+            (known(&keys), keys.fresh())
+        };
+        if let Some(k) = &found
+            && fresh
+        {
             return decoding(k);
         }
-        if keys.fetched.is_some_and(|t| t.elapsed() < REFETCH_EVERY) {
-            return Err(unpublished());
-        }
-        keys.fetched = Some(Instant::now());
-        match self.fetch_keys(&mut keys).await {
-            Ok(set) => keys.set = set,
-            Err(e) => {
-                tracing::warn!("OAuth: the issuer's keys could not be fetched: {e}");
-                return Err(Refusal::Invalid("the issuer's keys are unavailable".into()));
+        let _one = match self.fetching.try_lock() {
+            Ok(one) => one,
+            // A fetch is on its way: a known key is used as it was.
+            Err(_) if found.is_some() => {
+                return found.as_ref().map_or_else(|| Err(unpublished()), decoding);
+            }
+            Err(_) => self.fetching.lock().await,
+        };
+        // The fetch this one waited for may have brought the key.
+        {
+            let keys = self.held();
+            let found = known(&keys);
+            match &found {
+                Some(k) if keys.fresh() => return decoding(k),
+                _ if !keys.may_fetch() => {
+                    return found.map_or_else(|| Err(unpublished()), |k| decoding(&k));
+                }
+                _ => {}
             }
         }
+        if let Err(e) = self.fetch_keys().await {
+            tracing::warn!("OAuth: the issuer's keys could not be fetched: {e}");
+            // An issuer out of reach is not one that withdrew its keys:
+            // a known key stays in use until the set can be fetched.
+            return match found {
+                Some(k) => decoding(&k),
+                None => Err(Refusal::Invalid("the issuer's keys are unavailable".into())),
+            };
+        }
+        let keys = self.held();
         find(&keys.set, kid, alg)
             .ok_or_else(unpublished)
             .and_then(decoding)
     }
 
-    async fn fetch_keys(&self, keys: &mut Keys) -> Result<Vec<Jwk>, String> {
-        let uri = match (&keys.uri, &self.config.jwks_uri) {
-            (Some(u), _) | (None, Some(u)) => u.clone(),
+    /// Fetch the key set (the caller holds `fetching`) and keep it: how
+    /// many keys it holds.
+    async fn fetch_keys(&self) -> Result<usize, String> {
+        let known = {
+            let mut keys = self.held();
+            keys.tried = Some(Instant::now());
+            keys.uri.clone()
+        };
+        let uri = match (known, &self.config.jwks_uri) {
+            (Some(u), _) => u,
+            (None, Some(u)) => u.clone(),
             (None, None) => self.endpoint("jwks_uri").await?,
         };
-        keys.uri = Some(uri.clone());
-        let doc = self.fetch.get(&uri).await?;
+        let (doc, max_age) = self.fetch.get_aged(&uri).await?;
         let set: JwkSet =
             serde_json::from_value(doc).map_err(|e| format!("{uri}: not a key set: {e}"))?;
-        Ok(set.keys.into_iter().take(MAX_KEYS).collect())
+        let mut keys = self.held();
+        keys.uri = Some(uri);
+        keys.set = set.keys.into_iter().take(MAX_KEYS).collect();
+        keys.fetched = Some(Instant::now());
+        keys.lifetime = keys_lifetime(max_age);
+        Ok(keys.set.len())
     }
 
     /// An opaque token, asked about at the issuer's introspection
@@ -557,12 +688,30 @@ impl OAuth {
         {
             let mut seen = self.introspected.lock().unwrap_or_else(|e| e.into_inner());
             match seen.get(&key) {
-                Some((profile, until)) if *until > now => return Ok(profile.clone()),
+                Some((Some(profile), until)) if *until > now => return Ok(profile.clone()),
+                Some((None, until)) if *until > now => {
+                    return Err(Refusal::Invalid("not active".into()));
+                }
                 Some(_) => {
                     seen.remove(&key);
                 }
                 None => {}
             }
+        }
+        {
+            let mut asks = self.asks.lock().unwrap_or_else(|e| e.into_inner());
+            if now.duration_since(asks.0) >= ASK_WINDOW {
+                *asks = (now, 0);
+            }
+            if asks.1 >= ASKS_PER_WINDOW {
+                tracing::warn!(
+                    "OAuth: more unknown tokens than the issuer is asked about; refused"
+                );
+                return Err(Refusal::Invalid(
+                    "too many unknown tokens at once; try again shortly".into(),
+                ));
+            }
+            asks.1 += 1;
         }
         let endpoint = match &i.endpoint {
             Some(u) => u.clone(),
@@ -580,8 +729,11 @@ impl OAuth {
                 tracing::warn!("OAuth: introspection failed: {e}");
                 Refusal::Invalid("the issuer cannot be asked about this token".into())
             })?;
-        let (profile, lives) = self.introspected(&answer)?;
-        let until = now + lives.min(INTROSPECTED_FOR);
+        let judged = self.introspected(&answer);
+        let (kept, until) = match &judged {
+            Ok((profile, lives)) => (Some(profile.clone()), now + (*lives).min(INTROSPECTED_FOR)),
+            Err(_) => (None, now + REFUSED_FOR),
+        };
         let mut seen = self.introspected.lock().unwrap_or_else(|e| e.into_inner());
         if seen.len() >= MAX_INTROSPECTED {
             seen.retain(|_, (_, u)| *u > now);
@@ -589,8 +741,8 @@ impl OAuth {
                 seen.clear();
             }
         }
-        seen.insert(key, (profile.clone(), until));
-        Ok(profile)
+        seen.insert(key, (kept, until));
+        judged.map(|(profile, _)| profile)
     }
 
     /// What an introspection answer grants, and for how long it holds.
@@ -752,6 +904,10 @@ mod tests {
     struct Docs {
         docs: Mutex<HashMap<String, Value>>,
         fetches: AtomicUsize,
+        /// The `max-age` every answer carries.
+        max_age: Mutex<Option<Duration>>,
+        /// Answers never come (an issuer that hangs).
+        hang: std::sync::atomic::AtomicBool,
     }
 
     impl Docs {
@@ -764,7 +920,19 @@ mod tests {
         fn get(&self, url: &Url) -> Answer<'_> {
             self.fetches.fetch_add(1, Ordering::SeqCst);
             let doc = self.docs.lock().unwrap().get(url.as_str()).cloned();
-            Box::pin(async move { doc.ok_or_else(|| "404".to_owned()) })
+            let hang = self.hang.load(Ordering::SeqCst);
+            Box::pin(async move {
+                if hang {
+                    std::future::pending::<()>().await;
+                }
+                doc.ok_or_else(|| "404".to_owned())
+            })
+        }
+
+        fn get_aged(&self, url: &Url) -> AgedAnswer<'_> {
+            let answer = self.get(url);
+            let max_age = *self.max_age.lock().unwrap();
+            Box::pin(async move { Ok((answer.await?, max_age)) })
         }
 
         /// The answer set for `POST url` and the form's `token`, from
@@ -963,7 +1131,7 @@ mod tests {
         // The issuer rotates; a token with the new key id arrives.
         let new = Signer::new("new");
         publish(&docs, &[&old, &new]);
-        oauth.keys.try_lock().unwrap().fetched = Some(Instant::now() - REFETCH_EVERY);
+        oauth.held().tried = Some(Instant::now() - REFETCH_EVERY);
         block(oauth.admit(&new.sign(claims("kura:all")))).unwrap();
         assert_eq!(docs.fetches.load(Ordering::SeqCst), fetched + 1);
         // Made-up key ids: refused without another fetch for a while.
@@ -972,6 +1140,103 @@ mod tests {
             assert!(block(oauth.admit(&stranger.sign(claims("kura:all")))).is_err());
         }
         assert_eq!(docs.fetches.load(Ordering::SeqCst), fetched + 1);
+    }
+
+    #[test]
+    fn a_withdrawn_key_is_refused_once_the_key_set_s_lifetime_is_over() {
+        let old = Signer::new("old");
+        let (docs, oauth) = issuer(&[&old]);
+        *docs.max_age.lock().unwrap() = Some(Duration::from_secs(60));
+        block(oauth.admit(&old.sign(claims("kura:all")))).unwrap();
+        assert_eq!(oauth.held().lifetime, Duration::from_secs(60));
+        // The issuer withdraws the key (not only adds another).
+        let new = Signer::new("new");
+        publish(&docs, &[&new]);
+        // Within the set's lifetime the key is still believed...
+        block(oauth.admit(&old.sign(claims("kura:all")))).unwrap();
+        // ...and once it is over, refused; the new key works.
+        {
+            let mut keys = oauth.held();
+            let over = Instant::now() - Duration::from_secs(61);
+            (keys.fetched, keys.tried) = (Some(over), Some(over));
+        }
+        let refused = block(oauth.admit(&old.sign(claims("kura:all"))));
+        assert!(matches!(refused, Err(Refusal::Invalid(_))), "{refused:?}");
+        block(oauth.admit(&new.sign(claims("kura:all")))).unwrap();
+    }
+
+    #[test]
+    fn a_key_set_is_kept_as_its_max_age_says_within_bounds() {
+        assert_eq!(
+            max_age("public, max-age=600"),
+            Some(Duration::from_secs(600))
+        );
+        assert_eq!(max_age("no-store"), Some(Duration::ZERO));
+        assert_eq!(max_age("public"), None);
+        assert_eq!(
+            keys_lifetime(Some(Duration::from_secs(600))),
+            Duration::from_secs(600)
+        );
+        assert_eq!(keys_lifetime(Some(Duration::ZERO)), REFETCH_EVERY);
+        assert_eq!(
+            keys_lifetime(Some(Duration::from_secs(86_400))),
+            KEYS_AT_MOST
+        );
+        assert_eq!(keys_lifetime(None), KEYS_FOR);
+    }
+
+    #[test]
+    fn a_check_with_a_known_key_never_waits_for_a_hanging_issuer() {
+        let old = Signer::new("old");
+        let (docs, oauth) = issuer(&[&old]);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            oauth.admit(&old.sign(claims("kura:all"))).await.unwrap();
+            // A token with a key id the set lacks sends kura to the issuer,
+            // which never answers.
+            docs.hang.store(true, Ordering::SeqCst);
+            oauth.held().tried = Some(Instant::now() - REFETCH_EVERY);
+            let stranger = Signer::new("stranger").sign(claims("kura:all"));
+            let known = old.sign(claims("kura:all"));
+            tokio::select! {
+                biased;
+                _ = oauth.admit(&stranger) => panic!("the hanging fetch ended"),
+                r = tokio::time::timeout(Duration::from_secs(2), oauth.admit(&known)) => {
+                    let r = r.expect("a known key's check waited for the fetch");
+                    assert!(r.is_ok(), "{r:?}");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn opaque_strings_are_asked_about_once_each_and_at_a_bounded_rate() {
+        let key = Signer::new("k1");
+        let (docs, _) = issuer(&[&key]);
+        let oauth = OAuth::new(
+            config(
+                "[introspection]\nendpoint = \"https://id.example.com/introspect\"\nclient_id = \"kura\"\nclient_secret_env = \"KURA_TEST_SECRET\"\n",
+            ),
+            Box::new(docs.clone()),
+        );
+        let asked = || docs.fetches.load(Ordering::SeqCst);
+        docs.set(
+            "POST https://id.example.com/introspect made-up",
+            json!({"active": false}),
+        );
+        // The same made-up string, again and again: one question.
+        for _ in 0..5 {
+            assert!(block(oauth.admit("made-up")).is_err());
+        }
+        assert_eq!(asked(), 1);
+        // A stream of different ones: the issuer hears a bounded number.
+        for i in 0..200 {
+            assert!(block(oauth.admit(&format!("made-up-{i}"))).is_err());
+        }
+        assert_eq!(asked(), ASKS_PER_WINDOW as usize);
     }
 
     #[test]
