@@ -43,9 +43,12 @@ fn deny(code: Code, message: impl Into<String>) -> Result<(), Deny> {
 /// spelling (`.SYSTEM`, `.ſystem` with a long s, `Daily` with a Kelvin
 /// sign for a K elsewhere) reaches a protected folder. Applied whether or
 /// not the vault's own file system folds case: a vault synced to one that
-/// does merges those folders there.
+/// does merges those folders there. Trailing dots and spaces are dropped
+/// first, as FAT, exFAT and SMB shares drop them from a name
+/// (`.system./x.md` is `.system/x.md` there).
 pub fn names_folder(segment: &str, name: &str) -> bool {
     use unicode_normalization::UnicodeNormalization;
+    let segment = segment.trim_end_matches(['.', ' ']);
     if segment.is_ascii() && name.is_ascii() {
         return segment.eq_ignore_ascii_case(name);
     }
@@ -175,6 +178,37 @@ mod tests {
             assert_eq!(err.code, Code::Forbidden, "{kind:?}");
         }
         assert!(check(Kind::Create, ".system", false).is_err());
+    }
+
+    #[test]
+    fn reserved_names_are_compared_as_fat_exfat_and_smb_compare_them() {
+        // Those file systems drop a name's trailing dots and spaces.
+        for p in [
+            ".system./x.md",
+            ".system /x.md",
+            ".System. ./a.md",
+            ".system.",
+        ] {
+            assert_eq!(
+                check(Kind::Create, p, false).unwrap_err().code,
+                Code::Forbidden,
+                "{p}"
+            );
+            assert!(is_reserved(p), "{p}");
+        }
+        for p in ["daily./2026-01-01.md", "daily /2026-01-01.md"] {
+            assert_eq!(
+                check(Kind::Overwrite, p, true).unwrap_err().code,
+                Code::Forbidden,
+                "{p}"
+            );
+            assert_eq!(
+                check(Kind::MoveTo, p, false).unwrap_err().code,
+                Code::Forbidden
+            );
+        }
+        // A dot inside a name is part of it.
+        assert!(!names_folder(".system.d", RESERVED));
     }
 
     #[test]
