@@ -669,7 +669,6 @@ pub fn write_new_tree(dir: &Path, files: &[(String, String)]) -> io::Result<Vec<
     Ok(written)
 }
 
-/// Write embedded files (relative paths) below `dest`, creating folders.
 /// Write a new bundle folder (`kura bundle`): `files` into `dest`, which
 /// must not exist yet or be empty, and the ones named in `executable` with
 /// mode 0755.
@@ -689,6 +688,7 @@ pub fn write_bundle(dest: &Path, files: &[(&str, &[u8])], executable: &[&str]) -
     Ok(())
 }
 
+/// Write embedded files (relative paths) below `dest`, creating folders.
 pub fn materialize(dest: &Path, files: &[(&str, &[u8])]) -> io::Result<()> {
     for (rel, bytes) in files {
         let path = dest.join(rel);
