@@ -428,8 +428,17 @@ impl ServerHandler for KuraServer {
             return Err(unknown());
         }
         // A call its user may regret is asked about first, when the client
-        // can ask; one that cannot runs it as asked.
-        if let Some(question) = self.app.confirmation(&name, request.arguments.as_ref()) {
+        // can ask; one that cannot runs it as asked. Judging that may walk
+        // the link graph: on the blocking pool, as tools run.
+        let question = {
+            let (app, tool, args) = (self.app.clone(), name.clone(), request.arguments.clone());
+            tokio::task::spawn_blocking(move || app.confirmation(&tool, args.as_ref()))
+                .await
+                .map_err(|e| {
+                    McpError::internal_error(format!("the confirmation failed: {e}"), None)
+                })?
+        };
+        if let Some(question) = question {
             match confirm::confirmed(&context, &self.asked, &request, &question).await {
                 Answer::Yes | Answer::CannotAsk => {}
                 Answer::Ask(input) => return Ok(input.into()),
