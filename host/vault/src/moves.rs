@@ -130,7 +130,8 @@ impl Vault {
         let from = path_arg("from", &input.from)?;
         let to = path_arg("to", &input.to)?;
         let _one = self.moving.lock().unwrap_or_else(|e| e.into_inner());
-        let _all = self.move_lock()?;
+        let dry_run = input.dry_run.unwrap_or(false);
+        let _all = self.move_lock(!dry_run)?;
         let plan = self.plan(&from, &to, true)?;
         let out = MoveOutput {
             moved: plan
@@ -150,7 +151,7 @@ impl Vault {
                 })
                 .collect(),
             links_rewritten: plan.rewrites.iter().map(|r| r.links).sum(),
-            dry_run: input.dry_run.unwrap_or(false),
+            dry_run,
         };
         if !out.dry_run {
             self.carry_out(&plan)?;
@@ -169,7 +170,7 @@ impl Vault {
             );
         }
         let _one = self.moving.lock().unwrap_or_else(|e| e.into_inner());
-        let _all = self.move_lock()?;
+        let _all = self.move_lock(true)?;
         let trash = self.trash_slot(&path)?;
         let g = self.current_graph()?;
         let plan = self.plan(&path, &trash, false)?;
@@ -359,8 +360,9 @@ impl Vault {
     /// The lock every process holds while it moves in this vault, from
     /// its plan until its journal is gone. A journal found once it is held
     /// belongs to a kura that died (perhaps while this one ran): it is
-    /// finished or undone first.
-    fn move_lock(&self) -> Result<std::fs::File> {
+    /// finished or undone first, when the call is to `settle` (a dry run
+    /// changes nothing).
+    fn move_lock(&self, settle: bool) -> Result<std::fs::File> {
         let state = self.journal_folder()?;
         let lock = state
             .lock(&journal::Names::of(&self.root).lock())
@@ -370,7 +372,9 @@ impl Vault {
                     format!("the moves' lock in the state folder cannot be taken: {e}; nothing was moved"),
                 )
             })?;
-        journal::replay_held(&self.root, state);
+        if settle {
+            journal::replay_held(&self.root, state);
+        }
         Ok(lock)
     }
 

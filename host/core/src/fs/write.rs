@@ -752,21 +752,18 @@ pub(super) fn place_unsynced(
     opts.write(true).create_new(true).follow(FollowSymlinks::No);
     let result = (|| {
         let mut f = dir.open_with(&tmp, &opts)?.into_std();
-        if let Expect::Same(_, k) = expect {
+        if let Expect::Same(_, k) | Expect::Like(k) = expect {
             // Owner first: a chown may clear set-id bits that the mode restores.
             let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
-            f.set_permissions(std::fs::Permissions::from_mode(k.mode))?;
-        }
-        if let Expect::Like(k) = expect {
-            let _ = std::os::unix::fs::fchown(&f, Some(k.uid), Some(k.gid));
-            let now = Keep::of(&f.metadata()?);
-            // Another owner or group than the original's: its group and
-            // others' bits would open it to other people.
-            let mode = if (now.uid, now.gid) == (k.uid, k.gid) {
-                k.mode
-            } else {
-                k.mode & 0o7700
-            };
+            let mut mode = k.mode;
+            // A copy whose owner or group could not be the original's: its
+            // group and others' bits would open it to other people.
+            if matches!(expect, Expect::Like(_)) {
+                let now = Keep::of(&f.metadata()?);
+                if (now.uid, now.gid) != (k.uid, k.gid) {
+                    mode &= 0o7700;
+                }
+            }
             f.set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
         f.write_all(bytes)?;
