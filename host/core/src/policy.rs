@@ -157,9 +157,38 @@ pub fn check(kind: Kind, path: &str, exists: bool) -> Result<(), Deny> {
     }
 }
 
+/// Decide a folder a move makes (the folders around the notes it moves,
+/// and the empty ones a moved folder holds): never `.system/` or inside
+/// it, never inside `daily/`, which holds daily notes only.
+pub fn check_folder(path: &str) -> Result<(), Deny> {
+    let top = top_segment(path);
+    if names_folder(top, RESERVED) {
+        return deny(
+            Code::Forbidden,
+            format!("`{path}` is under `.system/`, which is reserved for the server"),
+        );
+    }
+    if names_folder(top, DAILY) && path.contains('/') {
+        return deny(
+            Code::Forbidden,
+            format!("`{path}`: `daily/` holds daily notes only, no folders"),
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_move_makes_no_folder_in_system_or_daily() {
+        assert!(check_folder(".system").is_err());
+        assert!(check_folder(".System./x").is_err());
+        assert!(check_folder("daily/old").is_err());
+        assert!(check_folder("daily").is_ok());
+        assert!(check_folder("archive/daily").is_ok());
+    }
 
     #[test]
     fn system_folder_is_reserved_for_every_kind() {

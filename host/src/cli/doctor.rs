@@ -229,15 +229,49 @@ fn roots(r: &mut Report, config: &Config) {
                     .fix(format!(
                         "give this user write permission on {shown}, or serve with --read-only"
                     ));
+                } else if writes {
+                    new_names(r, name, &shown.to_string(), &root, case);
                 } else {
-                    let mode = if writes { "read-write" } else { "read-only" };
                     r.add(
                         "roots",
                         Status::Ok,
-                        format!("{name}: {shown}, {mode}{case}"),
+                        format!("{name}: {shown}, read-only{case}"),
                     );
                 }
             }
+        }
+    }
+}
+
+/// A writable root, and how its file system lets kura give a file a new
+/// name only while that name is free (creates and moves take one): a
+/// mount without RENAME_NOREPLACE or hard links (`rclone mount`) works
+/// with a weaker guarantee, said here.
+fn new_names(r: &mut Report, name: &str, shown: &str, root: &Root, case: &str) {
+    use crate::fs::NoReplace;
+    match root.probe_no_replace() {
+        Ok(way) => {
+            let status = if way == NoReplace::Checked {
+                Status::Warn
+            } else {
+                Status::Ok
+            };
+            r.add(
+                "roots",
+                status,
+                format!(
+                    "{name}: {shown}, read-write{case}; new names by {}",
+                    way.describe()
+                ),
+            );
+        }
+        Err(e) => {
+            r.add(
+                "roots",
+                Status::Fail,
+                format!("{name}: {shown}: a file cannot be given a new name there ({e}): creates and moves would fail"),
+            )
+            .fix("serve this root from a file system that can rename files, or with --read-only");
         }
     }
 }

@@ -98,6 +98,10 @@ struct Relink {
 struct Plan {
     files: Vec<(RelPath, RelPath)>,
     rewrites: Vec<Relink>,
+    /// Folders the move makes, top first: those missing above its
+    /// destination and, for a folder, its copy of every folder inside
+    /// (empty ones too).
+    made: Vec<RelPath>,
     /// Folders the move may empty, pruned (deepest first) once it is done:
     /// the folder that moved, or the trash folders a restored file leaves.
     prune: Vec<RelPath>,
@@ -244,8 +248,18 @@ impl Vault {
             return Err(Error::new(Code::Conflict, format!("`{to}` already exists"))
                 .with("path", t.clone()));
         }
+        let mut made = self.missing_above(to)?;
         let files: Vec<(RelPath, RelPath)> = if stat.is_dir {
-            let inside = self.root.walk_files(from)?;
+            let crate::fs::Walk {
+                files: inside,
+                dirs,
+            } = self.root.walk(from)?;
+            if !case_only {
+                made.push(to.clone());
+                for d in dirs {
+                    made.push(RelPath::parse(&rebase(&d.to_string(), &f, &t), false)?);
+                }
+            }
             if inside.is_empty() {
                 return Err(Error::invalid_parameter(
                     "from",
@@ -265,6 +279,11 @@ impl Vault {
         for (a, b) in &files {
             self.policy(tool, WriteKind::MoveFrom, a, true)?;
             self.policy(tool, WriteKind::MoveTo, b, false)?;
+        }
+        for d in &made {
+            let judged = crate::write::judged_path(d, self.root.folds_case());
+            crate::policy::check_folder(&judged)
+                .map_err(|x| Error::new(x.code, x.message).with("path", d.to_string()))?;
         }
         let rewrites = if relink {
             self.relinks(&files, &f, &t)?
@@ -289,8 +308,21 @@ impl Vault {
         Ok(Plan {
             files,
             rewrites,
+            made,
             prune,
         })
+    }
+
+    /// The folders above `p` that do not exist, top first.
+    fn missing_above(&self, p: &RelPath) -> Result<Vec<RelPath>> {
+        let mut missing = Vec::new();
+        let mut up = p.parent();
+        while !up.is_root() && self.root.stat(&up)?.is_none() {
+            missing.push(up.clone());
+            up = up.parent();
+        }
+        missing.reverse();
+        Ok(missing)
     }
 
     /// The notes whose links the move changes, with their new text.
@@ -421,6 +453,11 @@ impl Vault {
                 was: digest(r.old.as_bytes()),
                 old: Some(r.old.clone()),
                 text: r.text.clone(),
+            });
+        }
+        for dir in &plan.made {
+            ops.push(Op::Mkdir {
+                dir: dir.to_string(),
             });
         }
         for (a, b) in &moved {

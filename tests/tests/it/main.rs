@@ -15,6 +15,7 @@ mod doctor;
 mod embed;
 mod eval;
 mod examples;
+mod fuse;
 mod grants;
 mod hardening;
 mod http;

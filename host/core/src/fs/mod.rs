@@ -22,7 +22,7 @@ pub use journal::Journal;
 pub use path::RelPath;
 pub use state::{Exposed, StateDir};
 pub use watch::{Changes, Listener, Listeners, Watch, watch_files};
-pub use write::{TEMP_PREFIX, is_temp_name};
+pub use write::{NoReplace, TEMP_PREFIX, is_temp_name};
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Read};
@@ -56,6 +56,13 @@ pub struct FileStat {
     pub is_dir: bool,
     pub size: u64,
     pub mtime_ns: i128,
+}
+
+/// What [`Root::walk`] finds below a folder.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub files: Vec<(RelPath, FileStat)>,
+    pub dirs: Vec<RelPath>,
 }
 
 /// One configured root folder.
@@ -574,14 +581,24 @@ impl Root {
     /// Every regular file below `p` (recursively, links and temporary
     /// files skipped), sorted, with its size and modification time.
     pub fn walk_files(&self, p: &RelPath) -> Result<Vec<(RelPath, FileStat)>> {
-        let mut out = Vec::new();
+        Ok(self.walk(p)?.files)
+    }
+
+    /// Every regular file and every folder below `p` (recursively, links
+    /// and temporary files skipped), each sorted: a folder comes before
+    /// the folders inside it.
+    pub fn walk(&self, p: &RelPath) -> Result<Walk> {
+        let mut out = Walk::default();
         let mut stack = vec![p.clone()];
         while let Some(dir) = stack.pop() {
             for e in self.list(&dir)? {
                 let child = dir.join(&e.name);
                 match e.kind {
-                    EntryKind::Dir => stack.push(child),
-                    EntryKind::File => out.push((
+                    EntryKind::Dir => {
+                        out.dirs.push(child.clone());
+                        stack.push(child);
+                    }
+                    EntryKind::File => out.files.push((
                         child,
                         FileStat {
                             is_dir: false,
@@ -592,7 +609,8 @@ impl Root {
                 }
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.files.sort_by(|a, b| a.0.cmp(&b.0));
+        out.dirs.sort();
         Ok(out)
     }
 }

@@ -157,20 +157,30 @@ impl Root {
     /// redirecting it, so the path the policy judged is the path written.
     /// With `create`, missing folders are made; without, a missing one is None.
     pub(super) fn open_dir_nofollow(&self, p: &RelPath, create: bool) -> Result<Option<Dir>> {
+        self.open_dir(p, create.then_some(&mut Vec::new()))
+    }
+
+    /// [`Root::open_dir_nofollow`], creating missing folders when `made`
+    /// is given and adding each one made to it (top first), so that a
+    /// write that then fails can take them away again.
+    fn open_dir(&self, p: &RelPath, mut made: Option<&mut Vec<RelPath>>) -> Result<Option<Dir>> {
         let mut dir = self.dir.try_clone().map_err(|e| io_error(e, p))?;
         for (i, seg) in p.segments().iter().enumerate() {
             let next = match dir.open_dir_nofollow(seg) {
                 Ok(d) => d,
-                Err(e) if e.kind() == io::ErrorKind::NotFound && create => {
+                Err(e) if e.kind() == io::ErrorKind::NotFound && made.is_some() => {
                     crate::fault::step().map_err(|e| io_error(e, p))?;
                     match dir.create_dir(seg) {
                         // The new folder's name is durable before anything
                         // is written into it: a power cut cannot keep a
                         // file whose folder vanished.
                         Ok(()) => {
+                            let here = RelPath::parse(&p.segments()[..=i].join("/"), false)?;
+                            if let Some(made) = made.as_deref_mut() {
+                                made.push(here.clone());
+                            }
                             sync_dir(&dir).map_err(|e| io_error(e, p))?;
-                            let made = p.segments()[..=i].join("/");
-                            self.note_folder(&RelPath::parse(&made, false)?, true);
+                            self.note_folder(&here, true);
                         }
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
                         Err(e) => return Err(io_error(e, p)),
@@ -184,6 +194,37 @@ impl Root {
             dir = next;
         }
         Ok(Some(dir))
+    }
+
+    /// Take away the folders a failed write made (deepest first), each
+    /// only while it is empty: a write that fails leaves no folder behind,
+    /// and one another write has put a file into meanwhile stays.
+    fn unmake(&self, made: &[RelPath]) {
+        for p in made.iter().rev() {
+            if let Err(e) = self.remove_dir_if_empty(p) {
+                tracing::warn!(folder = %p, "a folder a failed write made stays: {}", e.message);
+            }
+        }
+    }
+
+    /// Make the folders up to `folder` that are missing, run `write` in
+    /// it, and take those folders away again unless `write` wrote a file
+    /// (`wrote` says from its result).
+    fn in_made_folder<T>(
+        &self,
+        folder: &RelPath,
+        write: impl FnOnce(Dir) -> Result<T>,
+        wrote: impl FnOnce(&T) -> bool,
+    ) -> Result<T> {
+        let mut made = Vec::new();
+        let result = self
+            .open_dir(folder, Some(&mut made))
+            .map(|d| d.expect("created folders exist"))
+            .and_then(write);
+        if !result.as_ref().is_ok_and(wrote) {
+            self.unmake(&made);
+        }
+        result
     }
 
     /// Read-modify-write of one file, atomically. `change` gets the current
@@ -209,23 +250,35 @@ impl Root {
         let lock = self.file_lock(p);
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
         let parent = p.parent();
-        let name = p.file_name().unwrap_or_default().to_owned();
-        let pdir = match self.open_dir_nofollow(&parent, false)? {
-            Some(d) => d,
+        match self.open_dir_nofollow(&parent, false)? {
+            Some(pdir) => self.update_in(&pdir, p, change),
             None => {
                 // Ask first, create folders only for a write that will happen.
                 if change(None)?.is_none() {
                     return Ok(None);
                 }
-                self.open_dir_nofollow(&parent, true)?
-                    .expect("created folders exist")
+                self.in_made_folder(
+                    &parent,
+                    |pdir| self.update_in(&pdir, p, change),
+                    Option::is_some,
+                )
             }
-        };
+        }
+    }
+
+    /// [`Root::update`] of `p` in its open folder `pdir`, under `p`'s lock.
+    fn update_in<T>(
+        &self,
+        pdir: &Dir,
+        p: &RelPath,
+        mut change: impl FnMut(Option<&[u8]>) -> Result<Option<(Vec<u8>, T)>>,
+    ) -> Result<Option<T>> {
+        let name = p.file_name().unwrap_or_default().to_owned();
         // Advisory lock across processes, on the folder: the file itself is
         // replaced by rename, so its inode cannot carry the lock.
-        let lockfile = open_dir_fd(&pdir).map_err(|e| io_error(e, p))?;
+        let lockfile = open_dir_fd(pdir).map_err(|e| io_error(e, p))?;
         lockfile.lock().map_err(|e| io_error(e, p))?;
-        let current = match read_nofollow(&pdir, &name, self.max_file_bytes) {
+        let current = match read_nofollow(pdir, &name, self.max_file_bytes) {
             Ok(c) => Some(c),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
             Err(e) if is_loop(&e) => {
@@ -264,7 +317,7 @@ impl Root {
             current.as_ref().map(|c| c.bytes.as_slice()),
             Some(&bytes),
         )?;
-        replace_atomically(&pdir, &name, &bytes, expect).map_err(|e| write_error(e, p))?;
+        replace_atomically(pdir, &name, &bytes, expect).map_err(|e| write_error(e, p))?;
         Ok(Some(out))
     }
 
@@ -335,10 +388,22 @@ impl Root {
         self.check_links(folder, false)?;
         let lock = self.file_lock(folder);
         let _guard = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = self
-            .open_dir_nofollow(folder, true)?
-            .expect("created folders exist");
-        let lockfile = open_dir_fd(&dir).map_err(|e| io_error(e, folder))?;
+        self.in_made_folder(
+            folder,
+            |dir| self.create_in_open(&dir, folder, expect, pick),
+            |_| true,
+        )
+    }
+
+    /// [`Root::create`] in the open folder `dir`, under its lock.
+    fn create_in_open<T>(
+        &self,
+        dir: &Dir,
+        folder: &RelPath,
+        expect: Expect,
+        pick: impl FnOnce(&[String]) -> Result<(String, Vec<u8>, T)>,
+    ) -> Result<(RelPath, T)> {
+        let lockfile = open_dir_fd(dir).map_err(|e| io_error(e, folder))?;
         lockfile.lock().map_err(|e| io_error(e, folder))?;
         let mut names = Vec::new();
         for entry in dir.entries().map_err(|e| io_error(e, folder))? {
@@ -360,7 +425,7 @@ impl Root {
         }
         self.check_size(&path, bytes.len())?;
         self.note_file(&path, None, Some(&bytes))?;
-        replace_atomically(&dir, &name, &bytes, expect).map_err(|e| write_error(e, &path))?;
+        replace_atomically(dir, &name, &bytes, expect).map_err(|e| write_error(e, &path))?;
         Ok((path, out))
     }
 
@@ -403,9 +468,16 @@ impl Root {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(missing()),
             Err(e) => return Err(io_error(e, from)),
         }
-        let dst = self
-            .open_dir_nofollow(&to.parent(), true)?
-            .expect("created folders exist");
+        self.in_made_folder(
+            &to.parent(),
+            |dst| self.rename_into(&src, &dst, from, to),
+            |_| true,
+        )
+    }
+
+    /// [`Root::rename_file`] from the open folder `src` into `dst`.
+    fn rename_into(&self, src: &Dir, dst: &Dir, from: &RelPath, to: &RelPath) -> Result<()> {
+        let name = from.file_name().unwrap_or_default();
         let new_name = to.file_name().unwrap_or_default();
         // Across processes, both folders' advisory locks (in path order;
         // one when it is the same folder), as a rewrite holds its folder's:
@@ -413,9 +485,9 @@ impl Root {
         // into place before the file moves, never after at its old name.
         let (from_dir, to_dir) = (from.parent(), to.parent());
         let ordered = if from_dir <= to_dir {
-            [(&src, from), (&dst, to)]
+            [(src, from), (dst, to)]
         } else {
-            [(&dst, to), (&src, from)]
+            [(dst, to), (src, from)]
         };
         let mut held = Vec::new();
         for (dir, p) in ordered
@@ -431,7 +503,7 @@ impl Root {
         if self.journal.is_some() {
             // The history keeps the bytes that move: the move is a removal
             // at `from` and a creation at `to`.
-            let moved = read_nofollow(&src, name, self.max_file_bytes)
+            let moved = read_nofollow(src, name, self.max_file_bytes)
                 .map_err(|e| io_error(e, from))?
                 .bytes;
             self.note_file(from, Some(&moved), None)?;
@@ -440,10 +512,10 @@ impl Root {
         if same_file {
             // A change of case of one file: the name "taken" is its own.
             crate::fault::step().map_err(|e| io_error(e, from))?;
-            src.rename(name, &dst, new_name)
+            src.rename(name, dst, new_name)
                 .map_err(|e| io_error(e, from))?;
         } else {
-            rename_noreplace(&src, name, &dst, new_name).map_err(|e| match e.kind() {
+            rename_noreplace(src, name, dst, new_name).map_err(|e| match e.kind() {
                 io::ErrorKind::AlreadyExists => {
                     Error::new(Code::Conflict, format!("`{to}` already exists"))
                         .with("path", to.to_string())
@@ -451,8 +523,8 @@ impl Root {
                 _ => io_error(e, from),
             })?;
         }
-        sync_dir(&dst).map_err(|e| io_error(e, to))?;
-        sync_dir(&src).map_err(|e| io_error(e, from))
+        sync_dir(dst).map_err(|e| io_error(e, to))?;
+        sync_dir(src).map_err(|e| io_error(e, from))
     }
 
     /// Remove the folders below `p` that hold nothing (deepest first), and
@@ -737,6 +809,12 @@ pub(super) fn replace_atomically(
     sync_dir(dir)
 }
 
+/// A temporary name no other write of any process takes.
+fn temp_name() -> String {
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id())
+}
+
 /// [`replace_atomically`] but for the folder's sync, which the caller
 /// makes once for several files.
 pub(super) fn place_unsynced(
@@ -746,8 +824,7 @@ pub(super) fn place_unsynced(
     expect: Expect,
 ) -> io::Result<()> {
     crate::fault::step()?;
-    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let tmp = format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id());
+    let tmp = temp_name();
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true).follow(FollowSymlinks::No);
     let result = (|| {
@@ -770,7 +847,9 @@ pub(super) fn place_unsynced(
         f.sync_all()?;
         drop(f);
         match expect {
-            Expect::Absent | Expect::Like(_) => rename_noreplace(dir, &tmp, dir, name)?,
+            Expect::Absent | Expect::Like(_) => {
+                rename_noreplace(dir, &tmp, dir, name)?;
+            }
             Expect::Same(seen, _) => {
                 // No file system offers "rename if unchanged"; this check
                 // leaves a window of one system call, where a check before
@@ -790,24 +869,106 @@ pub(super) fn place_unsynced(
     result
 }
 
+/// How a file system lets kura give a file a name only while the name is
+/// free, strongest first (`kura doctor` says which a root has).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoReplace {
+    /// `renameat2(RENAME_NOREPLACE)`: the file system decides in the same
+    /// step; a file another program creates at any moment is never replaced.
+    Rename,
+    /// A hard link (which fails on a taken name just the same), then the
+    /// old name's removal; a crash between the two leaves both names.
+    Link,
+    /// Neither (FUSE mounts such as `rclone mount`): the name is looked at
+    /// under kura's locks just before a plain rename, so kura never
+    /// replaces a file it can see; one another program creates in the
+    /// instant between the look and the rename can be replaced.
+    Checked,
+}
+
+impl NoReplace {
+    pub fn describe(self) -> &'static str {
+        match self {
+            NoReplace::Rename => {
+                "renameat2 with RENAME_NOREPLACE (the file system refuses a taken name)"
+            }
+            NoReplace::Link => {
+                "a hard link, then the old name's removal (no RENAME_NOREPLACE here)"
+            }
+            NoReplace::Checked => {
+                "a checked rename: no RENAME_NOREPLACE and no hard links here, so the name is looked at just before the rename; a file another program creates in that instant can be replaced"
+            }
+        }
+    }
+}
+
+/// Whether a failure of `renameat2(RENAME_NOREPLACE)` says the file
+/// system lacks the flag (FUSE answers EINVAL when its server does).
+fn lacks_noreplace(e: rustix::io::Errno) -> bool {
+    use rustix::io::Errno;
+    e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP
+}
+
 /// Give `from` (a file in `src`) the name `to` in `dst` unless that name
-/// is taken, decided by the file system in the same step
-/// (`renameat2(RENAME_NOREPLACE)`), so a file another program creates at
-/// any moment is never replaced. Where the file system lacks that flag, a
-/// hard link (which fails on a taken name just the same) and the removal
-/// of the old name; a crash between the two leaves both names, never none.
-pub(super) fn rename_noreplace(src: &Dir, from: &str, dst: &Dir, to: &str) -> io::Result<()> {
-    use rustix::fs::{AtFlags, RenameFlags, linkat, renameat_with, unlinkat};
+/// is taken, as strongly as the file system allows ([`NoReplace`]):
+/// `renameat2(RENAME_NOREPLACE)`; where it lacks that flag a hard link and
+/// the old name's removal; where it has no hard links either (it answers
+/// anything but "taken" to `link`), a plain rename once the name is seen
+/// free. Returns which it took.
+pub(super) fn rename_noreplace(
+    src: &Dir,
+    from: &str,
+    dst: &Dir,
+    to: &str,
+) -> io::Result<NoReplace> {
+    use rustix::fs::{AtFlags, RenameFlags, linkat, renameat, renameat_with, statat, unlinkat};
     use rustix::io::Errno;
     crate::fault::step()?;
     match renameat_with(src, from, dst, to, RenameFlags::NOREPLACE) {
-        Ok(()) => Ok(()),
-        Err(e) if e == Errno::INVAL || e == Errno::NOSYS || e == Errno::OPNOTSUPP => {
-            linkat(src, from, dst, to, AtFlags::empty())?;
+        Ok(()) => return Ok(NoReplace::Rename),
+        Err(e) if lacks_noreplace(e) => {}
+        Err(e) => return Err(e.into()),
+    }
+    match linkat(src, from, dst, to, AtFlags::empty()) {
+        Ok(()) => {
             unlinkat(src, from, AtFlags::empty())?;
-            Ok(())
+            return Ok(NoReplace::Link);
+        }
+        Err(Errno::EXIST) => return Err(Errno::EXIST.into()),
+        Err(_) => {}
+    }
+    match statat(dst, to, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => Err(Errno::EXIST.into()),
+        Err(Errno::NOENT) => {
+            renameat(src, from, dst, to)?;
+            Ok(NoReplace::Checked)
         }
         Err(e) => Err(e.into()),
+    }
+}
+
+impl Root {
+    /// Which way this root's file system lets kura take a name only while
+    /// it is free, found by trying each with two temporary files at the
+    /// root (removed again; a crash leaves temporary names the next start
+    /// sweeps).
+    pub fn probe_no_replace(&self) -> io::Result<NoReplace> {
+        let (a, b) = (temp_name(), temp_name());
+        self.dir.write(&a, b"kura doctor")?;
+        let taken = self.dir.write(&b, b"kura doctor");
+        // Try on a taken name: each way must refuse it.
+        let refused = taken.and_then(|()| match rename_noreplace(&self.dir, &a, &self.dir, &b) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+            Err(e) => Err(e),
+            Ok(_) => Err(io::Error::other("a taken name was replaced")),
+        });
+        let way = refused.and_then(|()| {
+            let _ = self.dir.remove_file(&b);
+            rename_noreplace(&self.dir, &a, &self.dir, &b)
+        });
+        let _ = self.dir.remove_file(&a);
+        let _ = self.dir.remove_file(&b);
+        way
     }
 }
 

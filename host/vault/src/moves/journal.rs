@@ -32,6 +32,11 @@ pub(super) enum Op {
         old: Option<String>,
         text: String,
     },
+    /// Make folder `dir`, which did not exist when the move was planned
+    /// (undone: removed while it is empty).
+    Mkdir {
+        dir: String,
+    },
     Rename {
         from: String,
         to: String,
@@ -79,8 +84,9 @@ impl Journal {
 }
 
 /// The journal's format: 2 keeps the old texts (1 did not: a journal of
-/// format 1 can be finished but not undone).
-pub(super) const FORMAT: u32 = 2;
+/// format 1 can be finished but not undone); 3 makes the folders a move
+/// brings (so an undone move takes them away, and empty ones move too).
+pub(super) const FORMAT: u32 = 3;
 
 pub(super) fn digest(bytes: &[u8]) -> String {
     blake3::hash(bytes).to_hex().to_string()
@@ -153,6 +159,11 @@ fn state(root: &Root, ops: &[Op], i: usize) -> Result<State> {
                 (false, false) => Err(changed(from, "was removed")),
             }
         }
+        Op::Mkdir { dir } => match root.stat(&rel(dir)?)? {
+            Some(s) if s.is_dir => Ok(State::Done),
+            Some(_) => Err(changed(dir, "was created as a file")),
+            None => Ok(State::ToDo),
+        },
         Op::Prune { .. } => Ok(State::ToDo),
     }
 }
@@ -171,6 +182,7 @@ fn apply(root: &Root, op: &Op) -> Result<()> {
             })?;
             Ok(())
         }
+        Op::Mkdir { dir } => root.make_dir(&rel(dir)?),
         Op::Rename { from, to } => root.rename_file(&rel(from)?, &rel(to)?),
         // An empty folder left behind loses nothing: not worth undoing a
         // move for.
@@ -210,6 +222,9 @@ fn unapply(root: &Root, op: &Op) -> Result<()> {
             Ok(())
         }
         Op::Rename { from, to } => root.rename_file(&rel(to)?, &rel(from)?),
+        // Only while empty: a file another program put there meanwhile
+        // keeps its folder.
+        Op::Mkdir { dir } => root.remove_dir_if_empty(&rel(dir)?),
         Op::Prune { .. } => Ok(()),
     }
 }
@@ -271,6 +286,11 @@ fn admissible(ops: &[Op], folds_case: bool) -> std::result::Result<(), String> {
                 (policy::Kind::MoveTo, judged(to)?),
             ],
             Op::Prune { dir } => vec![(policy::Kind::MoveFrom, judged(dir)?)],
+            Op::Mkdir { dir } => {
+                let dir = judged(dir)?;
+                policy::check_folder(&dir).map_err(|d| format!("`{dir}`: {}", d.message))?;
+                continue;
+            }
         };
         for (kind, path) in checks {
             policy::check(kind, &path, true).map_err(|d| format!("`{path}`: {}", d.message))?;
