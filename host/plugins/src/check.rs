@@ -135,27 +135,10 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         "world",
         format!("{slot} (exports: {})", outline.exports.join(", ")),
     );
-    let interfaces: Vec<&str> = outline
-        .imports
-        .iter()
-        .map(String::as_str)
-        .filter(|i| i.contains(':'))
-        .collect();
     let admission = Admission::of(config, slot, &trust);
     r.push("grants", admission.grants.describe());
-    match outline.check(slot, admission.grants.http()) {
-        Ok(()) => r.push(
-            "imports",
-            format!(
-                "{} interfaces, all provided ({})",
-                interfaces.len(),
-                interfaces.join(", ")
-            ),
-        ),
-        Err(e) => {
-            r.fail("imports", e);
-            return r;
-        }
+    if !imports_provided(&mut r, &outline, slot, &admission) {
+        return r;
     }
     let limits = Limits::new(slot, config.slot_limits(slot));
     let wasm = Wasm {
@@ -167,22 +150,56 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         grants: admission.grants.clone(),
         outline,
     };
-    match slot {
-        Slot::Reranker => {
-            run::<bindings::reranker::RerankerPre<super::State>>(&mut r, &wasm, limits)
+    run_slot(&mut r, &wasm, limits);
+    r
+}
+
+/// Whether every interface the component imports is provided for `slot`
+/// with its grants (said on the `imports` line).
+fn imports_provided(
+    r: &mut Report,
+    outline: &inspect::Outline,
+    slot: Slot,
+    admission: &Admission,
+) -> bool {
+    let interfaces: Vec<&str> = outline
+        .imports
+        .iter()
+        .map(String::as_str)
+        .filter(|i| i.contains(':'))
+        .collect();
+    match outline.check(slot, admission.grants.http()) {
+        Ok(()) => {
+            r.push(
+                "imports",
+                format!(
+                    "{} interfaces, all provided ({})",
+                    interfaces.len(),
+                    interfaces.join(", ")
+                ),
+            );
+            true
         }
-        Slot::ClaimGraph => {
-            run::<bindings::claim_graph::ClaimGraphPre<super::State>>(&mut r, &wasm, limits)
-        }
-        Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(&mut r, &wasm, limits),
-        Slot::WritePolicy => {
-            run::<bindings::write_policy::WritePolicyPre<super::State>>(&mut r, &wasm, limits)
-        }
-        Slot::Embedder => {
-            run::<bindings::embedder::EmbedderPre<super::State>>(&mut r, &wasm, limits)
+        Err(e) => {
+            r.fail("imports", e);
+            false
         }
     }
-    r
+}
+
+/// Compile, load and call the component through its slot's bindings.
+fn run_slot(r: &mut Report, wasm: &Wasm, limits: Limits) {
+    match wasm.slot {
+        Slot::Reranker => run::<bindings::reranker::RerankerPre<super::State>>(r, wasm, limits),
+        Slot::ClaimGraph => {
+            run::<bindings::claim_graph::ClaimGraphPre<super::State>>(r, wasm, limits)
+        }
+        Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(r, wasm, limits),
+        Slot::WritePolicy => {
+            run::<bindings::write_policy::WritePolicyPre<super::State>>(r, wasm, limits)
+        }
+        Slot::Embedder => run::<bindings::embedder::EmbedderPre<super::State>>(r, wasm, limits),
+    }
 }
 
 /// A component compiled now, with what it cost: Cranelift from the wasm,

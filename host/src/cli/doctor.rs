@@ -523,16 +523,17 @@ fn clients(r: &mut Report) {
     let Ok(found) = super::setup::found("kura") else {
         return;
     };
+    use super::setup::ClientState;
     for (c, state, path) in found {
         match state {
-            "kura is configured" => {
+            ClientState::Configured => {
                 r.add(
                     "clients",
                     Status::Ok,
                     format!("{}: kura is configured ({})", c.title, path.display()),
                 );
             }
-            "found, without kura" | "installed, no file yet" => {
+            ClientState::Without | ClientState::NoFileYet => {
                 r.add(
                     "clients",
                     Status::Ok,
@@ -540,7 +541,7 @@ fn clients(r: &mut Report) {
                 )
                 .fix(format!("kura setup {}", c.id));
             }
-            _ => {}
+            ClientState::NotFound => {}
         }
     }
 }

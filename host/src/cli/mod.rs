@@ -7,6 +7,7 @@ mod history;
 mod index;
 mod lexicon;
 mod models;
+mod package;
 mod plugins;
 mod prepare;
 mod settings;

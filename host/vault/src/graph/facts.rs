@@ -207,6 +207,17 @@ pub fn occurrences(text: &str) -> Vec<Occurrence> {
     Scan::of(text).occurrences
 }
 
+/// Where the pass over a note's events stands: inside how many code
+/// blocks and links, the heading being read, the links open.
+#[derive(Default)]
+struct Pass<'a> {
+    code: usize,
+    /// A link's shown text carries no tags (`[[#Heading]]`).
+    link: usize,
+    heading: Option<String>,
+    opened: Vec<Open<'a>>,
+}
+
 /// What one pass over a note finds.
 struct Scan {
     occurrences: Vec<Occurrence>,
@@ -240,87 +251,9 @@ impl Scan {
             .iter()
             .map(|(_, d)| (d.span.clone(), d.dest.to_string()))
             .collect();
-        let mut code = 0usize;
-        // A link's shown text carries no tags (`[[#Heading]]`).
-        let mut link = 0usize;
-        let mut heading: Option<String> = None;
-        let mut opened: Vec<Open> = Vec::new();
+        let mut pass = Pass::default();
         for (event, range) in parser.into_offset_iter() {
-            if !matches!(event, Event::End(TagEnd::Link | TagEnd::Image)) {
-                for o in &mut opened {
-                    o.text_end = o.text_end.max(range.end);
-                }
-            }
-            match event {
-                Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => code += 1,
-                Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => {
-                    code = code.saturating_sub(1)
-                }
-                Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
-                Event::End(TagEnd::Heading(_)) => {
-                    if let Some(h) = heading.take() {
-                        scan.headings
-                            .push(h.split_whitespace().collect::<Vec<_>>().join(" "));
-                    }
-                }
-                Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    ..
-                })
-                | Event::Start(Tag::Image {
-                    link_type,
-                    dest_url,
-                    ..
-                }) => {
-                    let embed = text[range.clone()].starts_with('!');
-                    if let LinkType::WikiLink { .. } = link_type {
-                        scan.occurrences
-                            .extend(wikilink(text, range.clone(), embed));
-                    }
-                    opened.push(Open {
-                        text_end: range.start + if embed { 2 } else { 1 },
-                        span: range,
-                        dest: dest_url,
-                        // Reference links: their definitions are the links.
-                        inline: link_type == LinkType::Inline,
-                    });
-                    link += 1;
-                    continue;
-                }
-                Event::End(TagEnd::Link | TagEnd::Image) => {
-                    link = link.saturating_sub(1);
-                    if let Some(o) = opened.pop() {
-                        if o.inline {
-                            let found = destination::inline(text, o.text_end, o.span.end);
-                            scan.occurrences
-                                .extend(markdown(text, o.span.clone(), found, &o.dest));
-                        }
-                        // An image inside a link is part of the link's text.
-                        for outer in &mut opened {
-                            outer.text_end = outer.text_end.max(o.span.end);
-                        }
-                    }
-                    continue;
-                }
-                Event::Text(t) if code == 0 => {
-                    if let Some(h) = heading.as_mut() {
-                        h.push_str(&t);
-                    }
-                    if link == 0 {
-                        scan.tags_in(&t);
-                    }
-                    if let Some(b) = block_pattern().captures(&t) {
-                        scan.blocks.push(b[1].to_owned());
-                    }
-                }
-                Event::Code(t) => {
-                    if let Some(h) = heading.as_mut() {
-                        h.push_str(&t);
-                    }
-                }
-                _ => {}
-            }
+            scan.step(&mut pass, text, event, range);
         }
         for (span, dest) in defs {
             let found = destination::definition(text, span.clone());
@@ -330,6 +263,83 @@ impl Scan {
         // path before the link's, and a rewrite copies the text between.
         scan.occurrences.sort_by_key(|o| o.path.start);
         scan
+    }
+
+    /// One event of the pass over `text`.
+    fn step<'a>(&mut self, pass: &mut Pass<'a>, text: &str, event: Event<'a>, range: Range<usize>) {
+        if !matches!(event, Event::End(TagEnd::Link | TagEnd::Image)) {
+            for o in &mut pass.opened {
+                o.text_end = o.text_end.max(range.end);
+            }
+        }
+        match event {
+            Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => pass.code += 1,
+            Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => {
+                pass.code = pass.code.saturating_sub(1)
+            }
+            Event::Start(Tag::Heading { .. }) => pass.heading = Some(String::new()),
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some(h) = pass.heading.take() {
+                    self.headings
+                        .push(h.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
+            }
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                ..
+            })
+            | Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                ..
+            }) => {
+                let embed = text[range.clone()].starts_with('!');
+                if let LinkType::WikiLink { .. } = link_type {
+                    self.occurrences
+                        .extend(wikilink(text, range.clone(), embed));
+                }
+                pass.opened.push(Open {
+                    text_end: range.start + if embed { 2 } else { 1 },
+                    span: range,
+                    dest: dest_url,
+                    // Reference links: their definitions are the links.
+                    inline: link_type == LinkType::Inline,
+                });
+                pass.link += 1;
+            }
+            Event::End(TagEnd::Link | TagEnd::Image) => {
+                pass.link = pass.link.saturating_sub(1);
+                if let Some(o) = pass.opened.pop() {
+                    if o.inline {
+                        let found = destination::inline(text, o.text_end, o.span.end);
+                        self.occurrences
+                            .extend(markdown(text, o.span.clone(), found, &o.dest));
+                    }
+                    // An image inside a link is part of the link's text.
+                    for outer in &mut pass.opened {
+                        outer.text_end = outer.text_end.max(o.span.end);
+                    }
+                }
+            }
+            Event::Text(t) if pass.code == 0 => {
+                if let Some(h) = pass.heading.as_mut() {
+                    h.push_str(&t);
+                }
+                if pass.link == 0 {
+                    self.tags_in(&t);
+                }
+                if let Some(b) = block_pattern().captures(&t) {
+                    self.blocks.push(b[1].to_owned());
+                }
+            }
+            Event::Code(t) => {
+                if let Some(h) = pass.heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn tags_in(&mut self, text: &str) {
