@@ -95,8 +95,16 @@ fn in_process(vault: &Path, files: &[String]) -> anyhow::Result<(f64, f64, usize
     let t = Instant::now();
     let g = Graph::build(
         1,
-        kept.iter()
-            .map(|(p, h, m)| (p.as_str(), h.as_str(), Some(m))),
+        kept.iter().map(|(p, h, m)| {
+            let info = kura::index::FileInfo {
+                size: 0,
+                mtime_ns: 0,
+                ctime_ns: 0,
+                hash: h.as_str(),
+                meta: Some(m),
+            };
+            (p.as_str(), info)
+        }),
         None,
     );
     let resolve = ms(t.elapsed());

@@ -303,6 +303,10 @@ async fn vault_tour(tour: &mut Tour) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A base the demo saves: the plans, grouped by status, with the days
+/// left to each one's due date.
+const PLANS_BASE: &str = "filters:\n  and:\n    - file.hasTag(\"plan\")\nformulas:\n  days_left: '((due - today()) / 86400000).round()'\nproperties:\n  formula.days_left:\n    displayName: Days left\nviews:\n  - type: table\n    name: Open plans\n    groupBy:\n      property: status\n      direction: ASC\n    order: [file.basename, due, formula.days_left]\n";
+
 /// The vault as a web of notes: links in every form, backlinks with their
 /// line, a tag and property query, a move that rewrites the links to what
 /// moved, an edit under a heading, and the trash.
@@ -330,6 +334,21 @@ async fn graph_tour(tour: &mut Tour) -> anyhow::Result<()> {
             "Notes by tag and property",
             "vault_notes",
             json!({"filter": "#backup and status = draft and due < 2027-01-01"}),
+        ),
+        (
+            "The same question as a Bases expression, with chosen properties",
+            "vault_notes",
+            json!({"filter": "file.hasTag(\"backup\") && status == \"draft\" && due < today() + \"1 year\"", "properties": ["status", "due", "file.mtime"]}),
+        ),
+        (
+            "Save a view as Obsidian's Bases plugin does, in a .base file",
+            "vault_create",
+            json!({"path": "Plans.base", "content": PLANS_BASE}),
+        ),
+        (
+            "The view's rows as the person sees them in Obsidian: columns, formula, groups",
+            "vault_base",
+            json!({"path": "Plans.base"}),
         ),
         (
             "Rename and move the guide: every link to it is rewritten in its own form",

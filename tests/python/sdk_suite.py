@@ -50,7 +50,8 @@ async def checks(s, handshake):
         names = [t.name for t in field(tools, "tools")]
         assert names == [
             "vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace",
-            "vault_edit", "vault_search", "vault_find", "vault_links", "vault_notes", "vault_move",
+            "vault_edit", "vault_search", "vault_find", "vault_links", "vault_notes", "vault_base",
+            "vault_move",
             "vault_delete", "vault_history", "vault_undo", "vault_coverage", "artifact_audit",
             "search", "read_doc", "list_tasks", "get_plan", "create_doc", "update_doc", "create_task",
             "update_task_status", "create_plan", "log_session", "history", "undo", "reindex",

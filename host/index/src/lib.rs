@@ -73,6 +73,8 @@ impl From<Vec<Unit>> for Extracted {
 pub struct FileInfo<'a> {
     pub size: u64,
     pub mtime_ns: i128,
+    /// Creation time (0: unknown).
+    pub ctime_ns: i128,
     /// The digest of the content the index holds for the file.
     pub hash: &'a str,
     pub meta: Option<&'a serde_json::Value>,

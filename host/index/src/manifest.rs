@@ -27,9 +27,16 @@ const MIN_JOURNAL: usize = 1024;
 pub(super) struct FileState {
     pub size: u64,
     pub mtime_ns: i128,
+    /// Creation time (0: unknown, or a manifest from before it was kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ctime_ns: i128,
     pub hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<serde_json::Value>,
+}
+
+fn is_zero(n: &i128) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Default)]
@@ -239,6 +246,7 @@ mod tests {
         FileState {
             size,
             mtime_ns: 1,
+            ctime_ns: 0,
             hash: format!("h{size}"),
             meta: None,
         }

@@ -77,6 +77,7 @@ impl FileState {
         FileInfo {
             size: self.size,
             mtime_ns: self.mtime_ns,
+            ctime_ns: self.ctime_ns,
             hash: &self.hash,
             meta: self.meta.as_ref(),
         }
@@ -265,6 +266,7 @@ impl SectionIndex {
         let mut state = FileState {
             size: stat.size,
             mtime_ns: stat.mtime_ns,
+            ctime_ns: stat.ctime_ns,
             hash: blake3::hash(&bytes).to_hex().to_string(),
             meta: None,
         };

@@ -26,6 +26,10 @@ pub struct Note {
     pub path: String,
     hash: String,
     pub facts: Arc<Facts>,
+    /// The file's size and times as the index last saw them.
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
 }
 
 /// Where a link from a note points.
@@ -111,14 +115,14 @@ pub fn is_attachment(target: &str) -> bool {
 }
 
 impl Graph {
-    /// The graph of the notes the index holds, `(path, content hash, kept
-    /// facts)`, reusing `previous`'s facts of unchanged notes. While the
+    /// The graph of the notes the index holds (path, content hash, kept
+    /// facts, size and times), reusing `previous`'s facts of unchanged notes. While the
     /// notes and their aliases stay the same (an edit of a note's text),
     /// only the changed notes' links are resolved again; otherwise every
     /// link is, since a new name can change where any link points.
     pub fn build<'a>(
         generation: u64,
-        files: impl Iterator<Item = (&'a str, &'a str, Option<&'a serde_json::Value>)>,
+        files: impl Iterator<Item = (&'a str, crate::index::FileInfo<'a>)>,
         previous: Option<&Graph>,
     ) -> Graph {
         let reuse: HashMap<&str, &Note> = previous
@@ -127,18 +131,21 @@ impl Graph {
         let mut changed = Vec::new();
         let notes: Vec<Note> = files
             .enumerate()
-            .map(|(i, (path, hash, meta))| {
+            .map(|(i, (path, info))| {
                 let facts = match reuse.get(path) {
-                    Some(n) if n.hash == hash => n.facts.clone(),
+                    Some(n) if n.hash == info.hash => n.facts.clone(),
                     _ => {
                         changed.push(i);
-                        Arc::new(Facts::kept(meta))
+                        Arc::new(Facts::kept(info.meta))
                     }
                 };
                 Note {
                     path: path.to_owned(),
-                    hash: hash.to_owned(),
+                    hash: info.hash.to_owned(),
                     facts,
+                    size: info.size,
+                    mtime_ns: info.mtime_ns,
+                    ctime_ns: info.ctime_ns,
                 }
             })
             .collect();
@@ -267,9 +274,10 @@ impl Graph {
         })
     }
 
-    /// The notes `filter` keeps, in path order.
-    pub fn kept(&self, filter: &filter::Filter) -> Vec<usize> {
-        let pool: Vec<usize> = match filter.first_tag() {
+    /// The notes a filter may keep, in path order: those carrying `tag`
+    /// (or a tag nested under it), or every note.
+    pub fn pool(&self, tag: Option<&str>) -> Vec<usize> {
+        match tag {
             Some(t) => {
                 let mut v: Vec<usize> = self
                     .tags
@@ -282,9 +290,14 @@ impl Graph {
                 v
             }
             None => (0..self.notes.len()).collect(),
-        };
-        pool.into_iter()
-            .filter(|&i| filter.matches(&self.notes[i].facts))
+        }
+    }
+
+    /// The notes clauses keep, in path order.
+    pub fn kept(&self, c: &filter::Clauses) -> Vec<usize> {
+        self.pool(c.first_tag())
+            .into_iter()
+            .filter(|&i| c.matches(&self.notes[i].facts))
             .collect()
     }
 
@@ -312,13 +325,7 @@ impl Kept {
             return Ok(g.clone());
         }
         let files = index.index()?.files();
-        let graph = Arc::new(Graph::build(
-            generation,
-            files
-                .iter()
-                .map(|(path, info)| (path, info.hash, info.meta)),
-            kept.as_deref(),
-        ));
+        let graph = Arc::new(Graph::build(generation, files.iter(), kept.as_deref()));
         *kept = Some(graph.clone());
         Ok(graph)
     }
@@ -424,11 +431,7 @@ pub(crate) mod tests {
             ("a.md", g1.notes[0].hash.clone(), serde_json::Value::Null),
             ("b.md", "changed".to_owned(), serde_json::Value::Null),
         ];
-        let g2 = Graph::build(
-            2,
-            metas.iter().map(|(p, h, m)| (*p, h.as_str(), Some(m))),
-            Some(&g1),
-        );
+        let g2 = Graph::build(2, metas.iter().map(|(p, h, m)| (*p, info(h, m))), Some(&g1));
         assert!(Arc::ptr_eq(&g1.notes[0].facts, &g2.notes[0].facts));
         assert_eq!(g2.backlinks(1).len(), 1);
     }
@@ -446,10 +449,23 @@ pub(crate) mod tests {
             .collect()
     }
 
+    pub(crate) fn info<'a>(
+        hash: &'a str,
+        meta: &'a serde_json::Value,
+    ) -> crate::index::FileInfo<'a> {
+        crate::index::FileInfo {
+            size: 0,
+            mtime_ns: 0,
+            ctime_ns: 0,
+            hash,
+            meta: Some(meta),
+        }
+    }
+
     fn build_from(m: &[(String, String, serde_json::Value)], previous: Option<&Graph>) -> Graph {
         Graph::build(
             2,
-            m.iter().map(|(p, h, v)| (p.as_str(), h.as_str(), Some(v))),
+            m.iter().map(|(p, h, v)| (p.as_str(), info(h, v))),
             previous,
         )
     }
@@ -526,13 +542,17 @@ pub(crate) mod tests {
             "#nowhere",
             "tags contains project/xy",
         ] {
-            let f = filter::Filter::parse(text).unwrap();
+            let filter::Filter::Clauses(f) = filter::Filter::parse(text).unwrap() else {
+                panic!("{text}");
+            };
             let every: Vec<usize> = (0..g.notes.len())
                 .filter(|&i| f.matches(&g.notes[i].facts))
                 .collect();
             assert_eq!(g.kept(&f), every, "{text}");
         }
-        let f = filter::Filter::parse("#project/x").unwrap();
+        let filter::Filter::Clauses(f) = filter::Filter::parse("#project/x").unwrap() else {
+            panic!()
+        };
         assert_eq!(g.kept(&f), [0, 1, 2]);
     }
 

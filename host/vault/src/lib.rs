@@ -12,7 +12,9 @@ use kura_plugins as plugins;
 
 pub mod action;
 mod audit;
+mod base;
 pub mod coverage;
+pub mod expr;
 mod find;
 pub mod graph;
 mod history;
@@ -20,6 +22,7 @@ mod languages;
 mod links;
 mod moves;
 pub mod notes;
+mod query;
 mod read;
 mod search;
 mod section;
@@ -37,6 +40,7 @@ use crate::plugins::Plugins;
 
 pub use crate::scan::ScanOutput;
 pub use audit::{AuditInput, AuditOutput};
+pub use base::{BaseInput, BaseOutput};
 pub use coverage::{CoverageInput, CoverageOutput};
 pub use find::{FindInput, FindOutput};
 pub use links::{LinksInput, LinksOutput, NotesInput, NotesOutput};

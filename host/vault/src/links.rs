@@ -9,11 +9,14 @@ use serde_json::{Map, Value};
 use super::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
+use crate::expr::eval::{Env, Row, Vars};
+use crate::expr::value::{FileRef, Val, sort_order};
 use crate::fs::RelPath;
 use crate::graph::facts::Form;
 use crate::graph::filter::Filter;
 use crate::graph::resolve::Names;
 use crate::graph::{self, Graph, Target};
+use crate::query::Skipped;
 
 const LIMIT_MAX: i64 = 1000;
 
@@ -66,11 +69,15 @@ pub const ONLY: [&str; 2] = ["orphans", "unresolved"];
 
 #[derive(Input)]
 pub struct NotesInput {
-    /// `#tag`, `key = value` (!=, <, <=, >, >=), `key contains value`, `key exists`, joined by `and`
+    /// A Bases expression, or clauses (`#tag and status = done`)
     pub filter: Option<String>,
     /// `orphans` (nothing links to them) or `unresolved` (with broken links)
     #[arg(one_of = ONLY)]
     pub only: Option<&'static str>,
+    /// Properties to order by, each `name` or `name desc`
+    pub sort: Option<Vec<String>>,
+    /// Only these properties (`file.*` too) in each note
+    pub properties: Option<Vec<String>>,
     /// Most notes to return (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
@@ -102,6 +109,10 @@ pub struct NotesOutput {
     /// Notes that passed, before `limit`.
     pub total: u64,
     pub truncated: bool,
+    /// Notes left out because a property was not of its type or the
+    /// filter failed on them: how many, and the first reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What a vault_links `path` names.
@@ -118,7 +129,7 @@ impl Vault {
     }
 
     /// The vault's attachments, as of the graph's last refresh.
-    fn attachments(&self) -> Result<std::sync::Arc<Names>> {
+    pub(crate) fn attachments(&self) -> Result<std::sync::Arc<Names>> {
         self.graph.attachments(&self.index, &self.root)
     }
 
@@ -127,14 +138,16 @@ impl Vault {
         &self,
         filter: Option<&str>,
     ) -> Result<Option<std::collections::HashSet<String>>> {
-        let Some(filter) = filter.map(Filter::parse).transpose()? else {
+        let Some(text) = filter else {
             return Ok(None);
         };
-        let g = self.current_graph()?;
+        let filter = Filter::parse(text)?;
+        let cx = self.context()?;
+        let kept = self.keep(&cx, &filter, text);
         Ok(Some(
-            g.kept(&filter)
+            kept.notes
                 .into_iter()
-                .map(|i| g.notes[i].path.clone())
+                .map(|i| cx.graph.notes[i].path.clone())
                 .collect(),
         ))
     }
@@ -238,18 +251,42 @@ impl Vault {
 
     pub fn notes(&self, input: NotesInput) -> Result<NotesOutput> {
         let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
-        let g = self.current_graph()?;
+        let sort = input
+            .sort
+            .iter()
+            .flatten()
+            .map(|s| SortKey::parse(s))
+            .collect::<Result<Vec<_>>>()?;
+        let chosen = input
+            .properties
+            .iter()
+            .flatten()
+            .map(|id| {
+                crate::expr::property(id)
+                    .map(|e| (id.clone(), e))
+                    .map_err(|f| f.error("properties", id))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let cx = self.context()?;
+        let g = cx.graph.clone();
+        let env = cx.env(self, None, &[]);
         let limit = input.limit.unwrap_or(50) as usize;
         let files = match input.only {
-            Some("unresolved") => Some(self.attachments()?),
+            Some("unresolved") => Some(cx.others.clone()),
             _ => None,
         };
         let mut notes = Vec::new();
         let mut total = 0u64;
-        let pool: Vec<usize> = match &filter {
-            Some(f) => g.kept(f),
-            None => (0..g.notes.len()).collect(),
+        let (mut pool, mut skipped) = match (&filter, input.filter.as_deref()) {
+            (Some(f), Some(text)) => {
+                let k = self.keep(&cx, f, text);
+                (k.notes, k.skipped)
+            }
+            _ => ((0..g.notes.len()).collect(), Skipped::default()),
         };
+        if !sort.is_empty() {
+            pool = sorted(&env, pool, &sort, &mut skipped);
+        }
         for i in pool {
             let note = &g.notes[i];
             let unresolved: Vec<Unresolved> = match &files {
@@ -276,10 +313,24 @@ impl Vault {
             }
             total += 1;
             if notes.len() < limit {
+                let properties = if chosen.is_empty() {
+                    note.facts.props.clone()
+                } else {
+                    let row = Row::new(FileRef::Note(i as u32), 0);
+                    chosen
+                        .iter()
+                        .map(|(id, e)| {
+                            let v = env
+                                .eval(e, &row, Vars::default())
+                                .map_or(Value::Null, |v| env.json_of(&v));
+                            (id.clone(), v)
+                        })
+                        .collect()
+                };
                 notes.push(NoteOut {
                     path: note.path.clone(),
                     tags: note.facts.tags.clone(),
-                    properties: note.facts.props.clone(),
+                    properties,
                     links: note.facts.links.len() as u64,
                     backlinks: g.backlinks(i).len() as u64,
                     unresolved,
@@ -290,8 +341,69 @@ impl Vault {
             truncated: total > notes.len() as u64,
             notes,
             total,
+            warnings: skipped.warnings(),
         })
     }
+}
+
+/// One key of a sort: a property, and whether largest first.
+pub struct SortKey {
+    pub by: crate::expr::parse::Ex,
+    pub id: String,
+    pub desc: bool,
+}
+
+impl SortKey {
+    /// `due`, `due desc`, `file.mtime asc`.
+    pub fn parse(s: &str) -> Result<SortKey> {
+        let t = s.trim();
+        let (id, desc) = match t.rsplit_once(' ') {
+            Some((id, d)) if d.eq_ignore_ascii_case("desc") => (id.trim(), true),
+            Some((id, d)) if d.eq_ignore_ascii_case("asc") => (id.trim(), false),
+            _ => (t, false),
+        };
+        let by = crate::expr::property(id).map_err(|f| f.error("sort", s))?;
+        Ok(SortKey {
+            by,
+            id: id.to_owned(),
+            desc,
+        })
+    }
+}
+
+/// Notes in the order `keys` put them (ties keep path order); a note whose
+/// key fails to evaluate is left out and counted.
+fn sorted(env: &Env<'_>, pool: Vec<usize>, keys: &[SortKey], skipped: &mut Skipped) -> Vec<usize> {
+    let mut keyed: Vec<(usize, Vec<Val>)> = Vec::with_capacity(pool.len());
+    'notes: for i in pool {
+        let row = Row::new(FileRef::Note(i as u32), 0);
+        let mut vals = Vec::with_capacity(keys.len());
+        for k in keys {
+            match env.eval(&k.by, &row, Vars::default()) {
+                Ok(v) => vals.push(v),
+                Err(f) => {
+                    skipped.add(env.path(row.file), &f, &k.id);
+                    continue 'notes;
+                }
+            }
+        }
+        keyed.push((i, vals));
+    }
+    keyed.sort_by(|a, b| {
+        for (k, (x, y)) in keys.iter().zip(a.1.iter().zip(&b.1)) {
+            let o = sort_order(x, y);
+            let o = if k.desc && !(x.is_empty() || y.is_empty()) {
+                o.reverse()
+            } else {
+                o
+            };
+            if o != std::cmp::Ordering::Equal {
+                return o;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    keyed.into_iter().map(|(i, _)| i).collect()
 }
 
 fn backlink(g: &Graph, from: usize, k: usize) -> Backlink {

@@ -123,14 +123,31 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_notes",
         title: "Vault notes by tag and property",
         domain: &DOMAIN,
-        description: "Notes by tags and properties (`#project/x and status = done`), or the orphans, or those with broken links.",
-        details: "The notes a filter keeps, in path order, with their tags, properties and link counts. `filter`: clauses \
-                      joined by `and`: `#tag` (nested tags match: `#project` keeps `#project/x`), `key = value` (also \
-                      `!=`, `<`, `<=`, `>`, `>=`; numbers, dates and booleans compare as such, text without case), \
-                      `key contains value`, `key exists`. `only`: `orphans` (no note links to them) or `unresolved` (each \
-                      with its links that point nowhere). vault_search and vault_find take the same `filter`.",
+        description: "Notes a filter keeps (`file.hasTag(\"x\") && rating >= 4`, or `#x and status = done`), sorted; or orphans, or broken links.",
+        details: "The notes a filter keeps, in path order (or `sort`ed: `due`, `file.mtime desc`), with their tags, properties \
+                      (only those named in `properties`, `file.*` included) and link counts. `filter` is a Bases expression, as in \
+                      Obsidian's `.base` files: `==`, `!=`, `<`, `>=`, `&&`, `||`, `!`, arithmetic, dates (`due < today() + \"1 week\"`, \
+                      `file.mtime > now() - \"3d\"`), `file.hasTag()`, `file.inFolder()`, `file.hasLink()`, `contains()`, ...; or \
+                      clauses joined by `and`: `#tag` (nested tags match), `key = value` (also `!=`, `<`, `<=`, `>`, `>=`), `key \
+                      contains value`, `key exists`. Property types follow `.obsidian/types.json`; a note whose property is not of \
+                      its type is left out and counted in `warnings`. `only`: `orphans` or `unresolved` (each with its links that \
+                      point nowhere). vault_search and vault_find take the same `filter`.",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::NotesInput, _| d.get::<Vault>()?.notes(i)),
+    },
+    ToolDef {
+        name: "vault_base",
+        title: "Evaluate a Bases view",
+        domain: &DOMAIN,
+        description: "Rows of a view of a `.base` file (or a note's ```base block), as Obsidian's Bases shows them.",
+        details: "Evaluate a view of an Obsidian base (a `.base` file, or the `block`-th ```base block of a note) over the vault's \
+                      files: global and view `filters` (`and`/`or`/`not`), `formulas`, the view's `order` as `columns` (named by \
+                      `properties.displayName`), `sort`, `groupBy` (each row's `group`, and `groups` with their counts), `limit` \
+                      and `summaries`. Rows are the same for table, cards, list and map views; `this` is the base file or the note \
+                      embedding it. `limit`/`cursor` page the rows. A construct kura does not evaluate is refused as \
+                      `invalid_parameter` naming it and where it is, never evaluated differently.",
+        effect: Effect::Read,
+        handler: &Typed(|d, i: crate::BaseInput, _| d.get::<Vault>()?.base(i)),
     },
     ToolDef {
         name: "vault_move",

@@ -4,6 +4,7 @@
 //! compile time doing it 29 times. One subject: `cargo test --release -p
 //! kura-tests --test it SUBJECT::`.
 
+mod bases;
 mod bridge;
 mod build;
 mod bundle;

@@ -10,7 +10,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
-const VAULT_TOOLS: [&str; 17] = [
+const VAULT_TOOLS: [&str; 18] = [
     "vault_ls",
     "vault_read",
     "vault_scan",
@@ -22,6 +22,7 @@ const VAULT_TOOLS: [&str; 17] = [
     "vault_find",
     "vault_links",
     "vault_notes",
+    "vault_base",
     "vault_move",
     "vault_delete",
     "vault_history",
@@ -85,6 +86,7 @@ async fn every_tool_declares_output_schema_and_annotations() {
                 "vault_coverage",
                 "vault_links",
                 "vault_notes",
+                "vault_base",
                 "vault_history"
             ]
             .contains(&t.name.as_ref()),
@@ -473,7 +475,7 @@ async fn demo(f: &Fixture, extra: &[&str]) -> Kura {
 }
 
 #[tokio::test]
-async fn the_whole_tool_list_fits_in_35_5_kb() {
+async fn the_whole_tool_list_fits_in_37_kb() {
     let f = Fixture::new();
     let k = demo(&f, &[]).await;
     let tools = k.tools().await;
@@ -481,7 +483,7 @@ async fn the_whole_tool_list_fits_in_35_5_kb() {
     assert_eq!(names, kura::tools::names());
     // The JSON-RPC envelope around the list adds about 40 bytes.
     let bytes = serde_json::to_vec(&tools).unwrap().len();
-    assert!(bytes + 64 <= 35_500, "tools/list is {bytes} bytes");
+    assert!(bytes + 64 <= 37_000, "tools/list is {bytes} bytes");
     k.stop().await;
 }
 

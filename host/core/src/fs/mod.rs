@@ -48,6 +48,8 @@ pub struct Entry {
     pub size: u64,
     /// Modification time in nanoseconds since the epoch (0 for folders).
     pub mtime_ns: i128,
+    /// Creation time, where the filesystem keeps one (else 0).
+    pub ctime_ns: i128,
 }
 
 /// A file's identity for change detection.
@@ -56,6 +58,9 @@ pub struct FileStat {
     pub is_dir: bool,
     pub size: u64,
     pub mtime_ns: i128,
+    /// Creation time, where the filesystem keeps one (else 0); a file
+    /// replaced by a rename (kura's writes, most editors') is created anew.
+    pub ctime_ns: i128,
 }
 
 /// What [`Root::walk`] finds below a folder.
@@ -81,8 +86,15 @@ pub struct Root {
 }
 
 fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
-    m.modified()
-        .ok()
+    nanos(m.modified())
+}
+
+fn ctime_of(m: &cap_std::fs::Metadata) -> i128 {
+    nanos(m.created())
+}
+
+fn nanos(t: io::Result<cap_std::time::SystemTime>) -> i128 {
+    t.ok()
         .map(|t| t.into_std())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_nanos() as i128)
@@ -411,6 +423,7 @@ impl Root {
                 is_dir: m.is_dir(),
                 size: m.len(),
                 mtime_ns: mtime_of(&m),
+                ctime_ns: ctime_of(&m),
             })),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_error(e, p)),
@@ -559,19 +572,20 @@ impl Root {
             if kind == EntryKind::File && is_temp_name(&name) {
                 continue; // a write in progress, or debris the start-up sweep removes
             }
-            let (size, mtime_ns) = if kind == EntryKind::File {
+            let (size, mtime_ns, ctime_ns) = if kind == EntryKind::File {
                 entry
                     .metadata()
-                    .map(|m| (m.len(), mtime_of(&m)))
-                    .unwrap_or((0, 0))
+                    .map(|m| (m.len(), mtime_of(&m), ctime_of(&m)))
+                    .unwrap_or((0, 0, 0))
             } else {
-                (0, 0)
+                (0, 0, 0)
             };
             out.push(Entry {
                 name,
                 kind,
                 size,
                 mtime_ns,
+                ctime_ns,
             });
         }
         out.sort_by(|a, b| a.kind.cmp(&b.kind).then_with(|| a.name.cmp(&b.name)));
@@ -604,6 +618,7 @@ impl Root {
                             is_dir: false,
                             size: e.size,
                             mtime_ns: e.mtime_ns,
+                            ctime_ns: e.ctime_ns,
                         },
                     )),
                 }

@@ -1,11 +1,15 @@
-//! The note filter of vault_notes, vault_search and vault_find: clauses
-//! joined by `and`, each a tag (`#project/x`, which its nested tags
+//! The note filter of vault_notes, vault_search and vault_find: a Bases
+//! expression ([`crate::expr`]: `file.hasTag("book") && rating >= 4`), or,
+//! as before it, clauses joined by `and`, each a tag (`#project/x`, which its nested tags
 //! `#project/x/y` match too) or a property compared with a value
 //! (`status = done`, `due < 2026-12-01`, `tags contains project/x`,
 //! `reviewed exists`). Values are typed as the front matter's are: numbers
 //! compare as numbers, dates (`YYYY-MM-DD`, with a time or not) as dates,
 //! `true`/`false` as booleans, anything else as text without case; a list
-//! property matches when one of its items does.
+//! property matches when one of its items does. A text that reads whole
+//! as clauses keeps their meaning (`status != done` compares with the text
+//! `done`); anything else is read as an expression, and what is neither is
+//! refused by name.
 
 use std::cmp::Ordering;
 
@@ -92,8 +96,39 @@ impl Scalar {
 }
 
 /// A parsed filter.
+#[derive(Clone, Debug)]
+pub enum Filter {
+    Clauses(Clauses),
+    Expr(crate::expr::parse::Ex),
+}
+
+/// Clauses joined by `and`.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Filter(Vec<Clause>);
+pub struct Clauses(Vec<Clause>);
+
+impl Filter {
+    pub fn parse(text: &str) -> Result<Filter> {
+        if let Some(c) = Clauses::strict(text) {
+            return Ok(Filter::Clauses(c));
+        }
+        crate::expr::parse(text, false).map(Filter::Expr).map_err(|f| {
+            let mut e = f.error("filter", text);
+            e.message.push_str(
+                ": write a Bases expression such as `file.hasTag(\"book\") && rating >= 4`, or clauses such as `#book and rating >= 4`",
+            );
+            e
+        })
+    }
+
+    /// A tag (lowercase) every note the filter keeps carries, by which a
+    /// caller may narrow the notes first.
+    pub fn first_tag(&self) -> Option<String> {
+        match self {
+            Filter::Clauses(c) => c.first_tag().map(str::to_owned),
+            Filter::Expr(e) => crate::expr::required_tag(e),
+        }
+    }
+}
 
 const OPS: &[(&str, Op)] = &[
     ("<=", Op::Le),
@@ -135,8 +170,57 @@ fn unquote(s: &str) -> &str {
         .unwrap_or(s)
 }
 
-impl Filter {
-    pub fn parse(text: &str) -> Result<Filter> {
+/// Whether `key` may be a property name in a clause: no operator, bracket,
+/// quote or dot of the expression syntax in it.
+fn plain_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/'))
+}
+
+/// Whether `value` may be a clause's value: one quoted text, or words
+/// without the expression syntax's quotes, brackets or operators.
+fn plain_value(value: &str) -> bool {
+    let v = value.trim();
+    if v.is_empty() || v.starts_with('=') {
+        return false;
+    }
+    if let Some(inner) = v.strip_prefix('"').and_then(|v| v.strip_suffix('"')) {
+        return !inner.contains('"');
+    }
+    !v.contains(['"', '\'', '(', ')', '[', ']', '!', '<', '>', '='])
+        && !v.contains("&&")
+        && !v.contains("||")
+}
+
+impl Clauses {
+    /// The text read as clauses only when every clause is plainly one.
+    fn strict(text: &str) -> Option<Clauses> {
+        let parsed = Clauses::parse(text).ok()?;
+        let plain = parsed.0.iter().all(|c| match c {
+            Clause::Tag(t) => !t.is_empty() && !t.contains(['(', ')', '"', '\'', ' ']),
+            Clause::Prop { .. } => true,
+        }) && clauses(text).iter().all(|c| {
+            let c = c.trim();
+            if c.starts_with('#') {
+                return true;
+            }
+            let lower = c.to_ascii_lowercase();
+            if let Some(key) = lower.strip_suffix(" exists") {
+                return plain_key(key.trim());
+            }
+            if let Some(at) = lower.find(" contains ") {
+                return plain_key(c[..at].trim()) && plain_value(&c[at + " contains ".len()..]);
+            }
+            OPS.iter()
+                .find_map(|(sym, _)| c.find(sym).map(|at| (at, sym.len())))
+                .is_some_and(|(at, len)| plain_key(c[..at].trim()) && plain_value(&c[at + len..]))
+        });
+        plain.then_some(parsed)
+    }
+
+    fn parse(text: &str) -> Result<Clauses> {
         let mut out = Vec::new();
         for c in clauses(text) {
             let c = c.trim();
@@ -147,7 +231,7 @@ impl Filter {
             }
             out.push(Self::clause(c)?);
         }
-        Ok(Filter(out))
+        Ok(Clauses(out))
     }
 
     fn clause(c: &str) -> Result<Clause> {
@@ -193,7 +277,7 @@ impl Filter {
     }
 
     /// The filter's first tag clause (lowercase), by which a caller may
-    /// narrow the notes before [`Filter::matches`].
+    /// narrow the notes before [`Clauses::matches`].
     pub fn first_tag(&self) -> Option<&str> {
         self.0.iter().find_map(|c| match c {
             Clause::Tag(t) => Some(t.as_str()),
@@ -271,7 +355,10 @@ mod tests {
     }
 
     fn passes(filter: &str, text: &str) -> bool {
-        Filter::parse(filter).unwrap().matches(&facts(text))
+        match Filter::parse(filter).unwrap() {
+            Filter::Clauses(c) => c.matches(&facts(text)),
+            Filter::Expr(e) => panic!("`{filter}` read as an expression: {e:?}"),
+        }
     }
 
     const TASK: &str = "---\nstatus: Done\ndue: 2026-11-30\npriority: 2\nreviewed: true\nowners: [ana, Luis]\ntags: project/x/api\n---\nBody #urgent\n";
@@ -322,9 +409,28 @@ mod tests {
 
     #[test]
     fn a_clause_that_is_not_one_is_an_invalid_parameter() {
-        for f in ["status", "and", "#a and", "= done"] {
+        for f in ["#a and", "= done", "status ==", "a &&", "status = done and"] {
             let e = Filter::parse(f).unwrap_err();
             assert_eq!(e.code, crate::error::Code::InvalidParameter, "{f}");
         }
+    }
+
+    #[test]
+    fn a_text_that_is_not_plainly_clauses_is_read_as_an_expression() {
+        for f in [
+            "file.hasTag(\"book\") && rating >= 4",
+            "status == \"done\"",
+            "due < today()",
+            "!reviewed",
+            "rating >= 4 || #x",
+        ] {
+            match Filter::parse(f) {
+                Ok(Filter::Expr(_)) => {}
+                Ok(Filter::Clauses(c)) => panic!("`{f}` read as clauses: {c:?}"),
+                Err(e) => assert!(f.contains('#'), "`{f}`: {}", e.message),
+            }
+        }
+        let e = Filter::parse("file.hasTag(\"book\") && rating >= 4 &&").unwrap_err();
+        assert!(e.message.contains("column"), "{}", e.message);
     }
 }

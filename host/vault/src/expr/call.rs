@@ -1,0 +1,274 @@
+//! The functions called on a value (`x.lower()`, `list.contains(y)`,
+//! `file.hasTag("a")`), by the kind of value they are called on; on a
+//! missing value each gives null (so `!status.contains("x")` holds for a
+//! note without `status`), except `isEmpty` (true) and `isTruthy`
+//! (false).
+
+use std::collections::HashSet;
+
+use super::Fault;
+use super::eval::{Env, sorted};
+use super::value::{LinkVal, Val};
+
+fn fault(message: impl Into<String>, at: usize) -> Fault {
+    Fault::new(message, at)
+}
+
+fn text_arg(env: &Env<'_>, a: &[Val], k: usize, m: &str, at: usize) -> Result<String, Fault> {
+    match a.get(k) {
+        Some(Val::Null) | None => Err(fault(format!("`{m}()` takes a text"), at)),
+        Some(v) => Ok(env.text(v)),
+    }
+}
+
+fn num_arg(a: &[Val], k: usize, m: &str, at: usize) -> Result<Option<f64>, Fault> {
+    match a.get(k) {
+        None | Some(Val::Null) => Ok(None),
+        Some(Val::Num(n)) => Ok(Some(*n)),
+        Some(v) => Err(fault(
+            format!("`{m}()` takes a number, not a {}", v.type_name()),
+            at,
+        )),
+    }
+}
+
+/// JavaScript's `slice(start, end)` bounds over `len` items: negatives
+/// count from the end.
+fn bounds(len: usize, start: Option<f64>, end: Option<f64>) -> (usize, usize) {
+    let at = |x: f64| -> usize {
+        let x = x.trunc();
+        if x < 0.0 {
+            (len as f64 + x).max(0.0) as usize
+        } else {
+            (x as usize).min(len)
+        }
+    };
+    let s = start.map_or(0, at);
+    let e = end.map_or(len, at);
+    (s, e.max(s))
+}
+
+pub fn method(env: &Env<'_>, v: Val, m: &str, a: &[Val], at: usize) -> Result<Val, Fault> {
+    // Functions of any value.
+    match m {
+        "isTruthy" => return Ok(Val::Bool(v.truthy())),
+        "isEmpty" => return Ok(Val::Bool(v.is_empty())),
+        "toString" => return Ok(Val::Str(env.text(&v))),
+        "isType" => {
+            let t = text_arg(env, a, 0, m, at)?;
+            return Ok(Val::Bool(
+                v.type_name() == t || (t == "text" && matches!(v, Val::Str(_))),
+            ));
+        }
+        _ => {}
+    }
+    let kind = v.type_name();
+    let wrong = || fault(format!("`{m}()` does not apply to a {kind}"), at);
+    Ok(match v {
+        Val::Null => Val::Null,
+        Val::Date(d) => match m {
+            "date" => Val::Date(d.day()),
+            "format" => Val::Str(d.format(&text_arg(env, a, 0, m, at)?)),
+            "time" => Val::Str(d.time_of_day()),
+            "relative" => Val::Str(d.relative(env.now())),
+            _ => return Err(wrong()),
+        },
+        Val::Str(s) => string(env, &s, m, a, at)?,
+        Val::Num(n) => match m {
+            "abs" => Val::Num(n.abs()),
+            "ceil" => Val::Num(n.ceil()),
+            "floor" => Val::Num(n.floor()),
+            "round" => {
+                let digits = num_arg(a, 0, m, at)?.unwrap_or(0.0).clamp(0.0, 15.0);
+                let p = 10f64.powi(digits as i32);
+                // JavaScript rounds halves up, towards +∞.
+                Val::Num((n * p + 0.5).floor() / p)
+            }
+            "toFixed" => {
+                let digits = num_arg(a, 0, m, at)?.unwrap_or(0.0).clamp(0.0, 100.0) as usize;
+                Val::Str(format!("{n:.digits$}"))
+            }
+            _ => return Err(wrong()),
+        },
+        Val::List(items) => list(env, items, m, a, at)?,
+        Val::Obj(o) => match m {
+            "keys" => Val::List(o.into_iter().map(|(k, _)| Val::Str(k)).collect()),
+            "values" => Val::List(o.into_iter().map(|(_, v)| v).collect()),
+            _ => return Err(wrong()),
+        },
+        Val::Regex(re, _) => match m {
+            "matches" => Val::Bool(re.is_match(&text_arg(env, a, 0, m, at)?)),
+            _ => return Err(wrong()),
+        },
+        Val::Link(ref l) => match m {
+            "asFile" => env.file_of(&v).map_or(Val::Null, Val::File),
+            "linksTo" => {
+                let other = a
+                    .first()
+                    .ok_or_else(|| fault("`linksTo()` takes a file", at))?;
+                env.file_of(&v)
+                    .is_some_and(|f| env.links_to(f, other))
+                    .into()
+            }
+            // A link read as its text.
+            _ => string(env, &l.target, m, a, at)?,
+        },
+        Val::File(f) => match m {
+            "asLink" => Val::Link(Box::new(LinkVal {
+                target: env.path(f).to_owned(),
+                display: a.first().map(|d| env.text(d)),
+                from: None,
+            })),
+            "hasLink" => {
+                let other = a
+                    .first()
+                    .ok_or_else(|| fault("`hasLink()` takes a file or a path", at))?;
+                env.links_to(f, other).into()
+            }
+            "hasProperty" => env.has_property(f, &text_arg(env, a, 0, m, at)?).into(),
+            "hasTag" => env.tagged(f, a).into(),
+            "inFolder" => {
+                let folder = text_arg(env, a, 0, m, at)?;
+                let folder = folder.trim_matches('/');
+                (folder.is_empty() || env.path(f).starts_with(&format!("{folder}/"))).into()
+            }
+            _ => return Err(wrong()),
+        },
+        Val::Bool(_) | Val::Dur(_) => return Err(wrong()),
+    })
+}
+
+impl From<bool> for Val {
+    fn from(b: bool) -> Val {
+        Val::Bool(b)
+    }
+}
+
+fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, Fault> {
+    let arg = |k| text_arg(env, a, k, m, at);
+    let all_texts = || -> Result<Vec<String>, Fault> {
+        if a.is_empty() {
+            return Err(fault(format!("`{m}()` takes one or more texts"), at));
+        }
+        Ok(a.iter().map(|v| env.text(v)).collect())
+    };
+    Ok(match m {
+        "contains" => s.contains(&arg(0)?).into(),
+        "containsAll" => all_texts()?.iter().all(|t| s.contains(t.as_str())).into(),
+        "containsAny" => all_texts()?.iter().any(|t| s.contains(t.as_str())).into(),
+        "startsWith" => s.starts_with(&arg(0)?).into(),
+        "endsWith" => s.ends_with(&arg(0)?).into(),
+        "lower" => Val::Str(s.to_lowercase()),
+        "trim" => Val::Str(s.trim().to_owned()),
+        "reverse" => Val::Str(s.chars().rev().collect()),
+        "title" => Val::Str(
+            s.split(' ')
+                .map(|w| {
+                    let mut c = w.chars();
+                    c.next()
+                        .map(|f| f.to_uppercase().chain(c).collect::<String>())
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        "repeat" => {
+            let n = num_arg(a, 0, m, at)?.unwrap_or(0.0).max(0.0) as usize;
+            if s.len().saturating_mul(n) > 1 << 20 {
+                return Err(fault("`repeat()` would make a text over 1 MiB", at));
+            }
+            Val::Str(s.repeat(n))
+        }
+        "slice" => {
+            let chars: Vec<char> = s.chars().collect();
+            let (b, e) = bounds(chars.len(), num_arg(a, 0, m, at)?, num_arg(a, 1, m, at)?);
+            Val::Str(chars[b..e].iter().collect())
+        }
+        "replace" => {
+            let with = arg(1)?;
+            match a.first() {
+                Some(Val::Regex(re, global)) => Val::Str(if *global {
+                    re.replace_all(s, regex::NoExpand(&with)).into_owned()
+                } else {
+                    re.replace(s, regex::NoExpand(&with)).into_owned()
+                }),
+                _ => Val::Str(s.replace(&arg(0)?, &with)),
+            }
+        }
+        "split" => {
+            let parts: Vec<String> = match a.first() {
+                Some(Val::Regex(re, _)) => re.split(s).map(str::to_owned).collect(),
+                _ => {
+                    let sep = arg(0)?;
+                    if sep.is_empty() {
+                        s.chars().map(String::from).collect()
+                    } else {
+                        s.split(sep.as_str()).map(str::to_owned).collect()
+                    }
+                }
+            };
+            let n = num_arg(a, 1, m, at)?.map_or(usize::MAX, |n| n.max(0.0) as usize);
+            Val::List(parts.into_iter().take(n).map(Val::Str).collect())
+        }
+        _ => return Err(fault(format!("`{m}()` does not apply to a string"), at)),
+    })
+}
+
+fn list(env: &Env<'_>, items: Vec<Val>, m: &str, a: &[Val], at: usize) -> Result<Val, Fault> {
+    let has = |x: &Val| items.iter().any(|i| env.equal(i, x));
+    Ok(match m {
+        "contains" => has(a.first().unwrap_or(&Val::Null)).into(),
+        "containsAll" => a.iter().all(has).into(),
+        "containsAny" => a.iter().any(has).into(),
+        "join" => {
+            let sep = match a.first() {
+                Some(v) => env.text(v),
+                None => ",".to_owned(),
+            };
+            Val::Str(
+                items
+                    .iter()
+                    .map(|v| env.text(v))
+                    .collect::<Vec<_>>()
+                    .join(&sep),
+            )
+        }
+        "reverse" => Val::List(items.into_iter().rev().collect()),
+        "sort" => Val::List(sorted(items)),
+        "flat" => Val::List(
+            items
+                .into_iter()
+                .flat_map(|v| match v {
+                    Val::List(inner) => inner,
+                    v => vec![v],
+                })
+                .collect(),
+        ),
+        "unique" => {
+            let mut seen = HashSet::new();
+            let mut out: Vec<Val> = Vec::new();
+            for v in items {
+                let key =
+                    serde_json::to_string(&env.json_of(&v)).unwrap_or_default() + v.type_name();
+                if seen.insert(key) {
+                    out.push(v);
+                }
+            }
+            Val::List(out)
+        }
+        "slice" => {
+            let (b, e) = bounds(items.len(), num_arg(a, 0, m, at)?, num_arg(a, 1, m, at)?);
+            Val::List(items[b..e].to_vec())
+        }
+        "mean" => {
+            let nums: Vec<f64> = items.iter().filter_map(Val::as_num).collect();
+            if nums.is_empty() {
+                Val::Null
+            } else {
+                Val::Num(nums.iter().sum::<f64>() / nums.len() as f64)
+            }
+        }
+        // filter, map and reduce are evaluated per item before this.
+        _ => return Err(fault(format!("`{m}()` does not apply to a list"), at)),
+    })
+}

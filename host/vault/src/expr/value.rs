@@ -1,0 +1,194 @@
+//! The values an expression computes, and how they compare, add up, read
+//! as true or false and print.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::time::{Date, Dur};
+
+/// A file of the vault: a note of the graph, or one of its other files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileRef {
+    Note(u32),
+    Other(u32),
+}
+
+/// A link: its target as written, what it shows, and the note it is
+/// written in (links resolve relative to it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkVal {
+    pub target: String,
+    pub display: Option<String>,
+    pub from: Option<FileRef>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Val {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    Date(Date),
+    Dur(Dur),
+    List(Vec<Val>),
+    Obj(Vec<(String, Val)>),
+    Link(Box<LinkVal>),
+    File(FileRef),
+    Regex(Arc<regex::Regex>, bool),
+}
+
+impl Val {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Val::Null => "null",
+            Val::Bool(_) => "boolean",
+            Val::Num(_) => "number",
+            Val::Str(_) => "string",
+            Val::Date(_) => "date",
+            Val::Dur(_) => "duration",
+            Val::List(_) => "list",
+            Val::Obj(_) => "object",
+            Val::Link(_) => "link",
+            Val::File(_) => "file",
+            Val::Regex(..) => "regexp",
+        }
+    }
+
+    pub fn truthy(&self) -> bool {
+        match self {
+            Val::Null => false,
+            Val::Bool(b) => *b,
+            Val::Num(n) => *n != 0.0 && !n.is_nan(),
+            Val::Str(s) => !s.is_empty(),
+            Val::List(l) => !l.is_empty(),
+            Val::Obj(o) => !o.is_empty(),
+            Val::Date(_) | Val::Dur(_) | Val::Link(_) | Val::File(_) | Val::Regex(..) => true,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Val::Null => true,
+            Val::Str(s) => s.is_empty(),
+            Val::List(l) => l.is_empty(),
+            Val::Obj(o) => o.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// A text standing for a duration (`"1 week"`) where one is wanted.
+    pub fn as_dur(&self) -> Option<Dur> {
+        match self {
+            Val::Dur(d) => Some(*d),
+            Val::Str(s) => Dur::parse(s),
+            _ => None,
+        }
+    }
+
+    /// A text standing for a date (`"2026-11-30"`) where one is wanted.
+    pub fn as_date(&self) -> Option<Date> {
+        match self {
+            Val::Date(d) => Some(*d),
+            Val::Str(s) => Date::parse(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_num(&self) -> Option<f64> {
+        match self {
+            Val::Num(n) => Some(*n),
+            Val::Dur(d) => Some(d.approx_ms()),
+            _ => None,
+        }
+    }
+}
+
+/// A number as JavaScript prints it: `3`, `2.5`, `0.1`.
+pub fn num_text(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".to_owned()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else if n == n.trunc() && n.abs() < 1e16 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Two values of comparable kinds, in order; None across kinds (a date and
+/// a text that reads as a date compare as dates).
+pub fn compare(a: &Val, b: &Val) -> Option<Ordering> {
+    match (a, b) {
+        (Val::Num(x), Val::Num(y)) => x.partial_cmp(y),
+        (Val::Str(x), Val::Str(y)) => Some(x.cmp(y)),
+        (Val::Bool(x), Val::Bool(y)) => Some(x.cmp(y)),
+        (Val::Date(x), y) => y.as_date().map(|y| x.ms.cmp(&y.ms)),
+        (x, Val::Date(y)) => x.as_date().map(|x| x.ms.cmp(&y.ms)),
+        (Val::Dur(_), _) | (_, Val::Dur(_)) => a.as_num()?.partial_cmp(&b.as_num()?),
+        _ => None,
+    }
+}
+
+/// The order a sort puts values in: empty last, then by kind (numbers,
+/// dates, texts without case, ...), then by value.
+pub fn sort_order(a: &Val, b: &Val) -> Ordering {
+    fn rank(v: &Val) -> u8 {
+        match v {
+            Val::Num(_) => 0,
+            Val::Date(_) => 1,
+            Val::Dur(_) => 2,
+            Val::Bool(_) => 3,
+            Val::Str(_) | Val::Link(_) | Val::File(_) | Val::Regex(..) => 4,
+            Val::List(_) => 5,
+            Val::Obj(_) => 6,
+            Val::Null => 7,
+        }
+    }
+    let (ea, eb) = (a.is_empty(), b.is_empty());
+    if ea != eb {
+        return ea.cmp(&eb);
+    }
+    rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
+        (Val::Str(x), Val::Str(y)) => x
+            .to_lowercase()
+            .cmp(&y.to_lowercase())
+            .then_with(|| x.cmp(y)),
+        (Val::List(x), Val::List(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let o = sort_order(p, q);
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => compare(a, b).unwrap_or(Ordering::Equal),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_as_javascript_prints_them() {
+        assert_eq!(num_text(3.0), "3");
+        assert_eq!(num_text(2.5), "2.5");
+        assert_eq!(num_text(-0.25), "-0.25");
+    }
+
+    #[test]
+    fn a_sort_puts_empty_values_last_and_texts_without_case() {
+        let mut v = [
+            Val::Null,
+            Val::Str("b".into()),
+            Val::Str("A".into()),
+            Val::Num(2.0),
+            Val::Str(String::new()),
+        ];
+        v.sort_by(sort_order);
+        let shown: Vec<String> = v.iter().map(|v| format!("{v:?}")).collect();
+        assert_eq!(shown[..3], ["Num(2.0)", "Str(\"A\")", "Str(\"b\")"]);
+    }
+}

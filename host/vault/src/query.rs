@@ -1,0 +1,125 @@
+//! Queries of the vault's files by their properties: the context an
+//! expression is evaluated in (the graph, the other files, the property
+//! types, one `now`), the notes a filter keeps, and the notes left out
+//! because a property was malformed or an expression failed on them,
+//! counted for `warnings`.
+
+use std::sync::Arc;
+
+use super::Vault;
+use crate::error::Result;
+use crate::expr::Fault;
+use crate::expr::eval::{Env, Row};
+use crate::expr::parse::Ex;
+use crate::expr::types::Types;
+use crate::expr::value::FileRef;
+use crate::graph::Graph;
+use crate::graph::filter::Filter;
+use crate::graph::resolve::Names;
+
+/// What a query evaluates against, taken once per call.
+pub struct Context {
+    pub graph: Arc<Graph>,
+    pub others: Arc<Names>,
+    pub types: Types,
+    pub now: i64,
+}
+
+impl Context {
+    pub fn env<'a>(
+        &'a self,
+        vault: &'a Vault,
+        this: Option<FileRef>,
+        formulas: &'a [(String, Ex)],
+    ) -> Env<'a> {
+        Env {
+            graph: &self.graph,
+            others: &self.others,
+            root: &vault.root,
+            types: &self.types,
+            now: self.now,
+            this,
+            formulas,
+        }
+    }
+}
+
+/// Files left out of an answer, and why (the first few).
+#[derive(Debug, Default)]
+pub struct Skipped {
+    pub count: u64,
+    malformed: u64,
+    first: Vec<String>,
+}
+
+/// How many reasons a warning names.
+const SHOWN: usize = 5;
+
+impl Skipped {
+    pub fn add(&mut self, path: &str, f: &Fault, text: &str) {
+        self.count += 1;
+        self.malformed += f.malformed as u64;
+        if self.first.len() < SHOWN {
+            self.first.push(format!(
+                "{path}: {} (at column {} of `{text}`)",
+                f.message, f.at
+            ));
+        }
+    }
+
+    pub fn warnings(&self) -> Vec<String> {
+        if self.count == 0 {
+            return Vec::new();
+        }
+        let mut out = vec![format!(
+            "{} file(s) left out: {} with a property not of its type (.obsidian/types.json), {} where the expression failed",
+            self.count,
+            self.malformed,
+            self.count - self.malformed
+        )];
+        out.extend(self.first.iter().cloned());
+        out
+    }
+}
+
+/// The notes a filter keeps, in path order, and those it left out.
+pub struct Kept {
+    pub notes: Vec<usize>,
+    pub skipped: Skipped,
+}
+
+impl Vault {
+    pub(crate) fn context(&self) -> Result<Context> {
+        let graph = self.current_graph()?;
+        let others = self.attachments()?;
+        Ok(Context {
+            graph,
+            others,
+            types: Types::load(&self.root),
+            now: chrono::Utc::now().timestamp_millis(),
+        })
+    }
+
+    /// The notes `filter` (its text `text`) keeps, of the context's graph.
+    pub(crate) fn keep(&self, cx: &Context, filter: &Filter, text: &str) -> Kept {
+        match filter {
+            Filter::Clauses(c) => Kept {
+                notes: cx.graph.kept(c),
+                skipped: Skipped::default(),
+            },
+            Filter::Expr(e) => {
+                let env = cx.env(self, None, &[]);
+                let mut skipped = Skipped::default();
+                let mut notes = Vec::new();
+                for i in cx.graph.pool(crate::expr::required_tag(e).as_deref()) {
+                    match env.test(e, &Row::new(FileRef::Note(i as u32), 0)) {
+                        Ok(true) => notes.push(i),
+                        Ok(false) => {}
+                        Err(f) => skipped.add(&cx.graph.notes[i].path, &f, text),
+                    }
+                }
+                Kept { notes, skipped }
+            }
+        }
+    }
+}
