@@ -8,8 +8,11 @@
 //! - over stdio against the real binary: the first answer (the whole index
 //!   built from files in the background), how long after an external edit
 //!   a backlink appears, vault_links and vault_notes (a tag and property
-//!   filter) latencies, and the move of the hub (500 links in 200 files
-//!   rewritten, durable when the call returns).
+//!   filter) latencies, property queries in the Bases expression language
+//!   (two properties and a date, over every note) against the same query as
+//!   clauses, a Bases view grouped by status, the server's memory before and
+//!   after them, and the move of the hub (500 links in 200 files rewritten,
+//!   durable when the call returns).
 
 #![allow(clippy::disallowed_methods)] // a bench tool: writes its own vault
 
@@ -44,9 +47,10 @@ fn weave(vault: &Path, rng: &mut Rng) -> anyhow::Result<Vec<String>> {
         let path = vault.join(f);
         let body = std::fs::read_to_string(&path)?;
         let mut text = format!(
-            "---\ntags: [bench, bench/t{}]\nstatus: {}\ndue: 2026-{}-{:02}\n---\n{body}\n## Links\n",
+            "---\ntags: [bench, bench/t{}]\nstatus: {}\npriority: {}\ndue: 2026-{}-{:02}\n---\n{body}\n## Links\n",
             i % 20,
             ["draft", "review", "done"][i % 3],
+            i % 5,
             10 + i % 3,
             1 + i % 28
         );
@@ -190,6 +194,7 @@ pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> any
         kept = r["total"].as_u64().unwrap_or(0);
     }
     query.sort_by(f64::total_cmp);
+    let props = properties(&s, &vault, rounds).await?;
     let t = Instant::now();
     let moved = structured(
         &s.call(
@@ -211,12 +216,94 @@ pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> any
         "vault_links_stdio_ms": lat(&back),
         "vault_notes_filter_stdio_ms": lat(&query),
         "filter_kept": kept,
+        "properties": props,
         "move_hub": {
             "ms": r3(move_ms),
             "links_rewritten": moved["links_rewritten"],
             "notes_rewritten": moved["rewritten"].as_array().map_or(0, Vec::len),
         },
         "serve_peak_rss_mib": rss.map(r3),
+    }))
+}
+
+/// A view of the bench notes grouped by status, with a formula and a sort.
+const TASKS_BASE: &str = "filters:\n  and:\n    - file.hasTag(\"bench\")\n    - 'priority >= 1'\nformulas:\n  days: '((due - today()) / 86400000).round()'\nviews:\n  - type: table\n    name: By status\n    groupBy:\n      property: status\n      direction: ASC\n    sort:\n      - property: due\n        direction: DESC\n    order: [file.basename, status, due, formula.days]\n    summaries:\n      priority: Average\n";
+
+/// The server's resident memory now, in MiB.
+fn rss_mib(pid: u32) -> Option<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib / 1024.0)
+}
+
+/// Property queries over every note: two properties and a date as clauses
+/// (the baseline) and as a Bases expression, then a Bases view grouped by
+/// status; latencies over stdio, and the server's memory around them.
+async fn properties(
+    s: &kura::client::Session,
+    vault: &Path,
+    rounds: usize,
+) -> anyhow::Result<Value> {
+    std::fs::write(vault.join("bench/Tasks.base"), TASKS_BASE)?;
+    let rss_before = s.pid.and_then(rss_mib);
+    let timed = |n: usize| Vec::with_capacity(n);
+    let (mut clauses, mut expr, mut base) = (
+        timed(rounds * 100),
+        timed(rounds * 100),
+        timed(rounds * 100),
+    );
+    let (mut kept, mut rows, mut groups) = (0, 0, 0);
+    for i in 0..rounds * 100 {
+        let p = 1 + i % 3;
+        let t = Instant::now();
+        let r = structured(
+            &s.call(
+                "vault_notes",
+                json!({"filter": format!("status = done and priority >= {p} and due < 2026-12-15")}),
+            )
+            .await?,
+        )?;
+        clauses.push(ms(t.elapsed()));
+        let old = r["total"].as_u64().unwrap_or(0);
+        let t = Instant::now();
+        let r = structured(
+            &s.call(
+                "vault_notes",
+                json!({"filter": format!("status == \"done\" && priority >= {p} && due < date(\"2026-12-15\")")}),
+            )
+            .await?,
+        )?;
+        expr.push(ms(t.elapsed()));
+        kept = r["total"].as_u64().unwrap_or(0);
+        anyhow::ensure!(
+            kept == old,
+            "the expression kept {kept} notes, the clauses {old}"
+        );
+        let t = Instant::now();
+        let r = structured(
+            &s.call("vault_base", json!({"path": "bench/Tasks.base"}))
+                .await?,
+        )?;
+        base.push(ms(t.elapsed()));
+        rows = r["total"].as_u64().unwrap_or(0);
+        groups = r["groups"].as_array().map_or(0, Vec::len);
+    }
+    let rss_after = s.pid.and_then(rss_mib);
+    for v in [&mut clauses, &mut expr, &mut base] {
+        v.sort_by(f64::total_cmp);
+    }
+    let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let lat = |v: &[f64]| json!({"p50": r3(percentile(v, 0.5)), "p95": r3(percentile(v, 0.95)), "n": v.len()});
+    Ok(json!({
+        "clauses_stdio_ms": lat(&clauses),
+        "expression_stdio_ms": lat(&expr),
+        "expression_kept": kept,
+        "base_group_by_stdio_ms": lat(&base),
+        "base_rows": rows,
+        "base_groups": groups,
+        "rss_mib_before": rss_before.map(r3),
+        "rss_mib_after": rss_after.map(r3),
     }))
 }
 
@@ -244,6 +331,26 @@ pub fn print(r: &Value) {
             v["p50"], v["p95"], v["n"]
         );
     }
+    let p = &r["properties"];
+    for (name, key) in [
+        ("clauses, 2 props+date", "clauses_stdio_ms"),
+        ("expression, same", "expression_stdio_ms"),
+        ("vault_base group-by", "base_group_by_stdio_ms"),
+    ] {
+        let v = &p[key];
+        println!(
+            "{name:<21} p50 {} ms, p95 {} ms over {}",
+            v["p50"], v["p95"], v["n"]
+        );
+    }
+    println!(
+        "property queries      {} notes kept; base {} rows in {} groups; RSS {} → {} MiB",
+        p["expression_kept"],
+        p["base_rows"],
+        p["base_groups"],
+        p["rss_mib_before"],
+        p["rss_mib_after"]
+    );
     let m = &r["move_hub"];
     println!(
         "move of the hub       {} ms: {} links in {} notes rewritten",

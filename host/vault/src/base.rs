@@ -15,7 +15,11 @@ use serde_json::{Map, Value};
 use super::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
+use rayon::prelude::*;
+
+use crate::expr::Fault;
 use crate::expr::eval::{Env, Row, Vars};
+use crate::expr::parse::Ex;
 use crate::expr::value::{FileRef, Val, sort_order};
 use crate::fs::RelPath;
 use crate::query::Skipped;
@@ -103,7 +107,7 @@ fn shown(path: &str) -> bool {
 
 /// One row while the view is worked out.
 struct Work {
-    row: Row,
+    file: FileRef,
     keys: Vec<Val>,
     group: Option<Val>,
     /// Each column's value.
@@ -172,57 +176,50 @@ impl Vault {
         };
         let env = cx.env(self, this, &base.formulas);
         let mut skipped = Skipped::default();
-        let mut files: Vec<(&str, FileRef)> = g
-            .notes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.path.as_str(), FileRef::Note(i as u32)))
-            .chain(
-                cx.others
-                    .paths()
-                    .iter()
-                    .enumerate()
-                    .map(|(j, p)| (p.as_str(), FileRef::Other(j as u32))),
-            )
-            .filter(|(p, _)| shown(p))
-            .collect();
-        files.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        let mut work = Vec::new();
-        for (path, f) in files {
-            let row = Row::new(f, base.formulas.len());
-            match self.view_row(&env, &base, v, row) {
-                Ok(Some(w)) => work.push(w),
-                Ok(None) => {}
-                Err((f, text)) => skipped.add(path, &f, &text),
+        // The columns, then the properties only a summary reads.
+        let mut columns: Vec<(String, Ex)> = view.order.clone();
+        for (id, _) in &view.summaries {
+            if !columns.iter().any(|(c, _)| c == id) {
+                let e = crate::expr::property(id).map_err(|f| f.error("path", id))?;
+                columns.push((id.clone(), e));
             }
         }
-        let group_desc = view.group.as_ref().is_some_and(|g| g.desc);
-        work.sort_by(|a, b| {
-            let by_group = match (&a.group, &b.group) {
-                (Some(x), Some(y)) => directed(sort_order(x, y), group_desc, x, y),
-                _ => std::cmp::Ordering::Equal,
-            };
-            by_group.then_with(|| {
-                for ((x, y), k) in a.keys.iter().zip(&b.keys).zip(&view.sort) {
-                    let o = directed(sort_order(x, y), k.desc, x, y);
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
-                }
-                std::cmp::Ordering::Equal
+        let files = shown_files(g, &cx.others);
+        // Each file's row on both cores: a base reads every file.
+        let rows: Vec<std::result::Result<Option<Work>, (FileRef, Fault, String)>> = files
+            .par_chunks(512)
+            .flat_map_iter(|chunk| {
+                let mut row = Row::new(chunk[0], base.formulas.len());
+                chunk
+                    .iter()
+                    .map(|&f| {
+                        row.reset(f);
+                        view_row(&env, &base, v, &columns, &row)
+                            .map_err(|(fault, text)| (f, fault, text))
+                    })
+                    .collect::<Vec<_>>()
             })
-        });
+            .collect();
+        let mut work = Vec::with_capacity(rows.len());
+        for r in rows {
+            match r {
+                Ok(Some(w)) => work.push(w),
+                Ok(None) => {}
+                Err((f, fault, text)) => skipped.add(env.path(f), &fault, &text),
+            }
+        }
+        let mut work = ordered(view, work);
         if let Some(limit) = view.limit {
             work.truncate(limit);
         }
         let groups = groups(&env, &work);
-        let summaries = self.summaries(&env, &base, v, &work)?;
+        let summaries = summaries(&env, &base, v, &columns, &work)?;
         let total = work.len() as u64;
         let start = (input.cursor.unwrap_or(0) as usize).min(work.len());
         let end = start
             .saturating_add(input.limit.unwrap_or(50) as usize)
             .min(work.len());
-        let columns: Vec<Column> = view
+        let shown_columns: Vec<Column> = view
             .order
             .iter()
             .map(|(id, _)| Column {
@@ -233,7 +230,7 @@ impl Vault {
         let rows = work[start..end]
             .iter()
             .map(|w| RowOut {
-                path: env.path(w.row.file).to_owned(),
+                path: env.path(w.file).to_owned(),
                 values: view
                     .order
                     .iter()
@@ -248,7 +245,7 @@ impl Vault {
             view: view.name.clone(),
             kind: view.kind.clone(),
             views: base.views.iter().map(|v| v.name.clone()).collect(),
-            columns,
+            columns: shown_columns,
             rows,
             groups,
             summaries,
@@ -258,50 +255,141 @@ impl Vault {
             warnings: skipped.warnings(),
         })
     }
+}
 
-    /// A file's row of view `v`, or None when the filters leave it out;
-    /// Err: the expression that failed on it, and its text.
-    fn view_row(
-        &self,
-        env: &Env<'_>,
-        base: &Base,
-        v: usize,
-        row: Row,
-    ) -> std::result::Result<Option<Work>, (crate::expr::Fault, String)> {
-        let view = &base.views[v];
-        for cond in [&base.filters, &view.filters].into_iter().flatten() {
-            if !holds(env, cond, &row)? {
-                return Ok(None);
+/// A file's row of view `v` (its `columns` computed), or None when the
+/// filters leave it out; Err: the expression that failed on it, and its text.
+fn view_row(
+    env: &Env<'_>,
+    base: &Base,
+    v: usize,
+    columns: &[(String, Ex)],
+    row: &Row,
+) -> std::result::Result<Option<Work>, (Fault, String)> {
+    let view = &base.views[v];
+    for cond in [&base.filters, &view.filters].into_iter().flatten() {
+        if !holds(env, cond, row)? {
+            return Ok(None);
+        }
+    }
+    let eval = |id: &str, e| {
+        env.eval(e, row, Vars::default())
+            .map_err(|f| (f, id.to_owned()))
+    };
+    let keys = view
+        .sort
+        .iter()
+        .map(|k| eval(&k.id, &k.by))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let group = view
+        .group
+        .as_ref()
+        .map(|g| eval(&g.id, &g.by))
+        .transpose()?;
+    // A row is left out whole when a column fails on it, as when its
+    // filter does: never shown with a hole.
+    let values = columns
+        .iter()
+        .map(|(id, e)| eval(id, e))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(Some(Work {
+        file: row.file,
+        keys,
+        group,
+        values,
+    }))
+}
+
+/// The files Obsidian shows, in path order: the notes and the other files
+/// are each in path order already, merged.
+fn shown_files(g: &crate::graph::Graph, others: &crate::graph::resolve::Names) -> Vec<FileRef> {
+    let notes = g
+        .notes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.path.as_str(), FileRef::Note(i as u32)));
+    let rest = others
+        .paths()
+        .iter()
+        .enumerate()
+        .map(|(j, p)| (p.as_str(), FileRef::Other(j as u32)));
+    let (mut a, mut b) = (notes.peekable(), rest.peekable());
+    let mut out = Vec::with_capacity(g.notes.len() + others.paths().len());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x.0 <= y.0 => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        if let Some((p, f)) = next
+            && shown(p)
+        {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The most groups kept apart before sorting; past it, one sort.
+const MAX_BUCKETS: usize = 256;
+
+/// The rows in the view's order: by group, then by its sorts (ties keep
+/// path order). Rows are put in their group first, so that the group
+/// values (texts, most often) are compared once a row rather than at every
+/// step of the sort.
+fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
+    let by_keys = |a: &Work, b: &Work| {
+        for ((x, y), k) in a.keys.iter().zip(&b.keys).zip(&view.sort) {
+            let o = directed(sort_order(x, y), k.desc, x, y);
+            if o != std::cmp::Ordering::Equal {
+                return o;
             }
         }
-        let eval = |id: &str, e| {
-            env.eval(e, &row, Vars::default())
-                .map_err(|f| (f, id.to_owned()))
-        };
-        let keys = view
-            .sort
-            .iter()
-            .map(|k| eval(&k.id, &k.by))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        let group = view
-            .group
-            .as_ref()
-            .map(|g| eval(&g.id, &g.by))
-            .transpose()?;
-        // A row is left out whole when a column fails on it, as when its
-        // filter does: never shown with a hole.
-        let values = view
-            .order
-            .iter()
-            .map(|(id, e)| eval(id, e))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(Some(Work {
-            row,
-            keys,
-            group,
-            values,
-        }))
+        std::cmp::Ordering::Equal
+    };
+    let Some(group) = &view.group else {
+        let mut work = work;
+        work.sort_by(by_keys);
+        return work;
+    };
+    let by_group = |a: &Work, b: &Work| match (&a.group, &b.group) {
+        (Some(x), Some(y)) => directed(sort_order(x, y), group.desc, x, y),
+        _ => std::cmp::Ordering::Equal,
+    };
+    let mut groups: Vec<(Val, Vec<Work>)> = Vec::new();
+    let mut rest = work.into_iter();
+    for w in rest.by_ref() {
+        let g = w.group.clone().unwrap_or(Val::Null);
+        // The last group first: rows in path order often share it.
+        match groups
+            .iter_mut()
+            .rev()
+            .find(|(v, _)| sort_order(v, &g) == std::cmp::Ordering::Equal)
+        {
+            Some((_, rows)) => rows.push(w),
+            None => groups.push((g, vec![w])),
+        }
+        if groups.len() > MAX_BUCKETS {
+            // Nearly a group a row (`file.name`): one sort of them all.
+            let mut all: Vec<Work> = groups
+                .into_iter()
+                .flat_map(|(_, rows)| rows)
+                .chain(rest)
+                .collect();
+            all.sort_by(|a, b| by_group(a, b).then_with(|| by_keys(a, b)));
+            return all;
+        }
     }
+    groups.sort_by(|(x, _), (y, _)| directed(sort_order(x, y), group.desc, x, y));
+    groups
+        .into_iter()
+        .flat_map(|(_, mut rows)| {
+            rows.sort_by(by_keys);
+            rows
+        })
+        .collect()
 }
 
 /// Descending reverses an order, except that empty values stay last.
@@ -350,45 +438,39 @@ fn holds(
 /// The runs of equal group values, in order.
 fn groups(env: &Env<'_>, work: &[Work]) -> Vec<GroupOut> {
     let mut out: Vec<GroupOut> = Vec::new();
+    let mut last: Option<&Val> = None;
     for w in work {
         let Some(g) = &w.group else { continue };
-        let value = env.json_of(g);
-        match out.last_mut() {
-            Some(last) if last.value == value => last.count += 1,
-            _ => out.push(GroupOut { value, count: 1 }),
+        match (last, out.last_mut()) {
+            (Some(l), Some(group)) if sort_order(l, g) == std::cmp::Ordering::Equal => {
+                group.count += 1
+            }
+            _ => out.push(GroupOut {
+                value: env.json_of(g),
+                count: 1,
+            }),
         }
+        last = Some(g);
     }
     out
 }
 
-impl Vault {
-    fn summaries(
-        &self,
-        env: &Env<'_>,
-        base: &Base,
-        v: usize,
-        work: &[Work],
-    ) -> Result<Map<String, Value>> {
-        let view = &base.views[v];
-        let mut out = Map::new();
-        for (id, how) in &view.summaries {
-            // A summary may be of a column the view does not show.
-            let vals = match view.order.iter().position(|(c, _)| c == id) {
-                Some(k) => work.iter().map(|w| w.values[k].clone()).collect(),
-                None => {
-                    let e = crate::expr::property(id).map_err(|f| f.error("path", id))?;
-                    column(env, &e, work)
-                }
-            };
-            out.insert(id.clone(), base.summary(env, how, vals)?);
-        }
-        Ok(out)
+/// The view's summaries, each over its column's values.
+fn summaries(
+    env: &Env<'_>,
+    base: &Base,
+    v: usize,
+    columns: &[(String, Ex)],
+    work: &[Work],
+) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for (id, how) in &base.views[v].summaries {
+        let k = columns
+            .iter()
+            .position(|(c, _)| c == id)
+            .expect("every summary has its column");
+        let vals = work.iter().map(|w| w.values[k].clone()).collect();
+        out.insert(id.clone(), base.summary(env, how, vals)?);
     }
-}
-
-/// A column's values over the rows (a failing one as null).
-fn column(env: &Env<'_>, e: &crate::expr::parse::Ex, work: &[Work]) -> Vec<Val> {
-    work.iter()
-        .map(|w| env.eval(e, &w.row, Vars::default()).unwrap_or(Val::Null))
-        .collect()
+    Ok(out)
 }

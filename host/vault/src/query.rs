@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 use super::Vault;
 use crate::error::Result;
 use crate::expr::Fault;
@@ -109,10 +111,25 @@ impl Vault {
             },
             Filter::Expr(e) => {
                 let env = cx.env(self, None, &[]);
+                let pool = cx.graph.pool(crate::expr::required_tag(e).as_deref());
+                // Every note may be tested: on both cores, in path order.
+                let tested: Vec<(usize, Result<bool, Fault>)> = pool
+                    .par_chunks(512)
+                    .flat_map_iter(|chunk| {
+                        let mut row = Row::new(FileRef::Note(0), 0);
+                        chunk
+                            .iter()
+                            .map(|&i| {
+                                row.reset(FileRef::Note(i as u32));
+                                (i, env.test(e, &row))
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect();
                 let mut skipped = Skipped::default();
                 let mut notes = Vec::new();
-                for i in cx.graph.pool(crate::expr::required_tag(e).as_deref()) {
-                    match env.test(e, &Row::new(FileRef::Note(i as u32), 0)) {
+                for (i, t) in tested {
+                    match t {
                         Ok(true) => notes.push(i),
                         Ok(false) => {}
                         Err(f) => skipped.add(&cx.graph.notes[i].path, &f, text),

@@ -56,6 +56,12 @@ impl Row {
             memo: RefCell::new(vec![Slot::Empty; formulas]),
         }
     }
+
+    /// The same, for another file (its memory kept).
+    pub fn reset(&mut self, file: FileRef) {
+        self.file = file;
+        self.memo.get_mut().fill(Slot::Empty);
+    }
 }
 
 /// The variables of `filter`, `map` and `reduce`, and of a summary.
@@ -745,9 +751,23 @@ impl Env<'_> {
         };
         let tags = &self.graph.notes[i as usize].facts.tags;
         wanted.iter().any(|w| {
-            let w = self.text(w);
-            let w = w.trim_start_matches('#').to_lowercase();
-            tags.iter().any(|t| crate::graph::filter::tag_is(t, &w))
+            let text;
+            let w = match w {
+                Val::Str(s) => s.as_str(),
+                other => {
+                    text = self.text(other);
+                    text.as_str()
+                }
+            };
+            let w = w.trim_start_matches('#');
+            let lower;
+            let w = if w.chars().any(char::is_uppercase) {
+                lower = w.to_lowercase();
+                lower.as_str()
+            } else {
+                w
+            };
+            tags.iter().any(|t| crate::graph::filter::tag_is(t, w))
         })
     }
 

@@ -386,7 +386,30 @@ impl Parser {
                 ));
             };
             self.next();
-            return ex(Node::Call(f, self.args()?));
+            let args = self.args()?;
+            // `date("2026-12-01")` is the same for every file: read once.
+            let folded = match (f, args.as_slice()) {
+                (
+                    "date",
+                    [
+                        Ex {
+                            node: Node::Lit(Val::Str(s)),
+                            ..
+                        },
+                    ],
+                ) => super::time::Date::parse(s).map(Val::Date),
+                (
+                    "duration",
+                    [
+                        Ex {
+                            node: Node::Lit(Val::Str(s)),
+                            ..
+                        },
+                    ],
+                ) => super::time::Dur::parse(s).map(Val::Dur),
+                _ => None,
+            };
+            return ex(folded.map_or(Node::Call(f, args), Node::Lit));
         }
         match name.as_str() {
             "true" => ex(Node::Lit(Val::Bool(true))),

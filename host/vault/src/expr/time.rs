@@ -80,11 +80,30 @@ impl Dur {
     }
 }
 
+/// The moment a local date and time names, kept per thread for the last
+/// few thousand asked: a vault repeats its dates, and the time zone's rules
+/// cost a lookup each time.
 fn local_ms(n: NaiveDateTime) -> Option<i64> {
-    Local
-        .from_local_datetime(&n)
-        .earliest()
-        .map(|d| d.timestamp_millis())
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static SEEN: RefCell<HashMap<NaiveDateTime, Option<i64>>> = RefCell::new(HashMap::new());
+    }
+    SEEN.with(|seen| {
+        let mut seen = seen.borrow_mut();
+        if let Some(ms) = seen.get(&n) {
+            return *ms;
+        }
+        if seen.len() >= 4096 {
+            seen.clear();
+        }
+        let ms = Local
+            .from_local_datetime(&n)
+            .earliest()
+            .map(|d| d.timestamp_millis());
+        seen.insert(n, ms);
+        ms
+    })
 }
 
 fn local(ms: i64) -> NaiveDateTime {
@@ -95,29 +114,67 @@ fn local(ms: i64) -> NaiveDateTime {
         .unwrap_or_default()
 }
 
+/// The digits of `b[at..at + n]` as a number.
+fn digits(b: &[u8], at: usize, n: usize) -> Option<u32> {
+    let d = b.get(at..at + n)?;
+    d.iter().try_fold(0u32, |acc, c| {
+        c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+    })
+}
+
 impl Date {
     /// `YYYY-MM-DD`, with ` HH:mm`, `THH:mm:ss`, fractions, and `Z` or an
     /// offset; a date without a zone is in the machine's time zone.
     pub fn parse(s: &str) -> Option<Date> {
         let s = s.trim();
-        let day = NaiveDate::parse_from_str(s.get(..10)?, "%Y-%m-%d").ok()?;
-        let rest = &s[10..];
-        if rest.is_empty() {
+        let b = s.as_bytes();
+        if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+            return None;
+        }
+        let day =
+            NaiveDate::from_ymd_opt(digits(b, 0, 4)? as i32, digits(b, 5, 2)?, digits(b, 8, 2)?)?;
+        if b.len() == 10 {
             return local_ms(day.and_hms_opt(0, 0, 0)?).map(|ms| Date { ms, time: false });
         }
-        let t = rest.strip_prefix(['T', ' '])?;
-        if let Ok(d) = chrono::DateTime::parse_from_rfc3339(&format!("{}T{t}", &s[..10])) {
-            return Some(Date {
-                ms: d.timestamp_millis(),
-                time: true,
-            });
+        if !matches!(b[10], b'T' | b' ') {
+            return None;
         }
-        for f in ["%H:%M:%S%.f", "%H:%M:%S", "%H:%M"] {
-            if let Ok(time) = chrono::NaiveTime::parse_from_str(t, f) {
-                return local_ms(day.and_time(time)).map(|ms| Date { ms, time: true });
+        // `HH:mm`, `HH:mm:ss`, `HH:mm:ss.fff`, the common forms, read here;
+        // anything after them (a zone) through RFC 3339.
+        let (h, m) = (digits(b, 11, 2)?, digits(b, 14, 2)?);
+        if b.get(13) != Some(&b':') {
+            return None;
+        }
+        let mut at = 16;
+        let mut sec = 0;
+        let mut milli = 0;
+        if b.get(at) == Some(&b':') {
+            sec = digits(b, at + 1, 2)?;
+            at += 3;
+            if b.get(at) == Some(&b'.') {
+                let n = b[at + 1..]
+                    .iter()
+                    .take_while(|c| c.is_ascii_digit())
+                    .count();
+                milli = digits(b, at + 1, n.min(3))? * 10u32.pow(3 - n.min(3) as u32);
+                at += 1 + n;
             }
         }
-        None
+        if at == b.len() {
+            let t = chrono::NaiveTime::from_hms_milli_opt(h, m, sec, milli)?;
+            return local_ms(day.and_time(t)).map(|ms| Date { ms, time: true });
+        }
+        let with_seconds = if b.get(16) == Some(&b':') {
+            format!("{}T{}", &s[..10], &s[11..])
+        } else {
+            format!("{}T{}:00{}", &s[..10], &s[11..16], &s[16..])
+        };
+        chrono::DateTime::parse_from_rfc3339(&with_seconds)
+            .ok()
+            .map(|d| Date {
+                ms: d.timestamp_millis(),
+                time: true,
+            })
     }
 
     pub fn from_ms(ms: i64, time: bool) -> Date {
@@ -309,9 +366,21 @@ fn ordinal(n: u32) -> String {
     format!("{n}{suffix}")
 }
 
-/// Today at midnight, from the moment `now`.
+/// Today at midnight, from the moment `now` (the last asked kept: a query
+/// asks with one `now` for every file).
 pub fn today(now: i64) -> Date {
-    Date::from_ms(now, true).day()
+    use std::cell::Cell;
+    thread_local! {
+        static LAST: Cell<Option<(i64, Date)>> = const { Cell::new(None) };
+    }
+    LAST.with(|last| match last.get() {
+        Some((at, d)) if at == now => d,
+        _ => {
+            let d = Date::from_ms(now, true).day();
+            last.set(Some((now, d)));
+            d
+        }
+    })
 }
 
 #[cfg(test)]
@@ -345,6 +414,21 @@ mod tests {
         assert_eq!(d("2026-11-30 10:00:05").iso(), "2026-11-30T10:00:05");
         assert_eq!(d("2026-11-30T10:00:05").day().iso(), "2026-11-30");
         assert!(Date::parse("2026-13-01").is_none());
+        assert_eq!(
+            d("2026-11-30T10:00:05.25").ms - d("2026-11-30T10:00:05").ms,
+            250
+        );
+        assert_eq!(d("2026-11-30T10:00Z").ms, d("2026-11-30T12:00:00+02:00").ms);
+        assert!(d("2026-11-30T10:00Z").time);
+        for bad in [
+            "2026-11-3",
+            "2026/11/30",
+            "2026-11-30x",
+            "2026-11-30T1:00",
+            "2026-11-30T10:00:0",
+        ] {
+            assert!(Date::parse(bad).is_none(), "{bad}");
+        }
         assert!(Date::parse("soon").is_none());
         assert_eq!(
             d("2026-03-05").format("dddd, MMMM Do YYYY [at] h A"),

@@ -150,10 +150,19 @@ pub fn sort_order(a: &Val, b: &Val) -> Ordering {
         return ea.cmp(&eb);
     }
     rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
-        (Val::Str(x), Val::Str(y)) => x
-            .to_lowercase()
-            .cmp(&y.to_lowercase())
-            .then_with(|| x.cmp(y)),
+        (Val::Str(x), Val::Str(y)) => {
+            // Folded without allocating: a sort compares each text many times.
+            let folded = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<_>>();
+            if x.is_ascii() && y.is_ascii() {
+                let (a, b) = (x.as_bytes(), y.as_bytes());
+                a.iter()
+                    .map(u8::to_ascii_lowercase)
+                    .cmp(b.iter().map(u8::to_ascii_lowercase))
+                    .then_with(|| x.cmp(y))
+            } else {
+                folded(x).cmp(&folded(y)).then_with(|| x.cmp(y))
+            }
+        }
         (Val::List(x), Val::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 let o = sort_order(p, q);
