@@ -175,7 +175,6 @@ impl Vault {
                 .map(|j| FileRef::Other(j as u32))
         };
         let env = cx.env(self, this, &base.formulas);
-        let mut skipped = Skipped::default();
         // The columns, then the properties only a summary reads.
         let mut columns: Vec<(String, Ex)> = view.order.clone();
         for (id, _) in &view.summaries {
@@ -184,30 +183,7 @@ impl Vault {
                 columns.push((id.clone(), e));
             }
         }
-        let files = shown_files(g, &cx.others);
-        // Each file's row on both cores: a base reads every file.
-        let rows: Vec<std::result::Result<Option<Work>, (FileRef, Fault, String)>> = files
-            .par_chunks(512)
-            .flat_map_iter(|chunk| {
-                let mut row = Row::new(chunk[0], base.formulas.len());
-                chunk
-                    .iter()
-                    .map(|&f| {
-                        row.reset(f);
-                        view_row(&env, &base, v, &columns, &row)
-                            .map_err(|(fault, text)| (f, fault, text))
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        let mut work = Vec::with_capacity(rows.len());
-        for r in rows {
-            match r {
-                Ok(Some(w)) => work.push(w),
-                Ok(None) => {}
-                Err((f, fault, text)) => skipped.add(env.path(f), &fault, &text),
-            }
-        }
+        let (work, skipped) = rows(&env, &base, v, &columns, &shown_files(g, &cx.others));
         let mut work = ordered(view, work);
         if let Some(limit) = view.limit {
             work.truncate(limit);
@@ -255,6 +231,42 @@ impl Vault {
             warnings: skipped.warnings(),
         })
     }
+}
+
+/// The rows of view `v` of the `files`, in path order, and the files left
+/// out because an expression failed on them. Each file's row on both
+/// cores: a base reads every file.
+fn rows(
+    env: &Env<'_>,
+    base: &Base,
+    v: usize,
+    columns: &[(String, Ex)],
+    files: &[FileRef],
+) -> (Vec<Work>, Skipped) {
+    type Made = std::result::Result<Option<Work>, (FileRef, Fault, String)>;
+    let made: Vec<Made> = files
+        .par_chunks(512)
+        .flat_map_iter(|chunk| {
+            let mut row = Row::new(chunk[0], base.formulas.len());
+            chunk
+                .iter()
+                .map(|&f| {
+                    row.reset(f);
+                    view_row(env, base, v, columns, &row).map_err(|(fault, text)| (f, fault, text))
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut skipped = Skipped::default();
+    let mut work = Vec::with_capacity(made.len());
+    for r in made {
+        match r {
+            Ok(Some(w)) => work.push(w),
+            Ok(None) => {}
+            Err((f, fault, text)) => skipped.add(env.path(f), &fault, &text),
+        }
+    }
+    (work, skipped)
 }
 
 /// A file's row of view `v` (its `columns` computed), or None when the

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::Fault;
 use super::parse::{Bin, Ex, Node};
-use super::time::{self, Date};
+use super::time::Date;
 use super::types::Types;
 use super::value::{FileRef, LinkVal, Val, compare, num_text, sort_order};
 use crate::fs::{RelPath, Root};
@@ -567,105 +567,7 @@ impl Env<'_> {
             .iter()
             .map(|e| self.eval(e, row, vars))
             .collect::<Result<_, _>>()?;
-        let one = |n: &str| -> Result<&Val, Fault> {
-            a.first()
-                .ok_or_else(|| fault(format!("`{n}()` takes a value"), at))
-        };
-        Ok(match f {
-            "now" => Val::Date(Date::from_ms(self.now, true)),
-            "today" => Val::Date(time::today(self.now)),
-            "date" => match one(f)? {
-                Val::Null => Val::Null,
-                v => Val::Date(v.as_date().ok_or_else(|| {
-                    fault(
-                        format!(
-                            "`date({})`: not a date (write YYYY-MM-DD HH:mm:ss)",
-                            self.text(v)
-                        ),
-                        at,
-                    )
-                })?),
-            },
-            "duration" => {
-                let v = one(f)?;
-                Val::Dur(v.as_dur().ok_or_else(|| {
-                    fault(
-                        format!(
-                            "`duration({})`: not a duration such as \"1 week\"",
-                            self.text(v)
-                        ),
-                        at,
-                    )
-                })?)
-            }
-            "number" => match one(f)? {
-                Val::Null => Val::Null,
-                Val::Num(n) => Val::Num(*n),
-                Val::Bool(b) => Val::Num(f64::from(*b as u8)),
-                Val::Date(d) => Val::Num(d.ms as f64),
-                Val::Dur(d) => Val::Num(d.approx_ms()),
-                Val::Str(s) => Val::Num(
-                    s.trim()
-                        .parse::<f64>()
-                        .map_err(|_| fault(format!("`number(\"{s}\")`: not a number"), at))?,
-                ),
-                v => return Err(fault(format!("`number()` of a {}", v.type_name()), at)),
-            },
-            "list" => match one(f)? {
-                Val::List(l) => Val::List(l.clone()),
-                Val::Null => Val::List(Vec::new()),
-                v => Val::List(vec![v.clone()]),
-            },
-            "max" | "min" => {
-                let nums = a.iter().filter(|v| !matches!(v, Val::Null));
-                let pick = if f == "max" {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                };
-                let mut best: Option<Val> = None;
-                for v in nums {
-                    if compare(v, v).is_none() {
-                        return Err(fault(
-                            format!("`{f}()` compares numbers or dates, not a {}", v.type_name()),
-                            at,
-                        ));
-                    }
-                    if best.as_ref().is_none_or(|b| compare(v, b) == Some(pick)) {
-                        best = Some(v.clone());
-                    }
-                }
-                best.unwrap_or(Val::Null)
-            }
-            "file" => self.file_of(one(f)?).map_or(Val::Null, Val::File),
-            "link" => {
-                let target = match one(f)? {
-                    Val::File(file) => self.path(*file).to_owned(),
-                    v => self.text(v),
-                };
-                Val::Link(Box::new(LinkVal {
-                    target: link_text(&target).to_owned(),
-                    display: a.get(1).map(|d| self.text(d)),
-                    from: None,
-                }))
-            }
-            "escapeHTML" => Val::Str(
-                self.text(one(f)?)
-                    .replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;")
-                    .replace('"', "&quot;")
-                    .replace('\'', "&#39;"),
-            ),
-            // Values a view renders: here, their text.
-            "html" | "icon" | "image" => Val::Str(self.text(one(f)?)),
-            other => {
-                return Err(fault(
-                    format!("`{other}()` is not a Bases function kura supports"),
-                    at,
-                ));
-            }
-        })
+        super::call::global(self, f, &a, at)
     }
 
     fn method(
