@@ -145,105 +145,105 @@ pub fn method(env: &Env<'_>, v: Val, m: &str, a: &[Val], at: usize) -> Result<Va
 /// A global function (`now()`, `date(x)`, `link(p)`, ...) of its evaluated
 /// arguments; `if()`, which evaluates one branch only, is the evaluator's.
 pub fn global(env: &Env<'_>, f: &str, a: &[Val], at: usize) -> Result<Val, Fault> {
-        let one = |n: &str| -> Result<&Val, Fault> {
-            a.first()
-                .ok_or_else(|| fault(format!("`{n}()` takes a value"), at))
-        };
-        Ok(match f {
-            "now" => Val::Date(Date::from_ms(env.now(), true)),
-            "today" => Val::Date(time::today(env.now())),
-            "date" => match one(f)? {
-                Val::Null => Val::Null,
-                v => Val::Date(v.as_date().ok_or_else(|| {
-                    fault(
-                        format!(
-                            "`date({})`: not a date (write YYYY-MM-DD HH:mm:ss)",
-                            env.text(v)
-                        ),
-                        at,
-                    )
-                })?),
-            },
-            "duration" => {
-                let v = one(f)?;
-                Val::Dur(v.as_dur().ok_or_else(|| {
-                    fault(
-                        format!(
-                            "`duration({})`: not a duration such as \"1 week\"",
-                            env.text(v)
-                        ),
-                        at,
-                    )
-                })?)
-            }
-            "number" => match one(f)? {
-                Val::Null => Val::Null,
-                Val::Num(n) => Val::Num(*n),
-                Val::Bool(b) => Val::Num(f64::from(*b as u8)),
-                Val::Date(d) => Val::Num(d.ms as f64),
-                Val::Dur(d) => Val::Num(d.approx_ms()),
-                Val::Str(s) => Val::Num(
-                    s.trim()
-                        .parse::<f64>()
-                        .map_err(|_| fault(format!("`number(\"{s}\")`: not a number"), at))?,
-                ),
-                v => return Err(fault(format!("`number()` of a {}", v.type_name()), at)),
-            },
-            "list" => match one(f)? {
-                Val::List(l) => Val::List(l.clone()),
-                Val::Null => Val::List(Vec::new()),
-                v => Val::List(vec![v.clone()]),
-            },
-            "max" | "min" => {
-                let nums = a.iter().filter(|v| !matches!(v, Val::Null));
-                let pick = if f == "max" {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                };
-                let mut best: Option<Val> = None;
-                for v in nums {
-                    if compare(v, v).is_none() {
-                        return Err(fault(
-                            format!("`{f}()` compares numbers or dates, not a {}", v.type_name()),
-                            at,
-                        ));
-                    }
-                    if best.as_ref().is_none_or(|b| compare(v, b) == Some(pick)) {
-                        best = Some(v.clone());
-                    }
-                }
-                best.unwrap_or(Val::Null)
-            }
-            "file" => env.file_of(one(f)?).map_or(Val::Null, Val::File),
-            "link" => {
-                let target = match one(f)? {
-                    Val::File(file) => env.path(*file).to_owned(),
-                    v => env.text(v),
-                };
-                Val::Link(Box::new(LinkVal {
-                    target: link_text(&target).to_owned(),
-                    display: a.get(1).map(|d| env.text(d)),
-                    from: None,
-                }))
-            }
-            "escapeHTML" => Val::Str(
-                env.text(one(f)?)
-                    .replace('&', "&amp;")
-                    .replace('<', "&lt;")
-                    .replace('>', "&gt;")
-                    .replace('"', "&quot;")
-                    .replace('\'', "&#39;"),
-            ),
-            // Values a view renders: here, their text.
-            "html" | "icon" | "image" => Val::Str(env.text(one(f)?)),
-            other => {
-                return Err(fault(
-                    format!("`{other}()` is not a Bases function kura supports"),
+    let one = |n: &str| -> Result<&Val, Fault> {
+        a.first()
+            .ok_or_else(|| fault(format!("`{n}()` takes a value"), at))
+    };
+    Ok(match f {
+        "now" => Val::Date(Date::from_ms(env.now(), true)),
+        "today" => Val::Date(time::today(env.now())),
+        "date" => match one(f)? {
+            Val::Null => Val::Null,
+            v => Val::Date(v.as_date().ok_or_else(|| {
+                fault(
+                    format!(
+                        "`date({})`: not a date (write YYYY-MM-DD HH:mm:ss)",
+                        env.text(v)
+                    ),
                     at,
-                ));
+                )
+            })?),
+        },
+        "duration" => {
+            let v = one(f)?;
+            Val::Dur(v.as_dur().ok_or_else(|| {
+                fault(
+                    format!(
+                        "`duration({})`: not a duration such as \"1 week\"",
+                        env.text(v)
+                    ),
+                    at,
+                )
+            })?)
+        }
+        "number" => match one(f)? {
+            Val::Null => Val::Null,
+            Val::Num(n) => Val::Num(*n),
+            Val::Bool(b) => Val::Num(f64::from(*b as u8)),
+            Val::Date(d) => Val::Num(d.ms as f64),
+            Val::Dur(d) => Val::Num(d.approx_ms()),
+            Val::Str(s) => Val::Num(
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| fault(format!("`number(\"{s}\")`: not a number"), at))?,
+            ),
+            v => return Err(fault(format!("`number()` of a {}", v.type_name()), at)),
+        },
+        "list" => match one(f)? {
+            Val::List(l) => Val::List(l.clone()),
+            Val::Null => Val::List(Vec::new()),
+            v => Val::List(vec![v.clone()]),
+        },
+        "max" | "min" => {
+            let nums = a.iter().filter(|v| !matches!(v, Val::Null));
+            let pick = if f == "max" {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            };
+            let mut best: Option<Val> = None;
+            for v in nums {
+                if compare(v, v).is_none() {
+                    return Err(fault(
+                        format!("`{f}()` compares numbers or dates, not a {}", v.type_name()),
+                        at,
+                    ));
+                }
+                if best.as_ref().is_none_or(|b| compare(v, b) == Some(pick)) {
+                    best = Some(v.clone());
+                }
             }
-        })
+            best.unwrap_or(Val::Null)
+        }
+        "file" => env.file_of(one(f)?).map_or(Val::Null, Val::File),
+        "link" => {
+            let target = match one(f)? {
+                Val::File(file) => env.path(*file).to_owned(),
+                v => env.text(v),
+            };
+            Val::Link(Box::new(LinkVal {
+                target: link_text(&target).to_owned(),
+                display: a.get(1).map(|d| env.text(d)),
+                from: None,
+            }))
+        }
+        "escapeHTML" => Val::Str(
+            env.text(one(f)?)
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+                .replace('\'', "&#39;"),
+        ),
+        // Values a view renders: here, their text.
+        "html" | "icon" | "image" => Val::Str(env.text(one(f)?)),
+        other => {
+            return Err(fault(
+                format!("`{other}()` is not a Bases function kura supports"),
+                at,
+            ));
+        }
+    })
 }
 
 impl From<bool> for Val {
