@@ -146,7 +146,9 @@ impl Vault {
     }
 
     pub fn base(&self, input: BaseInput) -> Result<BaseOutput> {
-        let (text, embedded) = self.base_text(&input.path, input.block)?;
+        // As the graph spells it (`./Projects.base` is `Projects.base`).
+        let path = RelPath::parse(&input.path, false)?.to_string();
+        let (text, embedded) = self.base_text(&path, input.block)?;
         let base = Base::parse(&text)?;
         let v = match &input.view {
             Some(name) => base
@@ -166,11 +168,11 @@ impl Vault {
         let cx = self.context()?;
         let g = &cx.graph;
         let this = if embedded {
-            g.find(&input.path).map(|i| FileRef::Note(i as u32))
+            g.find(&path).map(|i| FileRef::Note(i as u32))
         } else {
             cx.others
                 .paths()
-                .binary_search_by(|p| p.as_str().cmp(&input.path))
+                .binary_search_by(|p| p.as_str().cmp(&path))
                 .ok()
                 .map(|j| FileRef::Other(j as u32))
         };
@@ -217,7 +219,7 @@ impl Vault {
             })
             .collect();
         Ok(BaseOutput {
-            path: input.path,
+            path,
             view: view.name.clone(),
             kind: view.kind.clone(),
             views: base.views.iter().map(|v| v.name.clone()).collect(),

@@ -273,6 +273,15 @@ async fn rows_page_with_a_cursor_and_hidden_folders_stay_out() {
         "{paths:?}"
     );
     assert!(paths.iter().all(|p| !p.starts_with('.')), "{paths:?}");
+    // `this` is the base however its path is spelled.
+    let r = k
+        .call("vault_base", json!({"path": "./Everything.base"}))
+        .await;
+    assert_eq!(r.ok()["path"], "Everything.base");
+    assert_eq!(
+        r.ok()["rows"][0]["values"]["formula.here"],
+        "Everything.base"
+    );
 }
 
 #[tokio::test]
