@@ -49,9 +49,42 @@ impl Fault {
 /// the column's values.
 pub fn parse(text: &str, summary: bool) -> Result<Ex, Fault> {
     let toks = lex::tokens(text)?;
+    // Its tree is evaluated (and dropped) by recursion: a bounded text
+    // keeps it shallow whatever an argument holds.
+    if toks.len() > MAX_TOKENS {
+        return Err(Fault::new(
+            format!("an expression of more than {MAX_TOKENS} tokens"),
+            toks[MAX_TOKENS].at,
+        ));
+    }
     let e = parse::Parser::new(toks, summary).whole()?;
     check(&e)?;
+    if summary {
+        only_values(&e)?;
+    }
     Ok(e)
+}
+
+/// The most tokens an expression may have (a filter a person writes has
+/// tens).
+pub const MAX_TOKENS: usize = 1000;
+
+/// A summary reads its column's `values`, never a file's properties.
+fn only_values(e: &Ex) -> Result<(), Fault> {
+    let mut bad = None;
+    walk(e, &mut |x| {
+        if matches!(
+            x.node,
+            Node::Prop(_) | Node::File | Node::This | Node::ThisProp(_) | Node::Formula(_)
+        ) && bad.is_none()
+        {
+            bad = Some(Fault::new(
+                "a summary reads `values` (the column's values), not a file's properties",
+                x.at,
+            ));
+        }
+    });
+    bad.map_or(Ok(()), Err)
 }
 
 /// A property as a view names it (`file.mtime`, `note.due`, `due`,

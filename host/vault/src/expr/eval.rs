@@ -22,6 +22,10 @@ use crate::graph::resolve::Names;
 /// The most characters a text an expression builds may have.
 const MAX_TEXT: usize = 1 << 20;
 
+/// The most items a list an expression joins may have (`reduce` could
+/// double one at each step).
+const MAX_ITEMS: usize = 1 << 16;
+
 /// What every file's evaluation shares.
 pub struct Env<'a> {
     pub graph: &'a Graph,
@@ -526,7 +530,12 @@ impl Env<'_> {
                 }
                 Val::Str(s)
             }
-            (Val::List(a), Val::List(b)) if plus => Val::List(a.iter().chain(b).cloned().collect()),
+            (Val::List(a), Val::List(b)) if plus => {
+                if a.len() + b.len() > MAX_ITEMS {
+                    return Err(fault(format!("a list of more than {MAX_ITEMS} items"), at));
+                }
+                Val::List(a.iter().chain(b).cloned().collect())
+            }
             _ => {
                 return Err(fault(
                     format!(

@@ -139,6 +139,8 @@ const PER_ITEM: &[&str] = &["filter", "map", "reduce"];
 pub struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// How deep in brackets, calls and unary operators the reading is.
+    depth: usize,
     /// Inside the arguments of `filter`, `map` or `reduce`.
     per_item: usize,
     /// A summary formula, where `values` is the column's values.
@@ -166,6 +168,9 @@ fn binary(op: &str) -> Option<(Bin, u8)> {
 
 const UNARY: u8 = 13;
 
+/// The deepest nesting of brackets, calls and unary operators read.
+const MAX_DEPTH: usize = 64;
+
 fn known(list: &[&'static str], name: &str) -> Option<&'static str> {
     list.iter().copied().find(|n| *n == name)
 }
@@ -175,6 +180,7 @@ impl Parser {
         Parser {
             toks,
             pos: 0,
+            depth: 0,
             per_item: 0,
             summary,
         }
@@ -218,6 +224,19 @@ impl Parser {
     }
 
     fn expr(&mut self, min: u8) -> Result<Ex, Fault> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Fault::new(
+                format!("an expression nested more than {MAX_DEPTH} deep"),
+                self.peek().at,
+            ));
+        }
+        let e = self.binary_from(min);
+        self.depth -= 1;
+        e
+    }
+
+    fn binary_from(&mut self, min: u8) -> Result<Ex, Fault> {
         let mut lhs = self.prefix()?;
         loop {
             let t = self.peek().clone();

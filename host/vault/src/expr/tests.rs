@@ -244,3 +244,31 @@ fn a_conjunction_with_a_tag_narrows_to_the_tag_s_notes() {
         );
     }
 }
+
+#[test]
+fn a_huge_or_deeply_nested_expression_is_refused_not_a_stack_overflow() {
+    let deep = format!("{}1{}", "(".repeat(200), ")".repeat(200));
+    let f = super::parse(&deep, false).unwrap_err();
+    assert!(f.message.contains("nested"), "{}", f.message);
+    let long = vec!["1"; 100_000].join(" + ");
+    let f = super::parse(&long, false).unwrap_err();
+    assert!(f.message.contains("tokens"), "{}", f.message);
+    let negated = format!("{}x", "!".repeat(500));
+    assert!(super::parse(&negated, false).is_err());
+    // A list doubled at each step stops at its bound, with a fault.
+    let v = vault();
+    let r = eval_at(
+        &v,
+        "books/Dune.md",
+        "[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20].reduce(acc + acc, [1]).length",
+    );
+    assert!(r.unwrap_err().contains("items"));
+}
+
+#[test]
+fn a_summary_reads_its_values_only() {
+    assert!(super::parse("values.mean().round(2)", true).is_ok());
+    let f = super::parse("values.length + price", true).unwrap_err();
+    assert!(f.message.contains("values"), "{}", f.message);
+    assert!(super::parse("file.size", true).is_err());
+}
