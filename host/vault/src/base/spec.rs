@@ -455,15 +455,9 @@ impl Base {
             "Empty" => count(vals.iter().filter(|v| v.is_empty()).count()),
             "Filled" => count(vals.iter().filter(|v| !v.is_empty()).count()),
             "Unique" => {
-                let mut seen: Vec<&Val> = Vec::new();
-                for v in vals.iter().filter(|v| !v.is_empty()) {
-                    if !seen
-                        .iter()
-                        .any(|s| sort_order(s, v) == std::cmp::Ordering::Equal)
-                    {
-                        seen.push(v);
-                    }
-                }
+                let mut seen: Vec<&Val> = vals.iter().filter(|v| !v.is_empty()).collect();
+                seen.sort_by(|a, b| sort_order(a, b));
+                seen.dedup_by(|a, b| sort_order(a, b) == std::cmp::Ordering::Equal);
                 count(seen.len())
             }
             other => {

@@ -18,6 +18,9 @@ fn fault(message: impl Into<String>, at: usize) -> Fault {
     Fault::new(message, at)
 }
 
+/// The longest text a function makes.
+const MAX_TEXT: usize = 1 << 20;
+
 fn text_arg(env: &Env<'_>, a: &[Val], k: usize, m: &str, at: usize) -> Result<String, Fault> {
     match a.get(k) {
         Some(Val::Null) | None => Err(fault(format!("`{m}()` takes a text"), at)),
@@ -282,7 +285,7 @@ fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, 
         ),
         "repeat" => {
             let n = num_arg(a, 0, m, at)?.unwrap_or(0.0).max(0.0) as usize;
-            if s.len().saturating_mul(n) > 1 << 20 {
+            if s.len().saturating_mul(n) > MAX_TEXT {
                 return Err(fault("`repeat()` would make a text over 1 MiB", at));
             }
             Val::Str(s.repeat(n))
@@ -294,6 +297,22 @@ fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, 
         }
         "replace" => {
             let with = arg(1)?;
+            // The most the text can grow to, before it is built.
+            let times = match a.first() {
+                Some(Val::Regex(re, true)) => re.find_iter(s).count(),
+                Some(Val::Regex(..)) => 1,
+                _ => {
+                    let p = arg(0)?;
+                    if p.is_empty() {
+                        s.chars().count() + 1
+                    } else {
+                        s.matches(p.as_str()).count()
+                    }
+                }
+            };
+            if s.len().saturating_add(times.saturating_mul(with.len())) > MAX_TEXT {
+                return Err(fault("`replace()` would make a text over 1 MiB", at));
+            }
             match a.first() {
                 Some(Val::Regex(re, global)) => Val::Str(if *global {
                     re.replace_all(s, regex::NoExpand(&with)).into_owned()
@@ -316,7 +335,10 @@ fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, 
                 }
             };
             let n = num_arg(a, 1, m, at)?.map_or(usize::MAX, |n| n.max(0.0) as usize);
-            Val::List(parts.into_iter().take(n).map(Val::Str).collect())
+            super::eval::heavy(
+                Val::List(parts.into_iter().take(n).map(Val::Str).collect()),
+                at,
+            )?
         }
         _ => return Err(fault(format!("`{m}()` does not apply to a string"), at)),
     })
@@ -333,13 +355,13 @@ fn list(env: &Env<'_>, items: Vec<Val>, m: &str, a: &[Val], at: usize) -> Result
                 Some(v) => env.text(v),
                 None => ",".to_owned(),
             };
-            Val::Str(
-                items
-                    .iter()
-                    .map(|v| env.text(v))
-                    .collect::<Vec<_>>()
-                    .join(&sep),
-            )
+            let parts: Vec<String> = items.iter().map(|v| env.text(v)).collect();
+            let len = parts.iter().map(String::len).sum::<usize>()
+                + sep.len().saturating_mul(parts.len().saturating_sub(1));
+            if len > MAX_TEXT {
+                return Err(fault("`join()` would make a text over 1 MiB", at));
+            }
+            Val::Str(parts.join(&sep))
         }
         "reverse" => Val::List(items.into_iter().rev().collect()),
         "sort" => Val::List(sorted(items)),

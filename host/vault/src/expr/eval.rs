@@ -44,6 +44,19 @@ pub struct Env<'a> {
 pub struct Row {
     pub file: FileRef,
     memo: RefCell<Vec<Slot>>,
+    /// How many formulas are being computed, one inside another.
+    depth: std::cell::Cell<usize>,
+}
+
+/// The deepest formulas may use one another (each level is a recursion).
+const MAX_FORMULA_DEPTH: usize = 32;
+
+/// `v`, or a fault when it weighs more than a query may hold.
+pub fn heavy(v: Val, at: usize) -> Result<Val, Fault> {
+    if super::value::weight(&v) > super::value::MAX_WEIGHT {
+        return Err(fault("a value over 4 MiB", at));
+    }
+    Ok(v)
 }
 
 #[derive(Clone)]
@@ -58,6 +71,7 @@ impl Row {
         Row {
             file,
             memo: RefCell::new(vec![Slot::Empty; formulas]),
+            depth: std::cell::Cell::new(0),
         }
     }
 
@@ -65,6 +79,7 @@ impl Row {
     pub fn reset(&mut self, file: FileRef) {
         self.file = file;
         self.memo.get_mut().fill(Slot::Empty);
+        self.depth.set(0);
     }
 }
 
@@ -125,12 +140,15 @@ impl Env<'_> {
         let at = e.at;
         Ok(match &e.node {
             Node::Lit(v) => v.clone(),
-            Node::List(items) => Val::List(
-                items
-                    .iter()
-                    .map(|i| self.eval(i, row, vars))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Node::List(items) => heavy(
+                Val::List(
+                    items
+                        .iter()
+                        .map(|i| self.eval(i, row, vars))
+                        .collect::<Result<_, _>>()?,
+                ),
+                at,
+            )?,
             Node::Prop(name) => self.prop(row.file, name, at)?,
             Node::File => Val::File(row.file),
             Node::This => self.this.map_or(Val::Null, Val::File),
@@ -185,8 +203,16 @@ impl Env<'_> {
             }
             Slot::Empty => {}
         }
+        if row.depth.get() >= MAX_FORMULA_DEPTH {
+            return Err(fault(
+                format!("formulas that use formulas more than {MAX_FORMULA_DEPTH} deep"),
+                at,
+            ));
+        }
         row.memo.borrow_mut()[k] = Slot::Busy;
+        row.depth.set(row.depth.get() + 1);
         let v = self.eval(&self.formulas[k].1, row, Vars::default());
+        row.depth.set(row.depth.get() - 1);
         row.memo.borrow_mut()[k] = match &v {
             Ok(v) => Slot::Done(v.clone()),
             Err(_) => Slot::Empty,
@@ -521,7 +547,7 @@ impl Env<'_> {
                 let dur = other.as_dur().expect("checked");
                 d.add(dur, sign).map_or(Val::Null, Val::Date)
             }
-            (Val::Date(a), Val::Date(b)) if !plus => Val::Num((a.ms - b.ms) as f64),
+            (Val::Date(a), Val::Date(b)) if !plus => Val::Num(a.ms as f64 - b.ms as f64),
             (Val::Dur(a), Val::Dur(b)) => Val::Dur(a.plus(*b, sign)),
             (Val::Str(_), _) | (_, Val::Str(_)) if plus => {
                 let s = self.text(&x) + &self.text(&y);
@@ -534,7 +560,7 @@ impl Env<'_> {
                 if a.len() + b.len() > MAX_ITEMS {
                     return Err(fault(format!("a list of more than {MAX_ITEMS} items"), at));
                 }
-                Val::List(a.iter().chain(b).cloned().collect())
+                heavy(Val::List(a.iter().chain(b).cloned().collect()), at)?
             }
             _ => {
                 return Err(fault(
@@ -636,20 +662,26 @@ impl Env<'_> {
                 }
                 Val::List(out)
             }
-            "map" => Val::List(
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| with(v, i, None))
-                    .collect::<Result<_, _>>()?,
-            ),
+            "map" => {
+                let mut out = Vec::with_capacity(items.len());
+                let mut held = 0;
+                for (i, v) in items.iter().enumerate() {
+                    let x = with(v, i, None)?;
+                    held += super::value::weight(&x);
+                    if held > super::value::MAX_WEIGHT {
+                        return Err(fault("`map()` would make a value over 4 MiB", at));
+                    }
+                    out.push(x);
+                }
+                Val::List(out)
+            }
             _ => {
                 let mut acc = match args.get(1) {
                     Some(e) => self.eval(e, row, vars)?,
                     None => Val::Null,
                 };
                 for (i, v) in items.iter().enumerate() {
-                    acc = with(v, i, Some(&acc))?;
+                    acc = heavy(with(v, i, Some(&acc))?, at)?;
                 }
                 acc
             }

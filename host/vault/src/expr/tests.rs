@@ -122,6 +122,12 @@ fn each_documented_construct_evaluates_as_obsidian_documents_it() {
         ("(now() + \"1d\") - now()", json!(86_400_000)),
         ("now() + duration(\"1d\") * 2", json!("2026-12-01T12:00:00")),
         ("read.relative()", json!("3 years ago")),
+        // Durations past any calendar give nothing, never an overflow.
+        ("today() + \"99999999999999999999 years\"", Value::Null),
+        (
+            "today() + duration(\"9999999999999999 d\") * 99999999999999",
+            Value::Null,
+        ),
         // Files, links, note and formula prefixes, this.
         ("file.name", json!("Dune.md")),
         ("file.basename", json!("Dune")),
@@ -271,4 +277,47 @@ fn a_summary_reads_its_values_only() {
     let f = super::parse("values.length + price", true).unwrap_err();
     assert!(f.message.contains("values"), "{}", f.message);
     assert!(super::parse("file.size", true).is_err());
+}
+
+#[test]
+fn what_an_expression_builds_is_bounded_whatever_it_is_asked() {
+    let v = vault();
+    for text in [
+        "\"x\".repeat(1048576).split(\"\").join(\"y\".repeat(1048576))",
+        "\"x\".repeat(1048576).replace(\"\", \"y\".repeat(1048576))",
+        "\"x\".repeat(4096).split(\"\").map(\"y\".repeat(1048576))",
+        "\"x\".repeat(64).split(\"\").reduce([acc, acc], 0)",
+    ] {
+        let r = eval_at(&v, "books/Dune.md", text);
+        assert!(r.is_err(), "{text}: {r:?}");
+    }
+}
+
+#[test]
+fn formulas_using_formulas_stop_at_a_depth() {
+    let v = vault();
+    let formulas: Vec<(String, super::parse::Ex)> = (0..200)
+        .map(|k| {
+            let text = if k == 0 {
+                "1".to_owned()
+            } else {
+                format!("formula.f{} + 1", k - 1)
+            };
+            (format!("f{k}"), super::parse(&text, false).unwrap())
+        })
+        .collect();
+    let env = Env {
+        formulas: &formulas,
+        ..env(&v)
+    };
+    let row = Row::new(FileRef::Note(0), formulas.len());
+    let ok = super::parse("formula.f20", false).unwrap();
+    assert_eq!(
+        env.json_of(&env.eval(&ok, &row, Vars::default()).unwrap()),
+        json!(21)
+    );
+    let deep = super::parse("formula.f199", false).unwrap();
+    let row = Row::new(FileRef::Note(0), formulas.len());
+    let f = env.eval(&deep, &row, Vars::default()).unwrap_err();
+    assert!(f.message.contains("deep"), "{}", f.message);
 }

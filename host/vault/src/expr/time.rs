@@ -35,8 +35,10 @@ impl Dur {
 
     pub fn plus(self, other: Dur, sign: i64) -> Dur {
         Dur {
-            months: self.months + sign * other.months,
-            ms: self.ms + sign * other.ms,
+            months: self
+                .months
+                .saturating_add(other.months.saturating_mul(sign)),
+            ms: self.ms.saturating_add(other.ms.saturating_mul(sign)),
         }
     }
 
@@ -73,8 +75,8 @@ impl Dur {
                 "s" | "second" | "seconds" => (0.0, 1000.0),
                 _ => return None,
             };
-            out.months += (n * months).round() as i64;
-            out.ms += (n * ms).round() as i64;
+            out.months = out.months.saturating_add((n * months).round() as i64);
+            out.ms = out.ms.saturating_add((n * ms).round() as i64);
         }
         Some(out)
     }
@@ -193,14 +195,14 @@ impl Date {
     pub fn add(self, d: Dur, sign: i64) -> Option<Date> {
         let mut n = local(self.ms);
         if d.months != 0 {
-            let m = chrono::Months::new(d.months.unsigned_abs() as u32);
+            let m = chrono::Months::new(u32::try_from(d.months.unsigned_abs()).ok()?);
             n = if (d.months > 0) == (sign > 0) {
                 n.checked_add_months(m)?
             } else {
                 n.checked_sub_months(m)?
             };
         }
-        let ms = local_ms(n)? + sign * d.ms;
+        let ms = local_ms(n)?.checked_add(d.ms.checked_mul(sign)?)?;
         Some(Date {
             ms,
             time: self.time || d.ms % DAY != 0,

@@ -103,6 +103,21 @@ impl Val {
     }
 }
 
+/// The most a value an expression builds may weigh (its texts' bytes
+/// and its items): what a query may hold per file, whatever it is asked.
+pub const MAX_WEIGHT: usize = 4 << 20;
+
+/// What a value weighs: its texts' bytes, and one for each item.
+pub fn weight(v: &Val) -> usize {
+    match v {
+        Val::Str(s) => s.len() + 1,
+        Val::List(l) => 1 + l.iter().map(weight).sum::<usize>(),
+        Val::Obj(o) => 1 + o.iter().map(|(k, v)| k.len() + weight(v)).sum::<usize>(),
+        Val::Link(l) => l.target.len() + 1,
+        _ => 1,
+    }
+}
+
 /// A number as JavaScript prints it: `3`, `2.5`, `0.1`.
 pub fn num_text(n: f64) -> String {
     if n.is_nan() {
@@ -133,16 +148,35 @@ pub fn compare(a: &Val, b: &Val) -> Option<Ordering> {
 /// The order a sort puts values in: empty last, then by kind (numbers,
 /// dates, texts without case, ...), then by value.
 pub fn sort_order(a: &Val, b: &Val) -> Ordering {
+    // A total order (a sort may panic on one that is not): each kind its
+    // own rank, and within a kind a comparison that never says "equal" to
+    // two values it would order against a third differently.
     fn rank(v: &Val) -> u8 {
         match v {
             Val::Num(_) => 0,
             Val::Date(_) => 1,
             Val::Dur(_) => 2,
             Val::Bool(_) => 3,
-            Val::Str(_) | Val::Link(_) | Val::File(_) | Val::Regex(..) => 4,
-            Val::List(_) => 5,
-            Val::Obj(_) => 6,
-            Val::Null => 7,
+            Val::Str(_) => 4,
+            Val::Link(_) => 5,
+            Val::File(_) => 6,
+            Val::Regex(..) => 7,
+            Val::List(_) => 8,
+            Val::Obj(_) => 9,
+            Val::Null => 10,
+        }
+    }
+    fn text_order(x: &str, y: &str) -> Ordering {
+        // Folded without allocating: a sort compares each text many times.
+        if x.is_ascii() && y.is_ascii() {
+            let (a, b) = (x.as_bytes(), y.as_bytes());
+            a.iter()
+                .map(u8::to_ascii_lowercase)
+                .cmp(b.iter().map(u8::to_ascii_lowercase))
+                .then_with(|| x.cmp(y))
+        } else {
+            let folded = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<_>>();
+            folded(x).cmp(&folded(y)).then_with(|| x.cmp(y))
         }
     }
     let (ea, eb) = (a.is_empty(), b.is_empty());
@@ -150,19 +184,20 @@ pub fn sort_order(a: &Val, b: &Val) -> Ordering {
         return ea.cmp(&eb);
     }
     rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
-        (Val::Str(x), Val::Str(y)) => {
-            // Folded without allocating: a sort compares each text many times.
-            let folded = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<_>>();
-            if x.is_ascii() && y.is_ascii() {
-                let (a, b) = (x.as_bytes(), y.as_bytes());
-                a.iter()
-                    .map(u8::to_ascii_lowercase)
-                    .cmp(b.iter().map(u8::to_ascii_lowercase))
-                    .then_with(|| x.cmp(y))
-            } else {
-                folded(x).cmp(&folded(y)).then_with(|| x.cmp(y))
-            }
+        (Val::Num(x), Val::Num(y)) => x.total_cmp(y),
+        (Val::Date(x), Val::Date(y)) => x.ms.cmp(&y.ms),
+        (Val::Dur(x), Val::Dur(y)) => x.approx_ms().total_cmp(&y.approx_ms()),
+        (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
+        (Val::Str(x), Val::Str(y)) => text_order(x, y),
+        (Val::Link(x), Val::Link(y)) => text_order(&x.target, &y.target),
+        (Val::File(x), Val::File(y)) => {
+            let key = |f: &FileRef| match f {
+                FileRef::Note(i) => (0, *i),
+                FileRef::Other(j) => (1, *j),
+            };
+            key(x).cmp(&key(y))
         }
+        (Val::Regex(x, _), Val::Regex(y, _)) => x.as_str().cmp(y.as_str()),
         (Val::List(x), Val::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 let o = sort_order(p, q);
@@ -172,7 +207,16 @@ pub fn sort_order(a: &Val, b: &Val) -> Ordering {
             }
             x.len().cmp(&y.len())
         }
-        _ => compare(a, b).unwrap_or(Ordering::Equal),
+        (Val::Obj(x), Val::Obj(y)) => {
+            for ((k, p), (l, q)) in x.iter().zip(y) {
+                let o = k.cmp(l).then_with(|| sort_order(p, q));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        _ => Ordering::Equal,
     })
 }
 
@@ -185,6 +229,43 @@ mod tests {
         assert_eq!(num_text(3.0), "3");
         assert_eq!(num_text(2.5), "2.5");
         assert_eq!(num_text(-0.25), "-0.25");
+    }
+
+    #[test]
+    fn the_sort_order_is_total_across_kinds_and_nan() {
+        use super::super::time::Date;
+        let link = |t: &str| {
+            Val::Link(Box::new(LinkVal {
+                target: t.into(),
+                display: None,
+                from: None,
+            }))
+        };
+        let vals = [
+            Val::Str("foo".into()),
+            link("A"),
+            Val::Str("bar".into()),
+            Val::Num(f64::NAN),
+            Val::Num(1.0),
+            link("B"),
+            Val::Date(Date::from_ms(5, false)),
+            Val::File(FileRef::Other(1)),
+            Val::File(FileRef::Note(2)),
+            Val::Null,
+            Val::Bool(true),
+        ];
+        for a in &vals {
+            for b in &vals {
+                assert_eq!(sort_order(a, b), sort_order(b, a).reverse(), "{a:?} {b:?}");
+                for c in &vals {
+                    if sort_order(a, b) != Ordering::Greater
+                        && sort_order(b, c) != Ordering::Greater
+                    {
+                        assert_ne!(sort_order(a, c), Ordering::Greater, "{a:?} {b:?} {c:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
