@@ -229,14 +229,6 @@ pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> any
 /// A view of the bench notes grouped by status, with a formula and a sort.
 const TASKS_BASE: &str = "filters:\n  and:\n    - file.hasTag(\"bench\")\n    - 'priority >= 1'\nformulas:\n  days: '((due - today()) / 86400000).round()'\nviews:\n  - type: table\n    name: By status\n    groupBy:\n      property: status\n      direction: ASC\n    sort:\n      - property: due\n        direction: DESC\n    order: [file.basename, status, due, formula.days]\n    summaries:\n      priority: Average\n";
 
-/// The server's resident memory now, in MiB.
-fn rss_mib(pid: u32) -> Option<f64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib / 1024.0)
-}
-
 /// Property queries over every note: two properties and a date as clauses
 /// (the baseline) and as a Bases expression, then a Bases view grouped by
 /// status; latencies over stdio, and the server's memory around them.
@@ -246,7 +238,9 @@ async fn properties(
     rounds: usize,
 ) -> anyhow::Result<Value> {
     std::fs::write(vault.join("bench/Tasks.base"), TASKS_BASE)?;
-    let rss_before = s.pid.and_then(rss_mib);
+    let rss_before = s
+        .pid
+        .and_then(|p| crate::proc_status_mib(&p.to_string(), "VmRSS:"));
     let timed = |n: usize| Vec::with_capacity(n);
     let (mut clauses, mut expr, mut base) = (
         timed(rounds * 100),
@@ -289,7 +283,9 @@ async fn properties(
         rows = r["total"].as_u64().unwrap_or(0);
         groups = r["groups"].as_array().map_or(0, Vec::len);
     }
-    let rss_after = s.pid.and_then(rss_mib);
+    let rss_after = s
+        .pid
+        .and_then(|p| crate::proc_status_mib(&p.to_string(), "VmRSS:"));
     for v in [&mut clauses, &mut expr, &mut base] {
         v.sort_by(f64::total_cmp);
     }

@@ -244,8 +244,13 @@ fn ms(d: Duration) -> f64 {
 }
 
 fn peak_rss_mib(pid: &str) -> Option<f64> {
+    proc_status_mib(pid, "VmHWM:")
+}
+
+/// A memory field of `/proc/PID/status` (`VmHWM:`, `VmRSS:`), in MiB.
+fn proc_status_mib(pid: &str, field: &str) -> Option<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib / 1024.0)
 }

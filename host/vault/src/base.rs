@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::expr::Fault;
 use crate::expr::eval::{Env, Row, Vars};
 use crate::expr::parse::Ex;
-use crate::expr::value::{FileRef, Val, sort_order};
+use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
 use crate::fs::RelPath;
 use crate::query::Skipped;
 use spec::{Base, Cond};
@@ -356,7 +356,7 @@ const MAX_BUCKETS: usize = 256;
 fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
     let by_keys = |a: &Work, b: &Work| {
         for ((x, y), k) in a.keys.iter().zip(&b.keys).zip(&view.sort) {
-            let o = directed(sort_order(x, y), k.desc, x, y);
+            let o = sort_order_by(x, y, k.desc);
             if o != std::cmp::Ordering::Equal {
                 return o;
             }
@@ -369,7 +369,7 @@ fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
         return work;
     };
     let by_group = |a: &Work, b: &Work| match (&a.group, &b.group) {
-        (Some(x), Some(y)) => directed(sort_order(x, y), group.desc, x, y),
+        (Some(x), Some(y)) => sort_order_by(x, y, group.desc),
         _ => std::cmp::Ordering::Equal,
     };
     let mut groups: Vec<(Val, Vec<Work>)> = Vec::new();
@@ -396,7 +396,7 @@ fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
             return all;
         }
     }
-    groups.sort_by(|(x, _), (y, _)| directed(sort_order(x, y), group.desc, x, y));
+    groups.sort_by(|(x, _), (y, _)| sort_order_by(x, y, group.desc));
     groups
         .into_iter()
         .flat_map(|(_, mut rows)| {
@@ -404,15 +404,6 @@ fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
             rows
         })
         .collect()
-}
-
-/// Descending reverses an order, except that empty values stay last.
-fn directed(o: std::cmp::Ordering, desc: bool, x: &Val, y: &Val) -> std::cmp::Ordering {
-    if desc && !(x.is_empty() || y.is_empty()) {
-        o.reverse()
-    } else {
-        o
-    }
 }
 
 fn holds(

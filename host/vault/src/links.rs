@@ -10,7 +10,7 @@ use super::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::expr::eval::{Env, Row, Vars};
-use crate::expr::value::{FileRef, Val, sort_order};
+use crate::expr::value::{FileRef, Val, sort_order_by};
 use crate::fs::RelPath;
 use crate::graph::facts::Form;
 use crate::graph::filter::Filter;
@@ -391,12 +391,7 @@ fn sorted(env: &Env<'_>, pool: Vec<usize>, keys: &[SortKey], skipped: &mut Skipp
     }
     keyed.sort_by(|a, b| {
         for (k, (x, y)) in keys.iter().zip(a.1.iter().zip(&b.1)) {
-            let o = sort_order(x, y);
-            let o = if k.desc && !(x.is_empty() || y.is_empty()) {
-                o.reverse()
-            } else {
-                o
-            };
+            let o = sort_order_by(x, y, k.desc);
             if o != std::cmp::Ordering::Equal {
                 return o;
             }

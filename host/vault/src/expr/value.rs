@@ -220,6 +220,17 @@ pub fn sort_order(a: &Val, b: &Val) -> Ordering {
     })
 }
 
+/// [`sort_order`] in a direction: descending reverses it, except that
+/// empty values stay last.
+pub fn sort_order_by(a: &Val, b: &Val, desc: bool) -> Ordering {
+    let o = sort_order(a, b);
+    if desc && !(a.is_empty() || b.is_empty()) {
+        o.reverse()
+    } else {
+        o
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
