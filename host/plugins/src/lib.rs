@@ -152,43 +152,75 @@ pub struct Plugins {
 
 /// Advances the engine's epoch every [`TICK`] while a plugin call runs, and
 /// sleeps otherwise: an idle server does not wake up 200 times a second.
+/// Its thread ends with the runtime (a process that starts and drops many,
+/// as `kura eval` and the tests do, kept one thread and one engine each).
 #[derive(Default)]
 struct Ticker {
-    active: Mutex<usize>,
+    state: Mutex<Ticks>,
     wake: Condvar,
+}
+
+#[derive(Default)]
+struct Ticks {
+    /// Plugin calls in progress.
+    active: usize,
+    /// The runtime is gone: the thread returns.
+    stopped: bool,
 }
 
 /// Marks a plugin call in progress for as long as it lives.
 pub(crate) struct Busy<'a>(&'a Ticker);
 
 impl Ticker {
-    fn run(&self, engine: &Engine) {
+    /// The thread's loop; the engine is held weakly, so the thread never
+    /// keeps it alive.
+    fn run(&self, engine: &wasmtime::EngineWeak) {
         loop {
             {
-                let mut n = self.active.lock().unwrap_or_else(|e| e.into_inner());
-                while *n == 0 {
-                    n = self.wake.wait(n).unwrap_or_else(|e| e.into_inner());
+                let mut t = self.ticks();
+                while t.active == 0 && !t.stopped {
+                    t = self.wake.wait(t).unwrap_or_else(|e| e.into_inner());
+                }
+                if t.stopped {
+                    return;
                 }
             }
             std::thread::sleep(TICK);
-            engine.increment_epoch();
+            match engine.upgrade() {
+                Some(engine) => engine.increment_epoch(),
+                None => return,
+            }
         }
     }
 
+    fn ticks(&self) -> std::sync::MutexGuard<'_, Ticks> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn busy(&self) -> Busy<'_> {
-        let mut n = self.active.lock().unwrap_or_else(|e| e.into_inner());
-        *n += 1;
-        if *n == 1 {
+        let mut t = self.ticks();
+        t.active += 1;
+        if t.active == 1 {
             self.wake.notify_one();
         }
         Busy(self)
+    }
+
+    fn stop(&self) {
+        self.ticks().stopped = true;
+        self.wake.notify_one();
     }
 }
 
 impl Drop for Busy<'_> {
     fn drop(&mut self) {
-        let mut n = self.0.active.lock().unwrap_or_else(|e| e.into_inner());
-        *n -= 1;
+        self.0.ticks().active -= 1;
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.ticker.stop();
     }
 }
 
@@ -301,7 +333,7 @@ impl Runtime {
         };
         let engine = engine().map_err(|e| fail("wasmtime", e.to_string()))?;
         let ticker = Arc::new(Ticker::default());
-        let (t, e) = (ticker.clone(), engine.clone());
+        let (t, e) = (ticker.clone(), engine.weak());
         std::thread::Builder::new()
             .name("kura-epoch".into())
             .spawn(move || t.run(&e))
@@ -650,4 +682,27 @@ pub struct Summary {
     pub size: usize,
     pub origin: Origin,
     pub load_time: Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process that starts and drops runtimes (the eval, the write-fault
+    /// harness: hundreds of starts) must not keep a thread for each.
+    #[test]
+    fn a_dropped_runtime_ends_its_epoch_thread() {
+        let runtime = Runtime::new(None).unwrap();
+        let ticker = Arc::downgrade(&runtime.ticker);
+        drop(runtime.busy());
+        drop(runtime);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while ticker.strong_count() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the epoch thread outlived its runtime"
+            );
+            std::thread::sleep(TICK);
+        }
+    }
 }

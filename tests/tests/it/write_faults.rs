@@ -146,13 +146,47 @@ impl Folders {
             vault_root: Some(self.vault()),
             manuals_root: Some(self.dir.path().join("manuals")),
             vibe_root: Some(self.dir.path().join("vibe")),
-            state_dir: Some(state_dir()),
+            state_dir: Some(self.state()),
             ..Config::default()
         }
     }
 
+    fn state(&self) -> PathBuf {
+        self.dir.path().join("state")
+    }
+
+    /// A start on this run's state folder, given the components compiled
+    /// by the first start of the process (hard links: nothing copied).
     fn start(&self) -> App {
-        App::start(self.config(), kura::CATALOG).expect("kura starts")
+        let components = self.state().join("components");
+        let mut kept = compiled().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(kept) = kept.as_ref().filter(|_| !components.exists()) {
+            std::fs::create_dir_all(&components).unwrap();
+            for e in std::fs::read_dir(kept.path()).unwrap().map(Result::unwrap) {
+                std::fs::hard_link(e.path(), components.join(e.file_name())).unwrap();
+            }
+        }
+        let app = App::start(self.config(), kura::CATALOG).expect("kura starts");
+        if kept.is_none() {
+            // The defaults compile in the background: their three files,
+            // awaited with a deadline.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+            while compiled_files(&components) < 3 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "components never compiled"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let dir = tempfile::tempdir().unwrap();
+            for e in std::fs::read_dir(&components).unwrap().map(Result::unwrap) {
+                if !kura::fs::is_temp_name(&e.file_name().to_string_lossy()) {
+                    std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
+                }
+            }
+            *kept = Some(dir);
+        }
+        app
     }
 
     /// A start, and the case's call before, if it has one.
@@ -194,7 +228,7 @@ impl Folders {
     /// The move journals left in the state folder (locks aside).
     fn journals(&self) -> Vec<String> {
         let prefix = kura::vault::journal_prefix(&kura::fs::Root::open(&self.vault()).unwrap());
-        std::fs::read_dir(state_dir().join("moves"))
+        std::fs::read_dir(self.state().join("moves"))
             .map(|d| {
                 d.map(|e| e.unwrap().file_name().into_string().unwrap())
                     .filter(|n| n.starts_with(&prefix) && !n.ends_with(".lock"))
@@ -204,14 +238,26 @@ impl Folders {
     }
 }
 
-/// One state folder for every run: the compiled components are kept
-/// there, so each start loads them from its cache (each vault's journals
-/// and index have names of their own).
-fn state_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap())
-        .path()
-        .to_path_buf()
+/// The compiled default components, kept from the first start for every
+/// later one (each start would compile them again). Each run has a state
+/// folder of its own: one shared by the hundreds of runs of a sweep grew
+/// to thousands of entries that every start read again (a sweep's time
+/// grew with the square of its runs).
+fn compiled() -> &'static std::sync::Mutex<Option<tempfile::TempDir>> {
+    static DIR: std::sync::Mutex<Option<tempfile::TempDir>> = std::sync::Mutex::new(None);
+    &DIR
+}
+
+/// How many compiled components `dir` holds (temporary files aside).
+fn compiled_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.map(Result::unwrap)
+            .filter(|e| {
+                let name = e.file_name().into_string().unwrap();
+                name.ends_with(".cwasm") && !kura::fs::is_temp_name(&name)
+            })
+            .count()
+    })
 }
 
 fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
