@@ -159,7 +159,7 @@ impl Folders {
     /// by the first start of the process (hard links: nothing copied).
     fn start(&self) -> App {
         let components = self.state().join("components");
-        let mut kept = compiled().lock().unwrap_or_else(|e| e.into_inner());
+        let mut kept = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(kept) = kept.as_ref().filter(|_| !components.exists()) {
             std::fs::create_dir_all(&components).unwrap();
             for e in std::fs::read_dir(kept.path()).unwrap().map(Result::unwrap) {
@@ -168,16 +168,9 @@ impl Folders {
         }
         let app = App::start(self.config(), kura::CATALOG).expect("kura starts");
         if kept.is_none() {
-            // The defaults compile in the background: their three files,
-            // awaited with a deadline.
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-            while compiled_files(&components) < 3 {
-                assert!(
-                    std::time::Instant::now() < deadline,
-                    "components never compiled"
-                );
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
+            // The defaults compile in the background; a settled slot has
+            // written its compiled file.
+            app.plugins.settle(std::time::Duration::from_secs(120));
             let dir = tempfile::tempdir().unwrap();
             for e in std::fs::read_dir(&components).unwrap().map(Result::unwrap) {
                 if !kura::fs::is_temp_name(&e.file_name().to_string_lossy()) {
@@ -243,22 +236,7 @@ impl Folders {
 /// folder of its own: one shared by the hundreds of runs of a sweep grew
 /// to thousands of entries that every start read again (a sweep's time
 /// grew with the square of its runs).
-fn compiled() -> &'static std::sync::Mutex<Option<tempfile::TempDir>> {
-    static DIR: std::sync::Mutex<Option<tempfile::TempDir>> = std::sync::Mutex::new(None);
-    &DIR
-}
-
-/// How many compiled components `dir` holds (temporary files aside).
-fn compiled_files(dir: &std::path::Path) -> usize {
-    std::fs::read_dir(dir).map_or(0, |d| {
-        d.map(Result::unwrap)
-            .filter(|e| {
-                let name = e.file_name().into_string().unwrap();
-                name.ends_with(".cwasm") && !kura::fs::is_temp_name(&name)
-            })
-            .count()
-    })
-}
+static COMPILED: std::sync::Mutex<Option<tempfile::TempDir>> = std::sync::Mutex::new(None);
 
 fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
     app.call(case.tool, case.args.as_object())
