@@ -16,6 +16,19 @@ components:
 test:
     rustup target add wasm32-wasip2 && cargo test --release --workspace
 
+# The seeded sweeps (the write-fault harness, the race loops) over many seeds instead of CI's
+# one: `just soak SEEDS=1..200` (seeds `7`, a list `1,5,9`, a range `1..200` or `1..=200`). A
+# failure names its seed; `KURA_SOAK_SEEDS=<seed>` with the same cargo command runs it again.
+soak *ARGS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    seeds=1..=20
+    for a in {{ARGS}}; do
+        case $a in SEEDS=*) seeds=${a#SEEDS=} ;; *) echo "just soak SEEDS=...: what is $a?" >&2; exit 2 ;; esac
+    done
+    cargo build --release -p kura
+    KURA_SOAK_SEEDS=$seeds cargo test --release -p kura-tests --test it -- write_faults:: write_races::
+
 # The inner loop while changing one crate: its unit tests, then one subject
 # of the end-to-end tests (a module of tests/tests/it/; empty: all of them),
 # which drive the kura binary: it is built first (`-p` alone would not).

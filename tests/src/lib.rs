@@ -16,6 +16,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 pub mod graph_vault;
+pub mod soak;
 pub mod toolchain;
 
 /// The path of the built `kura` binary (same profile as these tests).

@@ -289,25 +289,39 @@ fn clear(e: &kura::error::Error) -> bool {
 #[test]
 fn a_failed_step_leaves_every_write_undone() {
     let (mut faults, mut harmless) = (0, 0);
-    for case in cases() {
-        let (after, steps) = clean_run(&case);
-        for errno in [libc::ENOSPC, libc::EACCES, libc::EIO] {
+    // Every step of every write fails once per seed; which error it fails
+    // with is the seed's draw. The error only names the reason in the
+    // message (fs::Error's reason), the clean-up is the same for each, so
+    // one seed reaches every state and `just soak` the other errors.
+    let runs: Vec<_> = cases()
+        .into_iter()
+        .map(|case| (clean_run(&case), case))
+        .collect();
+    for mut seed in kura_tests::soak::each() {
+        for ((after, steps), case) in &runs {
+            let (case, steps) = (case, *steps);
             for at in 1..=steps {
+                let errno = *seed
+                    .rng
+                    .choice(&[libc::ENOSPC, libc::EACCES, libc::EIO])
+                    .unwrap();
                 // A fresh start each time: the call makes the very steps
                 // the clean run counted (a server's first write to its
                 // state folder among them), and step `at` is the one that
                 // fails.
                 let f = Folders::new();
-                let app = f.ready(&case);
+                let app = f.ready(case);
                 let before = f.snapshot();
                 let plan = Plan {
                     at: Some((at, Fault::Fail(errno))),
                     ..Plan::default()
                 };
-                let r = fault::with(plan, || call(&app, &case));
+                let r = fault::with(plan, || call(&app, case));
                 let what = format!(
-                    "{} {} failing step {at}/{steps} ({errno})",
-                    case.tool, case.args
+                    "{} {} failing step {at}/{steps} ({errno}), {}",
+                    case.tool,
+                    case.args,
+                    seed.again()
                 );
                 match r {
                     Err(e) => {
@@ -323,7 +337,7 @@ fn a_failed_step_leaves_every_write_undone() {
                     Ok(_) => {
                         let now = f.snapshot();
                         assert!(
-                            but_empty_folders(&now, &after, &before),
+                            but_empty_folders(&now, after, &before),
                             "{what}: done, but not as without the fault"
                         );
                         harmless += 1;

@@ -124,18 +124,29 @@ fn vault_read_s_hash_is_of_the_text_it_returned() {
 
 #[test]
 fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
+    // 60 rounds a seed, the other program's head start each round the
+    // seed's draw (0 to 12,000 spins: before, during and after the move's
+    // steps); `just soak` tries many more.
+    for mut seed in kura_tests::soak::each() {
+        moves_racing_a_creator(&mut seed);
+    }
+}
+
+fn moves_racing_a_creator(seed: &mut kura_tests::soak::Seed) {
     let dir = tempfile::tempdir().unwrap();
     let app = start(&dir);
     let vault = dir.path().join("vault");
     let (mut moved, mut refused) = (0, 0);
+    let again = seed.again();
     for i in 0..60 {
+        let spins = seed.rng.u32(0..12_000);
         let from = find_note(&vault);
         let target = vault.join(format!("guides/g{i}.md"));
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         let other = std::thread::spawn({
             let target = target.clone();
             move || {
-                for _ in 0..(i % 6) * 2000 {
+                for _ in 0..spins {
                     std::hint::spin_loop();
                 }
                 std::fs::OpenOptions::new()
@@ -156,7 +167,7 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
         let at_target = std::fs::read(&target).unwrap();
         match r {
             Ok(_) => {
-                assert!(!created, "round {i}: both took the name");
+                assert!(!created, "round {i}: both took the name, {again}");
                 assert_ne!(at_target, b"theirs");
                 moved += 1;
             }
@@ -164,12 +175,18 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
                 assert_eq!(
                     e.code,
                     kura::error::Code::Conflict,
-                    "round {i}: {}",
+                    "round {i}: {}, {again}",
                     e.message
                 );
                 assert!(created);
-                assert_eq!(at_target, b"theirs", "round {i}: their file was replaced");
-                assert!(vault.join(&from).exists(), "round {i}: the note is gone");
+                assert_eq!(
+                    at_target, b"theirs",
+                    "round {i}: their file was replaced, {again}"
+                );
+                assert!(
+                    vault.join(&from).exists(),
+                    "round {i}: the note is gone, {again}"
+                );
                 refused += 1;
             }
         }
