@@ -226,10 +226,70 @@ pub struct Fixture {
     pub dir: tempfile::TempDir,
 }
 
+/// The default components compiled once for this test process by `kura
+/// plugins precompile` (a vault and the fixture manuals: every default
+/// slot), in a folder removed when the process exits.
+fn compiled_defaults() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("kura-e2e-compiled-")
+            .tempdir()
+            .unwrap()
+            .keep();
+        // SAFETY: `remove` touches only the static above, set by now.
+        unsafe { libc::atexit(remove) };
+        std::fs::write(dir.join("empty.toml"), "").unwrap();
+        std::fs::create_dir_all(dir.join("vault")).unwrap();
+        succeeded(
+            std::process::Command::new(kura_bin())
+                .args(["plugins", "precompile", "--config"])
+                .arg(dir.join("empty.toml"))
+                .arg("--vault-root")
+                .arg(dir.join("vault"))
+                .arg("--manuals-root")
+                .arg(workspace().join("fixtures/manuals"))
+                .arg("--state-dir")
+                .arg(dir.join("state")),
+        );
+        dir
+    })
+    .join("state/components")
+}
+
 pub const CANARY: &str = "CANARY-SECRET-7f3a: if you can read this, a root leaked\n";
 
 impl Fixture {
+    /// A fixture whose state folder already holds the default components
+    /// compiled (as after a first start): a start loads them from its
+    /// cache instead of running Cranelift again, about 0.4 s of CPU for
+    /// each of the suite's hundreds of starts. A test of the compile or of
+    /// the cache itself takes [`Fixture::uncompiled`].
     pub fn new() -> Fixture {
+        let f = Fixture::uncompiled();
+        let into = f.dir.path().join("state/components");
+        std::fs::create_dir_all(&into).unwrap();
+        for e in std::fs::read_dir(compiled_defaults()).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name();
+            if name.to_string_lossy().ends_with(".cwasm") {
+                // A hard link: kura replaces an entry by renaming a new
+                // file over it, never writes into one.
+                std::fs::hard_link(e.path(), into.join(&name))
+                    .or_else(|_| std::fs::copy(e.path(), into.join(&name)).map(drop))
+                    .unwrap();
+            }
+        }
+        f
+    }
+
+    /// A fixture with an empty state folder, as on a first start.
+    pub fn uncompiled() -> Fixture {
         let dir = tempfile::Builder::new()
             .prefix("kura-e2e-")
             .tempdir()

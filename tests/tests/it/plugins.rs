@@ -256,7 +256,7 @@ fn cached_components(f: &Fixture, n: usize) -> Vec<std::path::PathBuf> {
 
 #[tokio::test]
 async fn compiled_components_are_cached_and_a_damaged_cache_is_rebuilt() {
-    let f = Fixture::new();
+    let f = Fixture::uncompiled();
     let k = f.start().await;
     // A vault-only server loads the auditor (the write policy's baseline is
     // built in).
