@@ -16,9 +16,9 @@ components:
 test:
     rustup target add wasm32-wasip2 && cargo test --release --workspace
 
-# The seeded sweeps (the write-fault harness, the race loops) over many seeds instead of CI's
-# one: `just soak SEEDS=1..200` (seeds `7`, a list `1,5,9`, a range `1..200` or `1..=200`). A
-# failure names its seed; `KURA_SOAK_SEEDS=<seed>` with the same cargo command runs it again.
+# Seeds are `7`, a list `1,5,9` or a range `1..200` / `1..=200`; a failure names its seed, and
+# `KURA_SOAK_SEEDS=<seed>` with the same cargo command runs exactly it again.
+# the seeded sweeps (write faults, races) over many seeds, not CI's one: just soak SEEDS=1..200
 soak *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail
