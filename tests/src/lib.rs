@@ -274,6 +274,12 @@ impl Fixture {
         let f = Fixture::uncompiled();
         let into = f.dir.path().join("state/components");
         std::fs::create_dir_all(&into).unwrap();
+        // As kura makes them: a state folder others can write is refused,
+        // whatever the umask the tests run under.
+        for d in [f.dir.path().join("state"), into.clone()] {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        }
         for e in std::fs::read_dir(compiled_defaults()).unwrap() {
             let e = e.unwrap();
             let name = e.file_name();
