@@ -151,35 +151,20 @@ impl Folders {
         }
     }
 
+    /// Each run's own: one shared by the hundreds of runs of a sweep grew
+    /// to thousands of entries that every start read again (a sweep's
+    /// time grew with the square of its runs).
     fn state(&self) -> PathBuf {
         self.dir.path().join("state")
     }
 
-    /// A start on this run's state folder, given the components compiled
-    /// by the first start of the process (hard links: nothing copied).
+    /// A start on this run's state folder, given the default components
+    /// compiled once for the process.
     fn start(&self) -> App {
-        let components = self.state().join("components");
-        let mut kept = COMPILED.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(kept) = kept.as_ref().filter(|_| !components.exists()) {
-            std::fs::create_dir_all(&components).unwrap();
-            for e in std::fs::read_dir(kept.path()).unwrap().map(Result::unwrap) {
-                std::fs::hard_link(e.path(), components.join(e.file_name())).unwrap();
-            }
+        if !self.state().join("components").exists() {
+            kura_tests::give_compiled_defaults(&self.state());
         }
-        let app = App::start(self.config(), kura::CATALOG).expect("kura starts");
-        if kept.is_none() {
-            // The defaults compile in the background; a settled slot has
-            // written its compiled file.
-            app.plugins.settle(std::time::Duration::from_secs(120));
-            let dir = tempfile::tempdir().unwrap();
-            for e in std::fs::read_dir(&components).unwrap().map(Result::unwrap) {
-                if !kura::fs::is_temp_name(&e.file_name().to_string_lossy()) {
-                    std::fs::copy(e.path(), dir.path().join(e.file_name())).unwrap();
-                }
-            }
-            *kept = Some(dir);
-        }
-        app
+        App::start(self.config(), kura::CATALOG).expect("kura starts")
     }
 
     /// A start, and the case's call before, if it has one.
@@ -230,13 +215,6 @@ impl Folders {
             .unwrap_or_default()
     }
 }
-
-/// The compiled default components, kept from the first start for every
-/// later one (each start would compile them again). Each run has a state
-/// folder of its own: one shared by the hundreds of runs of a sweep grew
-/// to thousands of entries that every start read again (a sweep's time
-/// grew with the square of its runs).
-static COMPILED: std::sync::Mutex<Option<tempfile::TempDir>> = std::sync::Mutex::new(None);
 
 fn call(app: &App, case: &Case) -> Result<Value, kura::error::Error> {
     app.call(case.tool, case.args.as_object())
@@ -299,7 +277,7 @@ fn a_failed_step_leaves_every_write_undone() {
         .collect();
     for mut seed in kura_tests::soak::each() {
         for ((after, steps), case) in &runs {
-            let (case, steps) = (case, *steps);
+            let steps = *steps;
             for at in 1..=steps {
                 let errno = *seed
                     .rng
