@@ -16,6 +16,7 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::Value;
 
 pub mod graph_vault;
+pub mod scratch;
 pub mod soak;
 pub mod toolchain;
 
@@ -237,11 +238,7 @@ fn compiled_defaults() -> PathBuf {
         }
     }
     DIR.get_or_init(|| {
-        let dir = tempfile::Builder::new()
-            .prefix("kura-e2e-compiled-")
-            .tempdir()
-            .unwrap()
-            .keep();
+        let dir = scratch::folder("kura-e2e-compiled-").keep();
         // SAFETY: `remove` touches only the static above, set by now.
         unsafe { libc::atexit(remove) };
         std::fs::write(dir.join("empty.toml"), "").unwrap();
@@ -303,10 +300,7 @@ impl Fixture {
 
     /// A fixture with an empty state folder, as on a first start.
     pub fn uncompiled() -> Fixture {
-        let dir = tempfile::Builder::new()
-            .prefix("kura-e2e-")
-            .tempdir()
-            .unwrap();
+        let dir = scratch::folder("kura-e2e-");
         copy_tree(
             &workspace().join("fixtures/demo/vault"),
             &dir.path().join("vault"),

@@ -31,7 +31,7 @@ mod store;
 mod undo;
 
 pub use call::{Call, Who, process_session};
-pub use log::{Entry, FileChange, Filter};
+pub use log::{Entry, FileChange, Filter, unified_diff};
 pub use prune::Retention;
 pub use queue::settle_all;
 pub use undo::{Conflict, Plan, Restore};

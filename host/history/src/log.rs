@@ -628,20 +628,26 @@ impl Inner {
             } else {
                 "/dev/null".into()
             };
-            let diff = similar::TextDiff::from_lines(&before, &after);
-            out.push_str(
-                &diff
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(&old, &new)
-                    .to_string(),
-            );
+            out.push_str(&unified_diff(&before, &after, &old, &new));
             if out.chars().count() > max_chars {
                 return Ok((call::cut(&out, max_chars), true));
             }
         }
         Ok((out, false))
     }
+}
+
+/// A unified diff of `before` → `after` by lines, three lines of context,
+/// under the names `old` and `new`. The one place `similar` is called: its
+/// diff is generic all the way down, and each crate that called it built
+/// its own copy (half of this crate's machine code, and a sixth of the
+/// `kura` library's), so `kura setup`'s dry run calls this one.
+pub fn unified_diff(before: &str, after: &str, old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .header(old, new)
+        .to_string()
 }
 
 /// The id a file's bytes have in the history.

@@ -558,10 +558,7 @@ fn keep_backup(
 
 /// A unified diff of `old` → `new`.
 fn diff(old: &str, new: &str, name: &str) -> String {
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .header(name, name)
-        .to_string()
+    kura_history::unified_diff(old, new, name, name)
 }
 
 #[cfg(test)]
