@@ -20,10 +20,19 @@ use std::sync::OnceLock;
 /// at their peak are a few hundred MB).
 const ROOM: u64 = 4 << 30;
 
-/// A new scratch folder, removed when dropped.
+/// A new scratch folder, removed when dropped. Its name carries the test's
+/// (libtest names each test's thread after it), so a folder left behind
+/// says which test left it.
 pub fn folder(prefix: &str) -> tempfile::TempDir {
+    let test: String = std::thread::current()
+        .name()
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(80)
+        .collect();
     tempfile::Builder::new()
-        .prefix(prefix)
+        .prefix(&format!("{prefix}{test}-"))
         .tempdir_in(base())
         .unwrap()
 }
