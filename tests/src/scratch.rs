@@ -2,7 +2,7 @@
 //! has one with room (Linux's `/dev/shm`), else the system's temporary
 //! folder; a `TMPDIR` someone set wins.
 //!
-//! Why: the suite creates and removes hundreds of thousands of files (each
+//! Why: the suite creates and removes files by the thousand (each
 //! fixture's copies, indexes and history; each step of the write-fault
 //! sweeps). On an ext4 without a journal, as on this project's machines,
 //! the inode allocator skips every inode removed in the last half minute,
@@ -16,8 +16,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// Room a RAM file system must have left to be used (the suite's folders
-/// at their peak are a few hundred MB).
+/// Room a RAM file system must have left to be used (a whole run's folders
+/// peak at about 223 MB).
 const ROOM: u64 = 4 << 30;
 
 /// A new scratch folder, removed when dropped. Its name carries the test's
