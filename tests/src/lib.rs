@@ -238,7 +238,7 @@ fn compiled_defaults() -> PathBuf {
         }
     }
     DIR.get_or_init(|| {
-        let dir = scratch::folder("kura-e2e-compiled-").keep();
+        let dir = scratch::named("kura-e2e-compiled-").keep();
         // SAFETY: `remove` touches only the static above, set by now.
         unsafe { libc::atexit(remove) };
         std::fs::write(dir.join("empty.toml"), "").unwrap();
@@ -300,7 +300,7 @@ impl Fixture {
 
     /// A fixture with an empty state folder, as on a first start.
     pub fn uncompiled() -> Fixture {
-        let dir = scratch::folder("kura-e2e-");
+        let dir = scratch::folder();
         copy_tree(
             &workspace().join("fixtures/demo/vault"),
             &dir.path().join("vault"),

@@ -20,10 +20,10 @@ use std::sync::OnceLock;
 /// peak at about 223 MB).
 const ROOM: u64 = 4 << 30;
 
-/// A new scratch folder, removed when dropped. Its name carries the test's
-/// (libtest names each test's thread after it), so a folder left behind
-/// says which test left it.
-pub fn folder(prefix: &str) -> tempfile::TempDir {
+/// A new scratch folder for the calling test, removed when dropped. Its
+/// name carries the test's (libtest names each test's thread after it), so
+/// a folder left behind says which test left it.
+pub fn folder() -> tempfile::TempDir {
     let test: String = std::thread::current()
         .name()
         .unwrap_or("")
@@ -31,8 +31,14 @@ pub fn folder(prefix: &str) -> tempfile::TempDir {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .take(80)
         .collect();
+    named(&format!("kura-e2e-{test}-"))
+}
+
+/// A new scratch folder whose name starts with `prefix` (one that no test
+/// owns), removed when dropped.
+pub fn named(prefix: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
-        .prefix(&format!("{prefix}{test}-"))
+        .prefix(prefix)
         .tempdir_in(base())
         .unwrap()
 }
@@ -86,7 +92,7 @@ fn roomy_ram(_: &Path) -> bool {
 mod tests {
     #[test]
     fn a_scratch_folder_is_made_and_removed_under_the_base() {
-        let f = super::folder("kura-scratch-test-");
+        let f = super::folder();
         assert!(f.path().starts_with(super::base()));
         let p = f.path().to_path_buf();
         drop(f);

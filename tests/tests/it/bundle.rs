@@ -14,7 +14,7 @@ fn ran(cmd: &mut Command) -> String {
 
 #[test]
 fn the_bundle_validates_packs_and_its_binary_serves_the_roots_given() {
-    let tmp = kura_tests::scratch::folder("kura-e2e-");
+    let tmp = kura_tests::scratch::folder();
     let dir = tmp.path().join("bundle");
     ran(Command::new(kura_bin()).arg("bundle").arg(&dir));
     let manifest: Value =

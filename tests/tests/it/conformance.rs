@@ -46,7 +46,7 @@ fn a_summary_with_no_check_run_is_not_a_pass() {
 #[test]
 fn every_applicable_conformance_scenario_passes_over_streamable_http() {
     let (node, suite) = (toolchain::node_22(), toolchain::conformance());
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let mut kura = Command::new(kura_bin())
         .args(["serve", "--demo", "--http", "127.0.0.1:0", "--no-auth"])
         .env("HOME", home.path())

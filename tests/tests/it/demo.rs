@@ -10,7 +10,7 @@ use kura_tests::kura_bin;
 
 #[test]
 fn the_readme_main_job_tours_the_demo_and_only_the_refusals_fail() {
-    let tmp = kura_tests::scratch::folder("kura-e2e-");
+    let tmp = kura_tests::scratch::folder();
     let out = Command::new(kura_bin())
         .arg("demo")
         // Its temporary copy goes here, so the test can see it removed.
@@ -63,7 +63,7 @@ fn the_readme_main_job_tours_the_demo_and_only_the_refusals_fail() {
 /// templates are inside it).
 #[test]
 fn the_binary_alone_needs_no_checkout() {
-    let tmp = kura_tests::scratch::folder("kura-e2e-");
+    let tmp = kura_tests::scratch::folder();
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     std::fs::copy(kura_bin(), bin.join("kura")).unwrap();

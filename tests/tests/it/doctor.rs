@@ -43,7 +43,7 @@ fn said(report: &Value, area: &str, status: &str) -> Vec<String> {
 
 #[test]
 fn a_sound_setup_passes_and_names_what_it_found() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let vault = home.path().join("vault");
     std::fs::create_dir_all(&vault).unwrap();
     let state = home.path().join("state");
@@ -101,7 +101,7 @@ fn a_sound_setup_passes_and_names_what_it_found() {
 
 #[test]
 fn a_missing_root_or_an_unreachable_issuer_fails_with_its_fix() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let gone = home.path().join("no-such-vault").display().to_string();
     let (out, report) = doctor(
         home.path(),
@@ -167,7 +167,7 @@ fn a_missing_root_or_an_unreachable_issuer_fails_with_its_fix() {
 /// front matter locks it.
 #[test]
 fn doctor_lists_the_locks_in_force() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let vault = home.path().join("vault");
     std::fs::create_dir_all(vault.join("notes")).unwrap();
     std::fs::write(

@@ -21,7 +21,7 @@ fn load_from(state: &std::path::Path) -> Model {
 /// A state folder holding a copy of the installed model without its
 /// prepared weights (as an older kura left it), and where they go.
 fn state_without_prepared() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     let state = dir.path().join("state");
     give_model(&state);
     let prepared = state.join(store::PREPARED);
@@ -136,7 +136,7 @@ fn models_list_says_what_is_installed() {
 
 #[test]
 fn a_wheel_with_another_digest_is_refused_and_nothing_is_installed() {
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     let fake = dir.path().join(USE_M3.wheel);
     std::fs::write(&fake, b"not the package").unwrap();
     let state = dir.path().join("state");
@@ -193,7 +193,7 @@ async fn a_japanese_question_finds_the_english_section() {
 /// the section on template expressions comes first.
 #[test]
 fn the_demo_asks_the_japanese_manual_in_english_when_the_model_is_installed() {
-    let cache = kura_tests::scratch::folder("kura-e2e-");
+    let cache = kura_tests::scratch::folder();
     give_model(&cache.path().join("kura"));
     let out = kura_tests::succeeded(
         std::process::Command::new(kura_tests::kura_bin())

@@ -270,7 +270,7 @@ async fn plugins_check_runs_a_component_on_sample_input_and_reports_what_it_need
 /// `kura plugins new` for every slot in `lang`, each built as its README
 /// says and passed by `kura plugins check`.
 async fn templates_build_and_pass(lang: &str) {
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     for slot in [
         "reranker",
         "claim-graph",

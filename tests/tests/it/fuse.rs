@@ -36,7 +36,7 @@ impl Mount {
         if !Path::new("/dev/fuse").exists() {
             return missing("this machine has no /dev/fuse".into());
         }
-        let dir = kura_tests::scratch::folder("kura-e2e-");
+        let dir = kura_tests::scratch::folder();
         let (remote, mnt) = (dir.path().join("remote"), dir.path().join("mnt"));
         std::fs::create_dir_all(&remote).unwrap();
         std::fs::create_dir_all(&mnt).unwrap();

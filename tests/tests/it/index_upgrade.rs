@@ -35,7 +35,7 @@ impl Upgrade {
     async fn new() -> (Upgrade, PathBuf) {
         let fixture = workspace().join("fixtures/index/format-7");
         let u = Upgrade {
-            dir: kura_tests::scratch::folder("kura-e2e-"),
+            dir: kura_tests::scratch::folder(),
         };
         copy_dir(&fixture.join("vault"), &u.dir.path().join("vault"));
         // A first `kura index` names the vault's index folder (after the

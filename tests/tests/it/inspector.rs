@@ -9,7 +9,7 @@ use kura_tests::{kura_bin, toolchain};
 use serde_json::Value;
 
 fn inspector(args: &[&str]) -> Output {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let mut cmd = Command::new(toolchain::inspector());
     cmd.arg("--cli")
         .args(args)

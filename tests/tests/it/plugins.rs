@@ -466,7 +466,7 @@ async fn admission_with(
 async fn the_admission_eval_lends_no_grants_and_refuses_a_candidate_whose_calls_fail() {
     // The slot grants a folder of weights and the variable that tells the
     // test component to read them; the first questions of the gold set.
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     std::fs::write(dir.path().join("weights.txt"), "0.25\n0.75\n").unwrap();
     let all =
         std::fs::read_to_string(kura_tests::workspace().join("fixtures/eval/gold.jsonl")).unwrap();

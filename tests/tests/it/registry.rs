@@ -25,7 +25,7 @@ struct Registry {
 
 impl Registry {
     fn start() -> Registry {
-        let dir = kura_tests::scratch::folder("kura-e2e-");
+        let dir = kura_tests::scratch::folder();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()

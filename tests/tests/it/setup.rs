@@ -85,7 +85,7 @@ fn entry(client: &str, text: &str) -> (String, Vec<String>) {
 
 #[test]
 fn every_client_gets_an_entry_it_can_read_and_a_second_run_changes_nothing() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let notes = home.path().join("notes");
     std::fs::create_dir_all(&notes).unwrap();
     let notes = notes.display().to_string();
@@ -115,7 +115,7 @@ fn every_client_gets_an_entry_it_can_read_and_a_second_run_changes_nothing() {
 
 #[test]
 fn other_servers_and_settings_are_kept_and_the_old_file_backed_up() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let path = home.path().join(".cursor/mcp.json");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let before = "{\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"other\": {\"command\": \"x\",   \"args\": [\"--odd\"]}\n  }\n}\n";
@@ -139,7 +139,7 @@ fn other_servers_and_settings_are_kept_and_the_old_file_backed_up() {
 
 #[test]
 fn a_file_with_comments_or_behind_a_link_is_left_as_it_is() {
-    let home = kura_tests::scratch::folder("kura-e2e-");
+    let home = kura_tests::scratch::folder();
     let zed = home.path().join(".config/zed/settings.json");
     std::fs::create_dir_all(zed.parent().unwrap()).unwrap();
     let jsonc = "{\n  // my font\n  \"buffer_font_size\": 15,\n}\n";

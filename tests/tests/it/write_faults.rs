@@ -109,7 +109,7 @@ struct Folders {
 
 impl Folders {
     fn new() -> Folders {
-        let dir = kura_tests::scratch::folder("kura-e2e-");
+        let dir = kura_tests::scratch::folder();
         let ws = kura_tests::workspace();
         kura_tests::copy_tree(&ws.join("fixtures/demo/vault"), &dir.path().join("vault"));
         kura_tests::copy_tree(&ws.join("fixtures/manuals"), &dir.path().join("manuals"));

@@ -32,7 +32,7 @@ fn sha256(b: &[u8]) -> String {
 
 #[test]
 fn vault_read_s_hash_is_of_the_text_it_returned() {
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     let app = start(&dir);
     let note = dir.path().join("vault/notes/race.md");
     // Each version fits vault_read's window (12,000 characters), so a
@@ -133,7 +133,7 @@ fn a_move_never_replaces_a_file_another_program_creates_at_its_target() {
 }
 
 fn moves_racing_a_creator(seed: &mut kura_tests::soak::Seed) {
-    let dir = kura_tests::scratch::folder("kura-e2e-");
+    let dir = kura_tests::scratch::folder();
     let app = start(&dir);
     let vault = dir.path().join("vault");
     let (mut moved, mut refused) = (0, 0);
