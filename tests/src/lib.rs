@@ -263,6 +263,61 @@ fn compiled_defaults() -> PathBuf {
 /// cache of `state`, a state folder no kura has used yet: a start then
 /// loads them instead of running Cranelift again (about 0.4 s of CPU).
 pub fn give_compiled_defaults(state: &Path) {
+    let cwasm: Vec<PathBuf> = std::fs::read_dir(compiled_defaults())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".cwasm"))
+        .collect();
+    link_into_cache(state, &cwasm);
+}
+
+/// A compile cache (`components/functions.bin`) holding Cranelift's
+/// compiled functions of CPython and StarlingMonkey as componentize-py
+/// and componentize-js build them into every component, filled once for
+/// this test process by `kura plugins check` of the Python and the
+/// JavaScript reranker examples.
+fn compiled_runtimes() -> PathBuf {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(file) = FILE.get()
+            && let Some(dir) = file.ancestors().nth(3)
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    FILE.get_or_init(|| {
+        let dir = scratch::named("kura-e2e-runtimes-").keep();
+        // SAFETY: `remove` touches only the static above, set by now.
+        unsafe { libc::atexit(remove) };
+        std::fs::write(dir.join("empty.toml"), "").unwrap();
+        for example in ["python-reranker", "js-reranker"] {
+            succeeded(
+                std::process::Command::new(kura_bin())
+                    .args(["plugins", "check"])
+                    .arg(toolchain::example(example))
+                    .arg("--config")
+                    .arg(dir.join("empty.toml"))
+                    .arg("--state-dir")
+                    .arg(dir.join("state")),
+            );
+        }
+        dir.join("state/components/functions.bin")
+    })
+    .clone()
+}
+
+/// Put CPython's and StarlingMonkey's compiled functions into the compile
+/// cache of `state`, a state folder no kura has used yet: a Python or
+/// JavaScript component then compiles in a third of the CPU (what a
+/// plugin author's second build costs). A test of the compile itself
+/// leaves them out.
+pub fn give_compiled_runtimes(state: &Path) {
+    link_into_cache(state, &[compiled_runtimes()]);
+}
+
+/// Hard-link `files` into `state/components/`: kura replaces a cache file
+/// by renaming a new one over it, never writes into one.
+fn link_into_cache(state: &Path, files: &[PathBuf]) {
     let into = state.join("components");
     std::fs::create_dir_all(&into).unwrap();
     // As kura makes them: a state folder others can write is refused,
@@ -271,16 +326,11 @@ pub fn give_compiled_defaults(state: &Path) {
         use std::os::unix::fs::PermissionsExt as _;
         std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700)).unwrap();
     }
-    for e in std::fs::read_dir(compiled_defaults()).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        if name.to_string_lossy().ends_with(".cwasm") {
-            // A hard link: kura replaces an entry by renaming a new file
-            // over it, never writes into one.
-            std::fs::hard_link(e.path(), into.join(&name))
-                .or_else(|_| std::fs::copy(e.path(), into.join(&name)).map(drop))
-                .unwrap();
-        }
+    for file in files {
+        let to = into.join(file.file_name().unwrap());
+        std::fs::hard_link(file, &to)
+            .or_else(|_| std::fs::copy(file, &to).map(drop))
+            .unwrap();
     }
 }
 
@@ -295,6 +345,15 @@ impl Fixture {
     pub fn new() -> Fixture {
         let f = Fixture::uncompiled();
         give_compiled_defaults(&f.dir.path().join("state"));
+        f
+    }
+
+    /// A fixture like [`Fixture::new`] whose compile cache also holds
+    /// CPython's and StarlingMonkey's functions ([`give_compiled_runtimes`]),
+    /// for a test that loads a Python or JavaScript component.
+    pub fn with_runtimes() -> Fixture {
+        let f = Fixture::new();
+        give_compiled_runtimes(&f.dir.path().join("state"));
         f
     }
 

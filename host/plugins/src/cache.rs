@@ -107,11 +107,11 @@ fn compile_pool() -> Option<&'static rayon::ThreadPool> {
 /// Load the compiled component from the cache, else compile it (and cache
 /// it). `wasm_hash` is the hash of `wasm`.
 pub fn compile(
-    engine: &Engine,
+    runtime: &crate::Runtime,
     wasm: &[u8],
     wasm_hash: &blake3::Hash,
-    state: Option<&StateDir>,
 ) -> wasmtime::Result<(Component, Origin)> {
+    let (engine, state) = (&runtime.engine, runtime.state());
     let name = entry_name(engine, wasm_hash);
     let key = format!("{DIR}/{name}");
     if let Some(state) = state
@@ -130,7 +130,7 @@ pub fn compile(
             None => tracing::warn!("cached component {name} is damaged; recompiling"),
         }
     }
-    let artifact = precompile(engine, wasm)?;
+    let (artifact, _) = runtime.precompile(wasm)?;
     // SAFETY: these bytes were produced just now by this engine.
     let component = unsafe { Component::deserialize(engine, &artifact)? };
     if let Some(state) = state {

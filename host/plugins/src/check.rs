@@ -80,7 +80,7 @@ fn ms(d: Duration) -> String {
 
 /// Check a component file for a slot (found from its exports when `slot`
 /// is `None`), under the limits `config` gives that slot.
-pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
+pub fn check(path: &Path, slot: Option<Slot>, config: &Config, state: Option<StateDir>) -> Report {
     let mut r = Report::default();
     let bytes = match crate::fs::read_operator_file(path) {
         Ok(b) => b,
@@ -150,7 +150,7 @@ pub fn check(path: &Path, slot: Option<Slot>, config: &Config) -> Report {
         grants: admission.grants.clone(),
         outline,
     };
-    run_slot(&mut r, &wasm, limits);
+    run_slot(&mut r, &wasm, limits, state);
     r
 }
 
@@ -188,17 +188,21 @@ fn imports_provided(
 }
 
 /// Compile, load and call the component through its slot's bindings.
-fn run_slot(r: &mut Report, wasm: &Wasm, limits: Limits) {
+fn run_slot(r: &mut Report, wasm: &Wasm, limits: Limits, state: Option<StateDir>) {
     match wasm.slot {
-        Slot::Reranker => run::<bindings::reranker::RerankerPre<super::State>>(r, wasm, limits),
+        Slot::Reranker => {
+            run::<bindings::reranker::RerankerPre<super::State>>(r, wasm, limits, state)
+        }
         Slot::ClaimGraph => {
-            run::<bindings::claim_graph::ClaimGraphPre<super::State>>(r, wasm, limits)
+            run::<bindings::claim_graph::ClaimGraphPre<super::State>>(r, wasm, limits, state)
         }
-        Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(r, wasm, limits),
+        Slot::Auditor => run::<bindings::auditor::AuditorPre<super::State>>(r, wasm, limits, state),
         Slot::WritePolicy => {
-            run::<bindings::write_policy::WritePolicyPre<super::State>>(r, wasm, limits)
+            run::<bindings::write_policy::WritePolicyPre<super::State>>(r, wasm, limits, state)
         }
-        Slot::Embedder => run::<bindings::embedder::EmbedderPre<super::State>>(r, wasm, limits),
+        Slot::Embedder => {
+            run::<bindings::embedder::EmbedderPre<super::State>>(r, wasm, limits, state)
+        }
     }
 }
 
@@ -209,12 +213,15 @@ struct Compiled {
     compile: Duration,
     cached_load: Duration,
     artifact_size: usize,
+    /// What the compile took from the compile cache.
+    reuse: Option<crate::function_cache::Reuse>,
 }
 
 impl Compiled {
     fn new(runtime: &Runtime, wasm: &[u8]) -> Result<Compiled, String> {
         let t = Instant::now();
-        let artifact = crate::cache::precompile(&runtime.engine, wasm)
+        let (artifact, reuse) = runtime
+            .precompile(wasm)
             .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
         let compile = t.elapsed();
         let t = Instant::now();
@@ -227,14 +234,15 @@ impl Compiled {
             compile,
             cached_load: t.elapsed(),
             artifact_size: artifact.len(),
+            reuse,
         })
     }
 }
 
 /// How a world's sample call is made (through the same code as kura's
 /// own calls).
-fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
-    let runtime = match Runtime::new(None) {
+fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits, state: Option<StateDir>) {
+    let runtime = match Runtime::new(state) {
         Ok(rt) => rt,
         Err(e) => {
             r.fail("engine", e.message);
@@ -251,8 +259,9 @@ fn run<P: Sample>(r: &mut Report, wasm: &Wasm, limits: Limits) {
     r.push(
         "compile",
         format!(
-            "{} (artifact {}; loading it from the cache takes {})",
+            "{}{} (artifact {}; loading it from the cache takes {})",
             ms(c.compile),
+            c.reuse.map(|r| format!(", {r}")).unwrap_or_default(),
             mib(c.artifact_size),
             ms(c.cached_load)
         ),

@@ -26,6 +26,7 @@ pub mod cache;
 pub mod check;
 pub mod claim_graph;
 mod embedder;
+pub mod function_cache;
 pub mod grants;
 pub mod inspect;
 pub mod limits;
@@ -139,6 +140,8 @@ pub struct Runtime {
     /// The ticker's thread, joined when the runtime drops.
     ticking: Option<std::thread::JoinHandle<()>>,
     state: Option<StateDir>,
+    /// The engine's incremental cache (in the state folder, when there is one).
+    functions: Option<Arc<function_cache::FunctionCache>>,
 }
 
 /// The runtime and its slots (a slot is `None` when nothing is loaded for
@@ -229,10 +232,13 @@ impl Drop for Runtime {
     }
 }
 
-fn engine() -> wasmtime::Result<Engine> {
+fn engine(functions: Option<Arc<function_cache::FunctionCache>>) -> wasmtime::Result<Engine> {
     let mut config = EngineConfig::new();
     config.epoch_interruption(true);
     config.wasm_component_model(true);
+    if let Some(functions) = functions {
+        config.enable_incremental_compilation(functions)?;
+    }
     Engine::new(&config)
 }
 
@@ -336,7 +342,14 @@ impl Runtime {
             source_name: what.into(),
             message,
         };
-        let engine = engine().map_err(|e| fail("wasmtime", e.to_string()))?;
+        let functions = match state.as_ref().map(StateDir::try_clone).transpose() {
+            Ok(state) => state.map(function_cache::FunctionCache::new),
+            Err(e) => {
+                tracing::warn!("no compile cache: {e}");
+                None
+            }
+        };
+        let engine = engine(functions.clone()).map_err(|e| fail("wasmtime", e.to_string()))?;
         let ticker = Arc::new(Ticker::default());
         let (t, e) = (ticker.clone(), engine.weak());
         let ticking = std::thread::Builder::new()
@@ -348,7 +361,24 @@ impl Runtime {
             ticker,
             ticking: Some(ticking),
             state,
+            functions,
         }))
+    }
+
+    /// Compile `wasm` to an artifact (on the compile pool), taking what
+    /// functions it can from the compile cache; what it took, when there
+    /// is one.
+    pub fn precompile(
+        &self,
+        wasm: &[u8],
+    ) -> wasmtime::Result<(Vec<u8>, Option<function_cache::Reuse>)> {
+        let compile = self.functions.as_ref().map(|f| f.compile());
+        let artifact = cache::precompile(&self.engine, wasm)?;
+        let reuse = compile.map(function_cache::Compile::end);
+        if let Some(reuse) = reuse {
+            tracing::info!("compiled with {reuse}");
+        }
+        Ok((artifact, reuse))
     }
 
     pub fn state(&self) -> Option<&StateDir> {
@@ -404,9 +434,8 @@ impl Runtime {
     pub fn prepare<P: World>(&self, wasm: &Wasm, limits: &Limits) -> Result<Loaded<P>, String> {
         let t = Instant::now();
         let hash = blake3::hash(&wasm.bytes);
-        let (component, origin) =
-            cache::compile(&self.engine, &wasm.bytes, &hash, self.state.as_ref())
-                .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
+        let (component, origin) = cache::compile(self, &wasm.bytes, &hash)
+            .map_err(|e| format!("not a loadable component: {}", e.root_cause()))?;
         let pre = self.link::<P>(&component, &wasm.grants)?;
         self.probe(wasm.slot, limits, &wasm.grants, pre.instance_pre())?;
         Ok(Loaded {

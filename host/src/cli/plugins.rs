@@ -33,7 +33,7 @@ pub(super) fn run(command: PluginsCommand) -> Result<(), String> {
         } => {
             let config = load_config(&settings)?;
             let slot = slot.as_deref().map(parse_slot).transpose()?;
-            let report = check::check(&file, slot, &config);
+            let report = check::check(&file, slot, &config, state_of(&config));
             print!("{report}");
             if !report.ok() {
                 return Err(format!("{} did not pass the check", file.display()));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use kura_tests::{Fixture, Kura, command, rust_reranker_wasm, toolchain};
+use kura_tests::{Fixture, Kura, command, give_compiled_runtimes, rust_reranker_wasm, toolchain};
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
@@ -48,7 +48,7 @@ async fn ranked_with(f: &Fixture, wasm: Option<&Path>) -> (Value, Vec<(String, u
 #[tokio::test]
 async fn python_reranker_example_ranks_exactly_like_its_rust_twin() {
     let py = toolchain::example("python-reranker");
-    let f = Fixture::new();
+    let f = Fixture::with_runtimes();
     let (found, python) = ranked_with(&f, Some(&py)).await;
     assert_eq!(found["applied"]["late_rerank"], "applied", "{found}");
     let (_, rust) = ranked_with(&f, Some(&rust_reranker_wasm())).await;
@@ -61,7 +61,7 @@ async fn python_reranker_example_ranks_exactly_like_its_rust_twin() {
 #[tokio::test]
 async fn js_reranker_example_ranks_exactly_like_its_rust_twin() {
     let js = toolchain::example("js-reranker");
-    let f = Fixture::new();
+    let f = Fixture::with_runtimes();
     let (found, javascript) = ranked_with(&f, Some(&js)).await;
     assert_eq!(found["applied"]["late_rerank"], "applied", "{found}");
     let (_, rust) = ranked_with(&f, Some(&rust_reranker_wasm())).await;
@@ -71,7 +71,7 @@ async fn js_reranker_example_ranks_exactly_like_its_rust_twin() {
 #[tokio::test]
 async fn js_write_policy_example_adds_refusals_and_cannot_lift_the_baseline() {
     let wasm = toolchain::example("js-write-policy");
-    let f = Fixture::new();
+    let f = Fixture::with_runtimes();
     f.write("archive/old.md", "frozen\n");
     let log = f.dir.path().join("kura.log");
     let policy = plugin("write-policy", &wasm);
@@ -148,7 +148,7 @@ async fn js_write_policy_example_adds_refusals_and_cannot_lift_the_baseline() {
 #[tokio::test]
 async fn a_python_exception_is_one_line_for_the_client_and_a_traceback_in_the_log() {
     let wasm = toolchain::example("python-raises");
-    let f = Fixture::new();
+    let f = Fixture::with_runtimes();
     let log = f.dir.path().join("kura.log");
     let k = serve(&f, &["--plugin", &plugin("reranker", &wasm)], &log).await;
     let r = k.find_reranked(QUERY).await;
@@ -233,10 +233,12 @@ async fn a_search_does_not_queue_behind_a_compiling_component() {
     );
 }
 
-/// `kura plugins check FILE`: its stdout and whether it passed.
-async fn check(wasm: &Path, extra: &[&str]) -> (String, bool) {
+/// `kura plugins check FILE` with the state folder `state`: its stdout
+/// and whether it passed.
+async fn check(wasm: &Path, state: &Path, extra: &[&str]) -> (String, bool) {
     let mut args: Vec<String> = vec!["plugins".into(), "check".into()];
     args.push(wasm.display().to_string());
+    args.extend(["--state-dir".into(), state.display().to_string()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let out = command(&args).stdin(Stdio::null()).output().await.unwrap();
     (
@@ -248,7 +250,8 @@ async fn check(wasm: &Path, extra: &[&str]) -> (String, bool) {
 #[tokio::test]
 async fn plugins_check_explains_a_wasi_http_import_in_one_line_with_the_fix() {
     let wasm = toolchain::example("js-write-policy-http");
-    let (out, ok) = check(&wasm, &[]).await;
+    let dir = kura_tests::scratch::folder();
+    let (out, ok) = check(&wasm, &dir.path().join("state"), &[]).await;
     assert!(!ok, "{out}");
     let line = out
         .lines()
@@ -260,17 +263,34 @@ async fn plugins_check_explains_a_wasi_http_import_in_one_line_with_the_fix() {
 #[tokio::test]
 async fn plugins_check_runs_a_component_on_sample_input_and_reports_what_it_needs() {
     let wasm: PathBuf = toolchain::example("python-reranker");
-    let (out, ok) = check(&wasm, &[]).await;
+    let dir = kura_tests::scratch::folder();
+    let state = dir.path().join("state");
+    give_compiled_runtimes(&state);
+    let (out, ok) = check(&wasm, &state, &[]).await;
     assert!(ok, "{out}");
     for want in ["reranker", "rerank", "instances", "sample call", "ok"] {
         assert!(out.contains(want), "{want}:\n{out}");
     }
+    // CPython's functions came from the compile cache.
+    let compile = out.lines().find(|l| l.starts_with("compile")).unwrap();
+    let reused: u64 = compile
+        .split(", ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{compile}"));
+    assert!(reused > 10_000, "{compile}");
 }
 
 /// `kura plugins new` for every slot in `lang`, each built as its README
-/// says and passed by `kura plugins check`.
+/// says and passed by `kura plugins check` (with one state folder, as a
+/// plugin author's machine has).
 async fn templates_build_and_pass(lang: &str) {
     let dir = kura_tests::scratch::folder();
+    let state = dir.path().join("state");
+    if lang != "rust" {
+        give_compiled_runtimes(&state);
+    }
     for slot in [
         "reranker",
         "claim-graph",
@@ -297,7 +317,7 @@ async fn templates_build_and_pass(lang: &str) {
         let wasm = tokio::task::spawn_blocking(move || toolchain::build_template(&l, &s, &f))
             .await
             .unwrap();
-        let (report, ok) = check(&wasm, &["--slot", slot]).await;
+        let (report, ok) = check(&wasm, &state, &["--slot", slot]).await;
         assert!(ok, "{lang} {slot}:\n{report}");
         assert!(report.contains("sample call  ok"), "{report}");
     }
