@@ -227,36 +227,70 @@ pub struct Fixture {
     pub dir: tempfile::TempDir,
 }
 
-/// The default components compiled once for this test process by `kura
-/// plugins precompile` (a vault and the fixture manuals: every default
-/// slot), in a folder removed when the process exits.
-fn compiled_defaults() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+/// A state folder filled once for this test process per `cell` by
+/// `fill` (given the folder around it, where [`kura_filling`] runs kura),
+/// in a scratch folder removed when the process exits.
+fn filled_once(
+    cell: &'static std::sync::OnceLock<PathBuf>,
+    prefix: &str,
+    fill: impl FnOnce(&Path),
+) -> PathBuf {
+    static MADE: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     extern "C" fn remove() {
-        if let Some(dir) = DIR.get() {
+        for dir in MADE.lock().unwrap_or_else(|e| e.into_inner()).iter() {
             let _ = std::fs::remove_dir_all(dir);
         }
     }
-    DIR.get_or_init(|| {
-        let dir = scratch::named("kura-e2e-compiled-").keep();
-        // SAFETY: `remove` touches only the static above, set by now.
-        unsafe { libc::atexit(remove) };
+    cell.get_or_init(|| {
+        let dir = scratch::named(prefix).keep();
+        let mut made = MADE.lock().unwrap();
+        if made.is_empty() {
+            // SAFETY: `remove` touches only the static above.
+            unsafe { libc::atexit(remove) };
+        }
+        made.push(dir.clone());
+        drop(made);
         std::fs::write(dir.join("empty.toml"), "").unwrap();
-        std::fs::create_dir_all(dir.join("vault")).unwrap();
-        succeeded(
-            std::process::Command::new(kura_bin())
-                .args(["plugins", "precompile", "--config"])
-                .arg(dir.join("empty.toml"))
-                .arg("--vault-root")
-                .arg(dir.join("vault"))
-                .arg("--manuals-root")
-                .arg(workspace().join("fixtures/manuals"))
-                .arg("--state-dir")
-                .arg(dir.join("state")),
-        );
-        dir
+        fill(&dir);
+        dir.join("state")
     })
-    .join("state/components")
+    .clone()
+}
+
+/// Run `kura ARGS` with no configuration but the state folder of `dir`
+/// (a [`filled_once`] folder); it must succeed.
+fn kura_filling(dir: &Path, args: &[&std::ffi::OsStr]) {
+    succeeded(
+        std::process::Command::new(kura_bin())
+            .args(args)
+            .arg("--config")
+            .arg(dir.join("empty.toml"))
+            .arg("--state-dir")
+            .arg(dir.join("state")),
+    );
+}
+
+/// The default components compiled once for this test process by `kura
+/// plugins precompile` (a vault and the fixture manuals: every default
+/// slot).
+fn compiled_defaults() -> PathBuf {
+    static STATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    filled_once(&STATE, "kura-e2e-compiled-", |dir| {
+        std::fs::create_dir_all(dir.join("vault")).unwrap();
+        let (vault, manuals) = (dir.join("vault"), workspace().join("fixtures/manuals"));
+        kura_filling(
+            dir,
+            &[
+                "plugins".as_ref(),
+                "precompile".as_ref(),
+                "--vault-root".as_ref(),
+                vault.as_os_str(),
+                "--manuals-root".as_ref(),
+                manuals.as_os_str(),
+            ],
+        );
+    })
+    .join("components")
 }
 
 /// Put the default components, compiled once for this process, into the
@@ -277,33 +311,17 @@ pub fn give_compiled_defaults(state: &Path) {
 /// this test process by `kura plugins check` of the Python and the
 /// JavaScript reranker examples.
 fn compiled_runtimes() -> PathBuf {
-    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    extern "C" fn remove() {
-        if let Some(file) = FILE.get()
-            && let Some(dir) = file.ancestors().nth(3)
-        {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-    FILE.get_or_init(|| {
-        let dir = scratch::named("kura-e2e-runtimes-").keep();
-        // SAFETY: `remove` touches only the static above, set by now.
-        unsafe { libc::atexit(remove) };
-        std::fs::write(dir.join("empty.toml"), "").unwrap();
+    static STATE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    filled_once(&STATE, "kura-e2e-runtimes-", |dir| {
         for example in ["python-reranker", "js-reranker"] {
-            succeeded(
-                std::process::Command::new(kura_bin())
-                    .args(["plugins", "check"])
-                    .arg(toolchain::example(example))
-                    .arg("--config")
-                    .arg(dir.join("empty.toml"))
-                    .arg("--state-dir")
-                    .arg(dir.join("state")),
+            let wasm = toolchain::example(example);
+            kura_filling(
+                dir,
+                &["plugins".as_ref(), "check".as_ref(), wasm.as_os_str()],
             );
         }
-        dir.join("state/components/functions.bin")
     })
-    .clone()
+    .join("components/functions.bin")
 }
 
 /// Put CPython's and StarlingMonkey's compiled functions into the compile

@@ -78,7 +78,6 @@ impl std::fmt::Display for Reuse {
 pub struct Compile {
     cache: Arc<FunctionCache>,
     start: Reuse,
-    ended: bool,
 }
 
 impl FunctionCache {
@@ -99,7 +98,8 @@ impl FunctionCache {
     pub fn compile(self: &Arc<Self>) -> Compile {
         let mut inner = self.lock();
         if inner.running == 0 {
-            inner.functions = self.load();
+            inner.functions.clear();
+            self.merge_file(&mut inner.functions);
             inner.added = 0;
         }
         inner.running += 1;
@@ -111,55 +111,32 @@ impl FunctionCache {
         Compile {
             cache: self.clone(),
             start,
-            ended: false,
         }
     }
 
-    /// The file's functions (none if it is missing or damaged).
-    fn load(&self) -> HashMap<Box<[u8]>, Function> {
-        let mut out = HashMap::new();
-        match self.state.read(FILE) {
-            Ok(Some(bytes)) => match decode(&bytes) {
-                Some(records) => {
-                    for (key, code) in records {
-                        out.insert(
-                            key.into(),
-                            Function {
-                                code: code.into(),
-                                used: false,
-                            },
-                        );
-                    }
-                }
-                None => tracing::warn!("the compile cache {FILE} is damaged; compiling anew"),
-            },
-            Ok(None) => {}
-            Err(e) => tracing::warn!("cannot read the compile cache {FILE}: {e}"),
+    /// Add the file's functions to `functions` (those it has already
+    /// stay as they are): none if the file is missing or damaged.
+    fn merge_file(&self, functions: &mut HashMap<Box<[u8]>, Function>) {
+        let bytes = match self.state.read(FILE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return,
+            Err(e) => return tracing::warn!("cannot read the compile cache {FILE}: {e}"),
+        };
+        let Some(records) = decode(&bytes) else {
+            return tracing::warn!("the compile cache {FILE} is damaged; compiling anew");
+        };
+        for (key, code) in records {
+            functions.entry(key.into()).or_insert_with(|| Function {
+                code: code.into(),
+                used: false,
+            });
         }
-        out
     }
 
     /// Write the functions, with those another process wrote since they
     /// were loaded, used ones first, up to the bound.
     fn store(&self, inner: &mut Inner) {
-        if let Some(records) = self
-            .state
-            .read(FILE)
-            .ok()
-            .flatten()
-            .as_deref()
-            .and_then(decode)
-        {
-            for (key, code) in records {
-                inner
-                    .functions
-                    .entry(key.into())
-                    .or_insert_with(|| Function {
-                        code: code.into(),
-                        used: false,
-                    });
-            }
-        }
+        self.merge_file(&mut inner.functions);
         let mut order: Vec<(&[u8], &Function)> =
             inner.functions.iter().map(|(k, f)| (&k[..], f)).collect();
         // Used first; within each, a fixed order (the file's bytes do not
@@ -185,33 +162,28 @@ impl FunctionCache {
 
 impl Compile {
     /// End the compile: what it reused (counting any compile that ran at
-    /// the same time); the last running compile writes the file.
-    pub fn end(mut self) -> Reuse {
-        self.finish()
-    }
-
-    fn finish(&mut self) -> Reuse {
-        self.ended = true;
-        let mut inner = self.cache.lock();
+    /// the same time).
+    pub fn end(self) -> Reuse {
+        let inner = self.cache.lock();
         let reuse = Reuse {
             reused: inner.reused - self.start.reused,
             compiled: inner.compiled - self.start.compiled,
         };
+        drop(inner);
+        reuse
+    }
+}
+
+/// The last running compile to end writes the file and drops the functions.
+impl Drop for Compile {
+    fn drop(&mut self) {
+        let mut inner = self.cache.lock();
         inner.running -= 1;
         if inner.running == 0 {
             if inner.added > 0 {
                 self.cache.store(&mut inner);
             }
             inner.functions = HashMap::new();
-        }
-        reuse
-    }
-}
-
-impl Drop for Compile {
-    fn drop(&mut self) {
-        if !self.ended {
-            self.finish();
         }
     }
 }
