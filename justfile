@@ -85,11 +85,11 @@ bench-plugins-aot:
     target/release/kura-bench plugins --rounds 50
 
 # cargo-fuzz targets (path, args, markdown, scan, framing, http, model), a minute each. cargo-fuzz wants
-# nightly's -Z flags; RUSTC_BOOTSTRAP lets the pinned stable toolchain take them. (CI builds the
-# targets on stable through the workspace's clippy.)
+# nightly's -Z flags; RUSTC_BOOTSTRAP lets the pinned stable toolchain take them. (CI builds,
+# lints and runs the targets' bodies, fuzz/src, on sample inputs; `libfuzzer` adds the entries.)
 fuzz seconds="60":
     cargo install cargo-fuzz --locked
-    for t in path args markdown scan framing http model; do RUSTC_BOOTSTRAP=1 cargo fuzz run -O --target-dir target/fuzz $t -- -max_total_time={{seconds}} || exit 1; done
+    for t in path args markdown scan framing http model; do RUSTC_BOOTSTRAP=1 cargo fuzz run -O --features libfuzzer --target-dir target/fuzz $t -- -max_total_time={{seconds}} || exit 1; done
 
 # An MCP Bundle for Claude Desktop with this platform's binary: target/kura.mcpb
 # (validated and packed by the official mcpb CLI, the version the tests use).

@@ -1,29 +1,4 @@
-//! JSON-RPC framing: any line gets a verdict; what is forwarded is a JSON
-//! object (or blank), and every reply is one JSON-RPC error response.
+//! cargo-fuzz's entry for [`kura_fuzz::framing`] (its body and what it checks).
 #![no_main]
 
-use kura::server::framing::{Verdict, check};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|line: &[u8]| {
-    if line.contains(&b'\n') {
-        return;
-    }
-    match check(line) {
-        Verdict::Forward => {
-            let body = line
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(line)
-                .trim_ascii();
-            if !body.is_empty() {
-                let v: serde_json::Value = serde_json::from_slice(body).expect("forwarded JSON");
-                assert!(v.is_object());
-            }
-        }
-        Verdict::Reply(r) => {
-            let v: serde_json::Value = serde_json::from_str(&r).expect("a JSON reply");
-            assert_eq!(v["jsonrpc"], "2.0");
-            assert!(v["error"]["code"].is_i64());
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|line: &[u8]| kura_fuzz::framing::run(line));

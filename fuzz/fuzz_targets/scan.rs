@@ -1,29 +1,6 @@
-//! Scan cursors: the streamed window equals the in-memory scan for any
-//! buffer size, and resuming from each cursor covers the text exactly.
+//! cargo-fuzz's entry for [`kura_fuzz::scan`] (its body and what it checks).
 #![no_main]
 
-use kura::scan::{self, ScanStart};
-use libfuzzer_sys::fuzz_target;
-
-fuzz_target!(|input: (&str, u8, u16)| {
-    let (text, buf, cap) = input;
-    let cap = usize::from(cap % 64) + 1;
-    let reader = std::io::BufReader::with_capacity(usize::from(buf % 8) + 1, text.as_bytes());
-    let streamed = scan::scan_stream(reader, ScanStart::Beginning, cap, |e| {
-        kura::error::Error::internal(e.to_string())
-    })
-    .unwrap();
-    let in_memory = scan::scan(text, ScanStart::Beginning, cap).unwrap();
-    assert_eq!(streamed.text, in_memory.text);
-    let mut at = ScanStart::Beginning;
-    let mut out = String::new();
-    loop {
-        let s = scan::scan(text, at, cap).unwrap();
-        out.push_str(&s.text);
-        match s.next_cursor.char_offset {
-            Some(c) => at = ScanStart::Offset(c as i64),
-            None => break,
-        }
-    }
-    assert_eq!(out, text);
-});
+libfuzzer_sys::fuzz_target!(|input: (&str, u8, u16)| kura_fuzz::scan::run(
+    input.0, input.1, input.2
+));

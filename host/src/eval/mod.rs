@@ -64,6 +64,10 @@ pub struct EvalArgs {
     /// Only the default configuration and the agent phrasings (no A/B runs).
     #[arg(long)]
     pub quick: bool,
+    /// Only this configuration (repeat for several; the names the report
+    /// prints), without the client's fusion and the dense-alone rows.
+    #[arg(long = "configuration", value_name = "NAME")]
+    pub configurations: Vec<String>,
     /// Show each query's rank of the first expected file.
     #[arg(long)]
     pub verbose: bool,
@@ -470,8 +474,9 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
     // The default, the agent's phrasings and words alone (and the client's
     // fusion), by set, split and direction.
     let mut by_set: Vec<(String, Figures)> = Vec::new();
-    let switches = if args.quick { &SWITCHES[..2] } else { SWITCHES };
-    for (i, switch) in switches.iter().enumerate() {
+    let switches = chosen(&args)?;
+    let every = !args.quick && args.configurations.is_empty();
+    for (i, switch) in switches.into_iter().enumerate() {
         let (app, index_ms) = configure(&args, &state, switch)?;
         // One warm-up pass so that the figures are not the first-call costs.
         if i == 0 {
@@ -486,7 +491,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
             ab.push((format!("{} [{split}]", switch.name), f.total.clone()));
             // The default, the agent's phrasings and words alone.
-            if i < 2 || !switch.dense {
+            if switch.name == SWITCHES[0].name || switch.phrasings || !switch.dense {
                 for (set, f) in &f.per_set {
                     by_set.push((format!("{set} [{split}], {}", switch.name), f.clone()));
                 }
@@ -494,7 +499,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         }
         report.insert(switch.name.to_owned(), run.json(index_ms));
     }
-    if !args.quick {
+    if every {
         let (app, _) = configure(&args, &state, &SWITCHES[0])?;
         let outcomes = client_fused(&app, &gold)?;
         let run = Measured::of(&gold, &outcomes);
@@ -506,9 +511,7 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         }
         report.insert(CLIENT_FUSED.to_owned(), run.json(0.0));
     }
-    if !args.quick
-        && let Some(outcomes) = dense_alone(&args, &state, &gold)?
-    {
+    if every && let Some(outcomes) = dense_alone(&args, &state, &gold)? {
         let run = Measured::of(&gold, &outcomes);
         for (split, f) in run.splits.iter().filter(|(_, f)| f.total.queries > 0) {
             ab.push((format!("{DENSE_ALONE} [{split}]"), f.total.clone()));
@@ -536,6 +539,33 @@ pub fn run(args: EvalArgs) -> Result<(), String> {
         println!("{}", Value::Object(report));
     }
     Ok(())
+}
+
+/// The configurations `args` asks for, in the report's order.
+fn chosen(args: &EvalArgs) -> Result<Vec<&'static Switch>, String> {
+    if let Some(unknown) = args
+        .configurations
+        .iter()
+        .find(|name| !SWITCHES.iter().any(|s| s.name == name.as_str()))
+    {
+        let names: Vec<&str> = SWITCHES.iter().map(|s| s.name).collect();
+        return Err(format!(
+            "no configuration is named {unknown:?}; the configurations: {}",
+            names.join("; ")
+        ));
+    }
+    Ok(SWITCHES
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| {
+            if !args.configurations.is_empty() {
+                args.configurations.iter().any(|n| n == s.name)
+            } else {
+                !args.quick || *i < 2
+            }
+        })
+        .map(|(_, s)| s)
+        .collect())
 }
 
 const DENSE_ALONE: &str = "dense alone";
@@ -789,6 +819,43 @@ fn row(name: &str, f: &Figures) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        eval: EvalArgs,
+    }
+
+    fn names(args: &[&str]) -> Result<Vec<&'static str>, String> {
+        let cli = Cli::try_parse_from(std::iter::once("eval").chain(args.iter().copied()))
+            .map_err(|e| e.to_string())?;
+        Ok(chosen(&cli.eval)?.iter().map(|s| s.name).collect())
+    }
+
+    #[test]
+    fn eval_runs_the_configurations_asked_for_in_the_reports_order() {
+        assert_eq!(names(&[]).unwrap().len(), SWITCHES.len());
+        assert_eq!(
+            names(&["--quick"]).unwrap(),
+            [SWITCHES[0].name, AGENT_PHRASINGS]
+        );
+        assert_eq!(
+            names(&[
+                "--configuration",
+                "no reranker",
+                "--configuration",
+                "default (reranker + claim graph)"
+            ])
+            .unwrap(),
+            ["default (reranker + claim graph)", "no reranker"]
+        );
+        let e = names(&["--configuration", "no such"]).unwrap_err();
+        assert!(
+            e.contains("\"no such\"") && e.contains("no claim graph"),
+            "{e}"
+        );
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| (*x).to_owned()).collect()
