@@ -16,7 +16,9 @@ pub mod scan;
 mod tests {
     /// Inputs a fuzzer reaches early: the shapes each parser branches on,
     /// the defects found before (`./n:<`), and pseudo-random text drawn
-    /// from those characters with a fixed seed.
+    /// from those characters with a fixed seed. None is a SentencePiece
+    /// model or an .npz, so the model body's samples reach its refusals
+    /// only; the fuzzer's runs (`just fuzz`) go past them.
     fn samples() -> Vec<Vec<u8>> {
         let mut out: Vec<Vec<u8>> = [
             "",
@@ -33,6 +35,11 @@ mod tests {
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
             "[1,2]",
             "{\"path\":\"../etc\",\"query\":\"x\",\"limit\":-1}",
+            "{\"path\":\"daily/2026-01-01.md\",\"content\":\"x\",\"mode\":\"append\"}",
+            "{\"query\":\"x\",\"limit\":5,\"manual_id\":\"m\"}",
+            "{\"limit\":\"five\",\"path\":123}",
+            "POST /mcp\n\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}",
+            "POST /mcp\nmcp-session-id: 0\n\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"vault_read\",\"arguments\":{\"path\":\"note.md\"}}}",
             "POST /mcp\ncontent-type: text/plain\n\nnot json",
             "GET /mcp\n\n",
             "DELETE /mcp\nmcp-session-id: nope\n\n",

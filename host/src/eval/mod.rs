@@ -66,7 +66,7 @@ pub struct EvalArgs {
     pub quick: bool,
     /// Only this configuration (repeat for several; the names the report
     /// prints), without the client's fusion and the dense-alone rows.
-    #[arg(long = "configuration", value_name = "NAME")]
+    #[arg(long = "configuration", value_name = "NAME", conflicts_with = "quick")]
     pub configurations: Vec<String>,
     /// Show each query's rank of the first expected file.
     #[arg(long)]
@@ -850,6 +850,7 @@ mod tests {
             .unwrap(),
             ["default (reranker + claim graph)", "no reranker"]
         );
+        assert!(names(&["--quick", "--configuration", "no reranker"]).is_err());
         let e = names(&["--configuration", "no such"]).unwrap_err();
         assert!(
             e.contains("\"no such\"") && e.contains("no claim graph"),
