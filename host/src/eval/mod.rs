@@ -554,18 +554,16 @@ fn chosen(args: &EvalArgs) -> Result<Vec<&'static Switch>, String> {
             names.join("; ")
         ));
     }
-    Ok(SWITCHES
-        .iter()
-        .enumerate()
-        .filter(|(i, s)| {
-            if !args.configurations.is_empty() {
-                args.configurations.iter().any(|n| n == s.name)
-            } else {
-                !args.quick || *i < 2
-            }
-        })
-        .map(|(_, s)| s)
-        .collect())
+    Ok(if !args.configurations.is_empty() {
+        SWITCHES
+            .iter()
+            .filter(|s| args.configurations.iter().any(|n| n == s.name))
+            .collect()
+    } else if args.quick {
+        SWITCHES[..2].iter().collect()
+    } else {
+        SWITCHES.iter().collect()
+    })
 }
 
 const DENSE_ALONE: &str = "dense alone";
