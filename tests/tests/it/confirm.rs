@@ -13,12 +13,12 @@ use serde_json::Value;
 /// The questions asked and each call's outcome, with the client answering
 /// `answer` (`none`: it cannot ask).
 fn delete_with(f: &Fixture, answer: &str, extra: &[&str]) -> Value {
-    delete_with_sdk(f, answer, extra, ("sdk1", super::python_sdk::SDK_1X))
+    delete_with_sdk(f, answer, extra, toolchain::SDK_1X)
 }
 
 /// [`delete_with`] through another line of the SDK.
 fn delete_with_sdk(f: &Fixture, answer: &str, extra: &[&str], sdk: (&str, &str)) -> Value {
-    let python = toolchain::python_sdk(sdk.0, sdk.1);
+    let python = toolchain::python_sdk(sdk);
     let out = Command::new(python)
         .arg(kura_tests::workspace().join("tests/python/confirm.py"))
         .arg(answer)
@@ -122,7 +122,7 @@ fn a_client_that_cannot_ask_gets_the_call_as_asked() {
 /// SDK 2.x asks its user and calls again with the answer.
 #[test]
 fn on_2026_07_28_the_question_travels_as_input_required() {
-    let sdk2 = ("sdk2", super::python_sdk::SDK_2X);
+    let sdk2 = toolchain::SDK_2X;
     let f = fixture();
     let seen = delete_with_sdk(&f, "decline", &[], sdk2);
     assert_eq!(seen["protocol"], "2026-07-28", "{seen}");

@@ -308,7 +308,7 @@ fn the_python_sdk_gets_a_token_through_the_metadata_and_calls_a_tool() {
     let f = Fixture::new();
     let issuer = Issuer::start(&[&key("k1")], 0, 300);
     let (child, addr, resource) = serve(&f, &issuer.url);
-    let python = toolchain::python_sdk("sdk2", super::python_sdk::SDK_2X);
+    let python = toolchain::python_sdk(toolchain::SDK_2X);
     let (id, secret) = CLIENT.split_once(':').unwrap();
     let out = Command::new(python)
         .arg(kura_tests::workspace().join("tests/python/oauth_client.py"))

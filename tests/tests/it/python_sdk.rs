@@ -10,8 +10,7 @@ use std::process::{Command, Stdio};
 
 use kura_tests::{Fixture, http_url, kura_bin, toolchain, workspace};
 
-pub(super) const SDK_1X: &str = "mcp>=1.20,<2";
-pub(super) const SDK_2X: &str = "mcp>=2,<3";
+use kura_tests::toolchain::{SDK_1X, SDK_2X};
 
 const TOKEN: &str = "python-sdk-token-0123456789";
 
@@ -110,34 +109,34 @@ fn run_linked(python: &Path) {
 
 #[test]
 fn python_sdk_1x_on_the_linked_vault() {
-    run_linked(&toolchain::python_sdk("sdk1", SDK_1X));
+    run_linked(&toolchain::python_sdk(SDK_1X));
 }
 
 #[test]
 fn python_sdk_2x_on_the_linked_vault() {
-    run_linked(&toolchain::python_sdk("sdk2", SDK_2X));
+    run_linked(&toolchain::python_sdk(SDK_2X));
 }
 
 #[test]
 fn python_sdk_1x_initialize_handshake() {
-    let py = toolchain::python_sdk("sdk1", SDK_1X);
+    let py = toolchain::python_sdk(SDK_1X);
     run_suite(&py, "sdk1 (protocol", false);
 }
 
 #[test]
 fn python_sdk_2x_discover_handshake() {
-    let py = toolchain::python_sdk("sdk2", SDK_2X);
+    let py = toolchain::python_sdk(SDK_2X);
     run_suite(&py, "sdk2 (protocol 2026-07-28)", false);
 }
 
 #[test]
 fn python_sdk_1x_over_streamable_http_with_a_token() {
-    let py = toolchain::python_sdk("sdk1", SDK_1X);
+    let py = toolchain::python_sdk(SDK_1X);
     run_suite(&py, "sdk1 (protocol", true);
 }
 
 #[test]
 fn python_sdk_2x_over_streamable_http_with_a_token() {
-    let py = toolchain::python_sdk("sdk2", SDK_2X);
+    let py = toolchain::python_sdk(SDK_2X);
     run_suite(&py, "sdk2 (protocol 2026-07-28)", true);
 }

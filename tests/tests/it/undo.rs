@@ -18,7 +18,7 @@ fn session(mode: &str) -> (Fixture, Value) {
         "# Links\n[[backup-guide]] and [[backup-guide#Restore|the drills]].\n[guide](../research/backup-guide.md)\n",
     );
     f.write("daily/2026-01-06.md", "- read [[backup-guide]]\n");
-    let python = toolchain::python_sdk("sdk1", super::python_sdk::SDK_1X);
+    let python = toolchain::python_sdk(toolchain::SDK_1X);
     let manuals = f.manuals().display().to_string();
     let stdout = succeeded(
         Command::new(python)
