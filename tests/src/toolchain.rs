@@ -528,14 +528,16 @@ mod tests {
     use std::os::fd::AsRawFd;
     use std::process::Command;
 
-    /// Whether a shell started by `run` has descriptor `fd` open.
+    /// A shell that succeeds when it has descriptor `fd` open.
+    fn probe(fd: i32) -> Command {
+        let mut sh = Command::new("sh");
+        sh.arg("-c").arg(format!("test -e /proc/self/fd/{fd}"));
+        sh
+    }
+
+    /// Whether a shell started outside `run` has descriptor `fd` open.
     fn has(fd: i32) -> bool {
-        Command::new("sh")
-            .arg("-c")
-            .arg(format!("test -e /proc/self/fd/{fd}"))
-            .status()
-            .unwrap()
-            .success()
+        probe(fd).status().unwrap().success()
     }
 
     #[test]
@@ -546,20 +548,13 @@ mod tests {
         let fd = lock.as_raw_fd();
         assert!(!has(fd), "std closes it in every other child");
         INSTALLING.set(Some(fd));
-        let probe = format!("test -e /proc/self/fd/{fd}");
-        run(
-            Command::new("sh").arg("-c").arg(&probe),
-            "an install's command",
-        );
+        run(&mut probe(fd), "an install's command");
         INSTALLING.set(None);
         assert!(!has(fd));
     }
 
-    fn args(a: &[&str]) -> impl Iterator<Item = String> {
-        a.iter()
-            .map(|s| s.to_string())
-            .collect::<Vec<_>>()
-            .into_iter()
+    fn args<'a>(a: &'a [&str]) -> impl Iterator<Item = String> + 'a {
+        a.iter().map(|s| s.to_string())
     }
 
     #[test]
