@@ -27,7 +27,18 @@ soak *ARGS:
         case $a in SEEDS=*) seeds=${a#SEEDS=} ;; *) echo "just soak SEEDS=...: what is $a?" >&2; exit 2 ;; esac
     done
     cargo build --release -p kura
-    KURA_SOAK_SEEDS=$seeds cargo test --release -p kura-tests --test it -- write_faults:: write_races::
+    KURA_SOAK_SEEDS=$seeds cargo test --release -p kura-tests --test it -- write_faults:: write_races:: crashes::
+
+# the crash simulator alone over many seeds (two sequences each): just soak-history SEEDS=1..500
+soak-history *ARGS:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    seeds=1..=200
+    for a in {{ARGS}}; do
+        case $a in SEEDS=*) seeds=${a#SEEDS=} ;; *) echo "just soak-history SEEDS=...: what is $a?" >&2; exit 2 ;; esac
+    done
+    cargo build --release -p kura -p kura-tests
+    KURA_SOAK_SEEDS=$seeds cargo test --release -p kura-tests --test it -- crashes::
 
 # The inner loop while changing one crate: its unit tests, then one subject
 # of the end-to-end tests (a module of tests/tests/it/; empty: all of them),

@@ -72,7 +72,7 @@ fn kept(history: Option<&History>) -> Result<&History> {
     history.ok_or_else(|| {
         Error::new(
             Code::NotFound,
-            "kura keeps no history here: it runs without a state folder",
+            "kura keeps no history here: it runs without a state folder, or the history could not be opened (its log at start says why, and every change is refused)",
         )
     })
 }
@@ -221,6 +221,7 @@ pub fn attach(
                 max_bytes: u64::try_from(o.config.history_max_mb)
                     .unwrap_or(0)
                     .saturating_mul(1 << 20),
+                ..kura_history::Retention::default()
             });
             (h.journal(), Some(h))
         }

@@ -31,12 +31,12 @@ impl Who {
     }
 }
 
-/// A session id for this process: unique across restarts (the start time
-/// and the process id).
+/// A session id for this process: unique across restarts and containers
+/// (the start time and the process's tag, see [`crate::fs::process_tag`]).
 pub fn process_session(kind: &str) -> String {
     static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let started = STARTED.get_or_init(|| chrono::Utc::now().format("%Y%m%dT%H%M%S").to_string());
-    format!("{kind}-{started}-{}", std::process::id())
+    format!("{kind}-{started}-{}", crate::fs::process_tag())
 }
 
 /// What a change records of its call.
@@ -74,6 +74,12 @@ pub(crate) struct Step {
     /// hold what came after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kept: Option<String>,
+    /// The bytes after (base64), when the store does not hold them yet: a
+    /// kura killed before its commit is recorded with what its call wrote,
+    /// whatever the file holds by the next start (a person may have typed
+    /// since; that is their change, not the call's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wrote: Option<String>,
 }
 
 /// The bytes of a file as a pending line keeps them.
@@ -93,8 +99,17 @@ pub(crate) fn kept(text: &str) -> Option<Vec<u8>> {
 #[serde(untagged)]
 pub(crate) enum Line {
     Step(Step),
-    Folder { folder: String, made: bool },
-    Meta { meta: Meta },
+    Folder {
+        folder: String,
+        made: bool,
+    },
+    Meta {
+        meta: Meta,
+    },
+    /// The last step of this path failed and was not made.
+    Unmade {
+        unmade: String,
+    },
 }
 
 /// One root's part of the call.
@@ -111,7 +126,10 @@ pub(crate) struct Touched {
 
 /// Bytes a call holds in memory for its commit before they are written
 /// as a pack of their own (a call that rewrites many large files).
+#[cfg(not(test))]
 const HELD_MAX: usize = 64 << 20;
+#[cfg(test)]
+pub(crate) const HELD_MAX: usize = 64 << 10;
 
 struct Open {
     meta: Meta,
@@ -249,14 +267,19 @@ fn add(
         s.as_deref()
             .and_then(|h| gix::ObjectId::from_hex(h.as_bytes()).ok())
     };
-    if let (Some(bytes), Some(b)) = (before, id(&step.before))
-        && !t.blobs.contains_key(&b)
-        && !history.store.knows(b)
-    {
-        step.kept = Some(keep(bytes));
+    let unheld = |bytes: Option<&[u8]>, id: Option<gix::ObjectId>| match (bytes, id) {
+        (Some(bytes), Some(id)) if !t.blobs.contains_key(&id) && !history.store.knows(id) => {
+            Some(keep(bytes))
+        }
+        _ => None,
+    };
+    step.kept = unheld(before, id(&step.before));
+    if step.after != step.before {
+        step.wrote = unheld(after, id(&step.after));
     }
     append(history, t, meta, &Line::Step(step.clone()))?;
     step.kept = None;
+    step.wrote = None;
     for (bytes, id) in [(before, id(&step.before)), (after, id(&step.after))] {
         if let (Some(bytes), Some(id)) = (bytes, id) {
             t.blobs.entry(id).or_insert_with(|| bytes.to_vec());
@@ -312,6 +335,41 @@ pub(crate) fn record_folder(history: &Arc<Inner>, folder: String, made: bool) {
     });
 }
 
+/// The write of `p` the call in progress just recorded failed: unless the
+/// file holds what the step wrote (a failure after the write, such as its
+/// folder's sync), the step is taken out of the call, in its pending file
+/// too. A refused write is no change: recorded as one, its undo would meet
+/// `conflict` there for ever.
+pub(crate) fn unmade(history: &Arc<Inner>, p: &crate::fs::RelPath) {
+    let path = p.to_string();
+    OPEN.with(|o| {
+        let mut o = o.borrow_mut();
+        let Some(open) = o.as_mut() else { return };
+        let meta = open.meta.clone();
+        let t = touched(open, history);
+        let Some(i) = t.steps.iter().rposition(|s| s.path == path) else {
+            return;
+        };
+        let now = match history.reader.read(p) {
+            Ok(bytes) => Some(crate::store::Store::id_of(&bytes).to_string()),
+            Err(e) if e.code == crate::error::Code::NotFound => None,
+            Err(_) => return, // cannot tell: the step stays
+        };
+        if now == t.steps[i].after {
+            return;
+        }
+        let line = Line::Unmade {
+            unmade: path.clone(),
+        };
+        match append(history, t, &meta, &line) {
+            Ok(()) => {
+                t.steps.remove(i);
+            }
+            Err(e) => tracing::warn!("{} history: {}", history.name, e.message),
+        }
+    });
+}
+
 fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
     let i = match open
         .touched
@@ -340,7 +398,7 @@ fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Re
             Some(kept) => kept,
             None => {
                 let n = PENDING.fetch_add(1, Ordering::Relaxed);
-                let name = format!("pending/{}-{n}.jsonl", std::process::id());
+                let name = format!("pending/{}-{n}.jsonl", crate::fs::process_tag());
                 let file = history
                     .kura
                     .lock(&name)
@@ -407,6 +465,11 @@ pub(crate) fn parse_pending(text: &str) -> Pending {
         match line {
             Line::Meta { meta: m } => meta = m,
             Line::Step(s) => steps.push(s),
+            Line::Unmade { unmade } => {
+                if let Some(i) = steps.iter().rposition(|s| s.path == unmade) {
+                    steps.remove(i);
+                }
+            }
             Line::Folder { folder, made: true } => made.push(folder),
             Line::Folder {
                 folder,

@@ -32,7 +32,7 @@ mod undo;
 
 pub use call::{Call, Who, process_session};
 pub use log::{Entry, FileChange, Filter, unified_diff};
-pub use prune::Retention;
+pub use prune::{Floor, Retention};
 pub use queue::settle_all;
 pub use undo::{Conflict, Plan, Restore};
 
@@ -439,6 +439,7 @@ impl fs::Journal for History {
             before: id(before),
             after: id(after),
             kept: None,
+            wrote: None,
         };
         call::record(&self.inner, step, before, after)
     }
@@ -448,6 +449,18 @@ impl fs::Journal for History {
             call::record_folder(&self.inner, p.to_string(), made);
         }
     }
+
+    fn unmade(&self, p: &RelPath) {
+        if !self.inner.skipped(p) {
+            call::unmade(&self.inner, p);
+        }
+    }
+}
+
+/// The id `bytes` have in a history (a git blob id, hex): what
+/// `vault_history` and `vault_undo` name a file's state by.
+pub fn blob_id(bytes: &[u8]) -> String {
+    store::Store::id_of(bytes).to_string()
 }
 
 /// The session of the call in progress on this thread, if one is.

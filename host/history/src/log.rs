@@ -166,6 +166,9 @@ impl Inner {
         }
         let _held = self.lock()?;
         self.recover()?;
+        // A kura killed between its commit and its list line, while others
+        // went on committing: its change is listed before this one.
+        self.catch_up()?;
         let change = call::net(&t.steps);
         if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
             let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
@@ -281,10 +284,13 @@ impl Inner {
     }
 
     /// Record the calls a stopped kura left (pending files no one holds),
-    /// oldest first. A path counts as changed by a call when it no longer
-    /// holds what the call found: it holds what the next call left
-    /// pending found there (when those bytes are at hand: that call kept
-    /// them, or the store has them), or else what the file holds now.
+    /// oldest first, each as the change its own steps say it made. A path
+    /// counts as changed by a call unless what came after it — what the
+    /// next call left pending found there, or else what the file holds
+    /// now — is what the call found (killed before its write reached the
+    /// file). What the file holds beyond the call's after-state is not the
+    /// call's: the next change of that file records it as changed outside
+    /// kura, and an undo of the call meets `conflict` there.
     pub(crate) fn recover(&self) -> Result<()> {
         let folder = "pending";
         let listed = self
@@ -312,27 +318,35 @@ impl Inner {
         };
         let mut blobs = Blobs::new();
         for s in left.iter().flat_map(|(_, _, p)| &p.steps) {
-            if let (Some(id), Some(bytes)) =
-                (hex(&s.before), s.kept.as_deref().and_then(call::kept))
-            {
-                blobs.entry(id).or_insert(bytes);
+            for (id, kept) in [(&s.before, &s.kept), (&s.after, &s.wrote)] {
+                if let (Some(id), Some(bytes)) = (hex(id), kept.as_deref().and_then(call::kept)) {
+                    blobs.entry(id).or_insert(bytes);
+                }
             }
         }
         let nets: Vec<_> = left.iter().map(|(_, _, p)| call::net(&p.steps)).collect();
         for (i, (name, _held, pending)) in left.into_iter().enumerate() {
             let mut change = BTreeMap::new();
-            for (path, (before, _)) in &nets[i] {
+            for (path, (before, wrote)) in &nets[i] {
+                let at_hand = |s: &Option<String>, blobs: &Blobs| {
+                    hex(s).is_none_or(|id| blobs.contains_key(&id) || self.store.has(id))
+                };
                 let next = nets[i + 1..]
                     .iter()
                     .find_map(|n| n.get(path).map(|(b, _)| b.clone()));
-                let after = match next {
-                    Some(b)
-                        if hex(&b)
-                            .is_none_or(|id| blobs.contains_key(&id) || self.store.has(id)) =>
-                    {
-                        b
-                    }
+                let seen = match next {
+                    Some(b) if at_hand(&b, &blobs) => b,
                     _ => self.state_of(path, &mut blobs)?,
+                };
+                let after = if at_hand(wrote, &blobs) {
+                    if seen == *before {
+                        continue; // the write never reached the file
+                    }
+                    wrote.clone()
+                } else {
+                    // A pending file of a kura before the after-state was
+                    // kept: what came after is all there is.
+                    seen
                 };
                 // Changed by the call, and not known to the repository
                 // already (a call committed whose pending file stayed).
@@ -350,7 +364,8 @@ impl Inner {
                 removed,
                 ..
             } = pending;
-            if !change.is_empty() || !made.is_empty() || !removed.is_empty() {
+            let fresh = !change.is_empty() || !made.is_empty() || !removed.is_empty();
+            if fresh && !self.listed_already(&meta, &change)? {
                 self.record(&meta, change, made, removed, true, &blobs)?;
                 tracing::info!(
                     "{} history: recorded a change a stopped kura left pending",
@@ -362,6 +377,60 @@ impl Inner {
                 .map_err(|e| self.fault("cannot finish a pending record", e))?;
         }
         Ok(())
+    }
+
+    /// Whether `change` by `meta`'s call is the newest listed change of
+    /// its files already: a call committed whose pending file could not be
+    /// emptied (the next commit, in the same process, finds it) is not
+    /// recorded twice, while the same edit made again after an undo is.
+    fn listed_already(
+        &self,
+        meta: &Meta,
+        change: &BTreeMap<String, (Option<String>, Option<String>)>,
+    ) -> Result<bool> {
+        if change.is_empty() {
+            return Ok(false);
+        }
+        let newest = self
+            .committed(&[])?
+            .into_iter()
+            .rev()
+            .find(|e| e.files.iter().any(|f| change.contains_key(&f.path)));
+        Ok(newest.is_some_and(|e| {
+            e.tool == meta.tool
+                && e.session == meta.who.session
+                && change.iter().all(|(path, (b, a))| {
+                    e.files
+                        .iter()
+                        .any(|f| f.path == *path && f.before == *b && f.after == *a)
+                })
+        }))
+    }
+
+    /// The blobs every pending file names (calls in progress or queued,
+    /// and those a stopped kura left), read without their locks.
+    pub(crate) fn pending_blobs(&self) -> Result<HashSet<ObjectId>> {
+        let mut out = HashSet::new();
+        let listed = self
+            .kura
+            .list("pending")
+            .map_err(|e| self.fault("cannot be read", e))?;
+        for (file, _, _) in listed {
+            let text = self
+                .kura
+                .read(&format!("pending/{file}"))
+                .map_err(|e| self.fault("cannot be read", e))?
+                .unwrap_or_default();
+            for s in call::parse_pending(&String::from_utf8_lossy(&text)).steps {
+                out.extend(
+                    [s.before, s.after]
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|h| ObjectId::from_hex(h.as_bytes()).ok()),
+                );
+            }
+        }
+        Ok(out)
     }
 
     /// What `path` holds now, as a blob id (None: no file), its bytes

@@ -19,11 +19,32 @@ use crate::error::Result;
 use crate::pack;
 
 /// How much history to keep: changes newer than `days` (0: any age), and
-/// at most `max_bytes` of packs (0: any size).
+/// at most `max_bytes` of packs (0: any size), but never less than `floor`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Retention {
     pub days: u64,
     pub max_bytes: u64,
+    pub floor: Floor,
+}
+
+/// What retention keeps whatever the size: the newest `changes` changes
+/// (whatever their age too), and every change of the last `days` days. A
+/// history whose files alone are over its size (one move of a big
+/// attachments folder) would otherwise be pruned at every look, each time
+/// in proportion, down to nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Floor {
+    pub changes: usize,
+    pub days: u64,
+}
+
+impl Default for Floor {
+    fn default() -> Floor {
+        Floor {
+            changes: 100,
+            days: 7,
+        }
+    }
 }
 
 /// Changes past the age limit that make a prune worth rewriting the
@@ -32,32 +53,83 @@ const WORTH: usize = 1_000;
 
 impl Retention {
     /// How many of `times` (the changes' RFC 3339 times, oldest first) to
-    /// prune when the packs take `bytes`: the changes past the age limit
-    /// once they are worth a rewrite, and enough of the oldest for the rest
-    /// to fit the size (in proportion, with a fifth to spare).
+    /// prune when the packs take `bytes`, of which no prune frees `fixed`
+    /// (the files as the oldest change kept finds them stay): the changes
+    /// past the age limit once they are worth a rewrite, and enough of the
+    /// oldest for the rest to fit the size (in proportion to what a prune
+    /// frees, with a fifth to spare); never into the floor.
     pub(crate) fn cut(
         &self,
         times: &[String],
-        bytes: u64,
+        (bytes, fixed): (u64, u64),
         now: chrono::DateTime<chrono::Utc>,
     ) -> usize {
-        let mut cut = 0;
-        if self.days > 0 {
-            let limit = now - chrono::Duration::days(self.days as i64);
-            let old = times
+        let older = |days: u64| {
+            let limit = now - chrono::Duration::days(days as i64);
+            times
                 .iter()
                 .take_while(|t| chrono::DateTime::parse_from_rfc3339(t).is_ok_and(|t| t < limit))
-                .count();
-            if old >= WORTH.min(times.len() / 10).max(1) {
-                cut = old;
+                .count()
+        };
+        let n = times.len();
+        let floor = n.saturating_sub(self.floor.changes);
+        let mut cut = 0;
+        if self.days > 0 {
+            let old = older(self.days);
+            if old >= WORTH.min(n / 10).max(1) {
+                cut = old.min(floor);
             }
         }
         if self.max_bytes > 0 && bytes > self.max_bytes {
-            let keep = (times.len() as f64 * 0.8 * self.max_bytes as f64 / bytes as f64) as usize;
-            cut = cut.max(times.len().saturating_sub(keep));
+            let frees = bytes.saturating_sub(fixed).max(1);
+            let room = self.max_bytes.saturating_sub(fixed);
+            let keep = (n as f64 * 0.8 * room as f64 / frees as f64) as usize;
+            let recent = match self.floor.days {
+                0 => n,
+                days => older(days),
+            };
+            cut = cut.max(n.saturating_sub(keep).min(floor).min(recent));
         }
         cut
     }
+
+    /// Whether the floor holds the history over its size: a prune as far
+    /// as the size asks would cut into the changes the floor keeps.
+    pub(crate) fn held_by_floor(
+        &self,
+        times: &[String],
+        sizes: (u64, u64),
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> bool {
+        let unfloored = Retention {
+            floor: Floor {
+                changes: 0,
+                days: 0,
+            },
+            days: 0,
+            ..*self
+        };
+        unfloored.cut(times, sizes, now) > self.cut(times, sizes, now)
+    }
+}
+
+/// The size of the blobs `head`'s tree names: what any prune keeps (an
+/// upper bound: packs hold them compressed).
+fn fixed_bytes(
+    repo: &gix::Repository,
+    head: Option<ObjectId>,
+) -> std::result::Result<u64, Box<dyn std::error::Error + Send + Sync>> {
+    let Some(head) = head else { return Ok(0) };
+    let mut ids = HashSet::new();
+    tree(repo, repo.find_commit(head)?.tree_id()?.detach(), &mut ids)?;
+    let mut total = 0;
+    for id in ids {
+        let h = repo.find_header(id)?;
+        if h.kind() == gix::object::Kind::Blob {
+            total += h.size();
+        }
+    }
+    Ok(total)
 }
 
 impl Inner {
@@ -76,17 +148,36 @@ impl Inner {
             .collect();
         let times: Vec<String> = listed.iter().map(|(_, t)| t.clone()).collect();
         let bytes = pack::packed_bytes(&self.state, &self.dir).map_err(failed)?;
-        let cut = retention.cut(&times, bytes, chrono::Utc::now());
+        let repo = self.store.repo();
+        let head = self.store.head().map_err(failed)?;
+        let fixed = match retention.max_bytes {
+            0 => 0,
+            _ => fixed_bytes(&repo, head).map_err(failed)?,
+        };
+        let now = chrono::Utc::now();
+        if retention.held_by_floor(&times, (bytes, fixed), now) {
+            tracing::warn!(
+                "{} history: {bytes} bytes, over its size, and kept at its floor (the last {} changes, {} days)",
+                self.name,
+                retention.floor.changes,
+                retention.floor.days
+            );
+        }
+        let cut = retention.cut(&times, (bytes, fixed), now);
         if cut == 0 {
             return Ok(0);
         }
         let boundary = ObjectId::from_hex(listed[cut - 1].0.as_bytes())
             .map_err(|e| self.fault("holds a bad id", e))?;
-        let repo = self.store.repo();
-        let head = self.store.head().map_err(failed)?;
         let mut keep = HashSet::new();
         reach(&repo, head, boundary, &mut keep).map_err(failed)?;
         let stems = pack::all_packs(&self.state, &self.dir).map_err(failed)?;
+        // The blobs of calls not committed yet: a call holding many large
+        // files writes them before its commit, and a kura killed before it
+        // left them for the next start. Each names them in its pending file
+        // before it writes them, so what the packs listed above hold of
+        // theirs is named there by now.
+        keep.extend(self.pending_blobs()?);
         let name =
             pack::rewrite(&repo, &self.state, &self.dir, &stems, Some(&keep)).map_err(failed)?;
         let _held = self.lock()?;
@@ -185,15 +276,19 @@ mod tests {
         let keep = Retention {
             days: 30,
             max_bytes: 0,
+            floor: Floor {
+                changes: 0,
+                days: 0,
+            },
         };
         let mut ages: Vec<i64> = (0..40).rev().collect();
         // 9 of 40 changes are past 30 days: more than a tenth, pruned.
-        assert_eq!(keep.cut(&times(&ages, now), 0, now), 9);
+        assert_eq!(keep.cut(&times(&ages, now), (0, 0), now), 9);
         ages = vec![31, 5, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1];
         // One old change of 20: a tenth is 2, so it waits.
-        assert_eq!(keep.cut(&times(&ages, now), 0, now), 0);
+        assert_eq!(keep.cut(&times(&ages, now), (0, 0), now), 0);
         let forever = Retention::default();
-        assert_eq!(forever.cut(&times(&[400, 300], now), 1 << 40, now), 0);
+        assert_eq!(forever.cut(&times(&[400, 300], now), (1 << 40, 0), now), 0);
     }
 
     #[test]
@@ -202,10 +297,42 @@ mod tests {
         let keep = Retention {
             days: 0,
             max_bytes: 100,
+            ..Retention::default()
         };
-        let ages: Vec<i64> = vec![0; 100];
-        assert_eq!(keep.cut(&times(&ages, now), 100, now), 0);
+        let ages: Vec<i64> = vec![10; 500];
+        assert_eq!(keep.cut(&times(&ages, now), (100, 0), now), 0);
         // Twice the size: keep 0.8 × half of them.
-        assert_eq!(keep.cut(&times(&ages, now), 200, now), 60);
+        assert_eq!(keep.cut(&times(&ages, now), (200, 0), now), 300);
+        // A quarter of it no prune frees: keep 0.8 × 50 / 150 of them.
+        assert_eq!(keep.cut(&times(&ages, now), (200, 50), now), 367);
+    }
+
+    /// Issue 67: files alone over the size (a big attachments folder moved)
+    /// pruned at every look, each time in proportion, emptied the history.
+    #[test]
+    fn retention_never_cuts_into_its_floor() {
+        let now = chrono::Utc::now();
+        let keep = Retention {
+            days: 30,
+            max_bytes: 100,
+            ..Retention::default()
+        };
+        let floor = Floor::default();
+        // 150 changes, a month old, files of 300 over a size of 100.
+        let mut ages: Vec<i64> = vec![40; 150];
+        let mut n = ages.len();
+        for _ in 0..10 {
+            let cut = keep.cut(&times(&ages, now), (400, 300), now);
+            n -= cut;
+            ages.truncate(n);
+        }
+        assert_eq!(n, floor.changes, "the newest changes stay");
+        assert!(keep.held_by_floor(&times(&ages, now), (400, 300), now));
+        // The last days' changes stay whatever their number.
+        let ages: Vec<i64> = vec![1; 500];
+        assert_eq!(keep.cut(&times(&ages, now), (400, 300), now), 0);
+        assert!(keep.held_by_floor(&times(&ages, now), (400, 300), now));
+        // A history within its size is not held.
+        assert!(!keep.held_by_floor(&times(&ages, now), (90, 0), now));
     }
 }

@@ -204,12 +204,26 @@ impl Store {
             })
             .or_else(|_| {
                 self.reopen()?;
+                self.clear_stale_lock(target)?;
                 self.commit_with(true, target, found_message, change, blobs, message, &author)
             })?;
         // The store learns of the pack just written (a miss that looks),
         // so the next commit finds what this one left without looking.
         self.has(commit);
         Ok(commit)
+    }
+
+    /// Remove the branch's lock file a kura killed while it moved the
+    /// branch left: commits are made under the history's own lock, so one
+    /// found then is no live writer's, and left there it would refuse
+    /// every commit after (and with them every change to the root).
+    fn clear_stale_lock(&self, (state, dir): (&crate::fs::StateDir, &str)) -> Result<(), Failure> {
+        let lock = format!("{dir}/{}.lock", self.branch.as_bstr());
+        if state.read(&lock)?.is_some() {
+            tracing::info!("a stale lock of the history's branch removed ({lock})");
+            state.remove(&lock)?;
+        }
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]

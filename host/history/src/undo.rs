@@ -236,7 +236,7 @@ impl Journal {
         use std::io::Write as _;
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("undo/{}-{n}.json", std::process::id());
+        let name = format!("undo/{}-{n}.json", crate::fs::process_tag());
         let failed = |e: std::io::Error| history.fault("cannot record the undo", e);
         let mut file = history.kura.lock(&name).map_err(failed)?;
         let text = serde_json::to_vec(plan).unwrap_or_default();

@@ -11,6 +11,7 @@ mod bundle;
 mod concurrency;
 mod confirm;
 mod conformance;
+mod crashes;
 mod demo;
 mod doctor;
 mod embed;

@@ -11,6 +11,11 @@ pub trait Journal: Send + Sync {
     /// there). An error refuses the change: nothing is written.
     fn file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()>;
 
+    /// The change to `p` just reported by [`Journal::file`] failed (the
+    /// file changed meanwhile, no space, a name taken): it was likely not
+    /// made, and the journal looks at what `p` holds to know.
+    fn unmade(&self, _p: &RelPath) {}
+
     /// Folder `p` was just made (`made`) or removed by the change in
     /// progress.
     fn folder(&self, p: &RelPath, made: bool);

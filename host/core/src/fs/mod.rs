@@ -102,6 +102,26 @@ fn nanos(t: io::Result<cap_std::time::SystemTime>) -> i128 {
 }
 
 /// An I/O failure on `what` as the tool error it is.
+/// A name for this process that no other process on any machine sharing
+/// the folders takes: its id is not enough (two kuras in two containers on
+/// one state folder are both process 1), so a random part goes with it.
+/// Pending calls, undo plans and temporary files are named with it.
+pub fn process_tag() -> &'static str {
+    static TAG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    TAG.get_or_init(|| {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        // The standard library's hasher keys are drawn from the system's
+        // random source once per process.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        format!("{}-{:08x}", std::process::id(), h.finish() as u32)
+    })
+}
+
 pub fn io_error(e: io::Error, what: &RelPath) -> Error {
     match e.kind() {
         // `a/file.md/b`: nothing by that name exists either.
@@ -320,6 +340,20 @@ impl Root {
             Some(j) => j.file(p, before, after),
             None => Ok(()),
         }
+    }
+
+    /// `made`, the outcome of the change to `p` the journal heard of: a
+    /// failure is told to it, so that a change refused is not recorded as
+    /// made.
+    fn noted<T>(&self, paths: &[&RelPath], made: Result<T>) -> Result<T> {
+        if made.is_err()
+            && let Some(j) = &self.journal
+        {
+            for p in paths {
+                j.unmade(p);
+            }
+        }
+        made
     }
 
     /// Folder `p` was made or removed.

@@ -180,9 +180,31 @@ impl StateDir {
     /// held until the returned file is dropped; waits while another
     /// process or handle holds it.
     pub fn lock(&self, name: &str) -> io::Result<std::fs::File> {
-        let f = self.lock_file(name)?;
-        f.lock()?;
-        Ok(f)
+        loop {
+            let f = self.lock_file(name)?;
+            f.lock()?;
+            if self.still_named(name, &f)? {
+                return Ok(f);
+            }
+        }
+    }
+
+    /// Whether `f` (locked) is still the file `name` names: a holder may
+    /// have removed the file between this handle's opening and its lock
+    /// (a pending call's file recorded and removed by another kura), and a
+    /// lock on a removed file guards nothing and what is written to it is
+    /// lost.
+    fn still_named(&self, name: &str, f: &std::fs::File) -> io::Result<bool> {
+        use std::os::unix::fs::MetadataExt as _;
+        let held = f.metadata()?;
+        match self.dir.symlink_metadata(name) {
+            Ok(there) => {
+                use cap_fs_ext::OsMetadataExt as _;
+                Ok(there.dev() == held.dev() && there.ino() == held.ino())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// The file `sub/name` a lock is taken on (made if missing).
@@ -197,11 +219,14 @@ impl StateDir {
     /// [`StateDir::lock`] without waiting: None while another process or
     /// handle holds it.
     pub fn try_lock(&self, name: &str) -> io::Result<Option<std::fs::File>> {
-        let f = self.lock_file(name)?;
-        match f.try_lock() {
-            Ok(()) => Ok(Some(f)),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        loop {
+            let f = self.lock_file(name)?;
+            match f.try_lock() {
+                Ok(()) if self.still_named(name, &f)? => return Ok(Some(f)),
+                Ok(()) => {}
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => return Err(e),
+            }
         }
     }
 
@@ -361,6 +386,42 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         let e = StateDir::open(&file).err().unwrap();
         assert!(!Exposed::is(&e), "{e}");
+    }
+
+    /// Issue 67: a call's pending file is made, then locked; another kura
+    /// recording what a dead one left takes each unlocked pending file,
+    /// and removes an empty one. A lock taken must be on the file its name
+    /// names, or what the call writes there goes to a removed file.
+    #[test]
+    fn a_lock_is_never_taken_on_a_file_another_holder_removed() {
+        let t = tempfile::tempdir().unwrap();
+        let state = std::sync::Arc::new(StateDir::open(t.path()).unwrap());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let recorder = {
+            let (state, stop) = (state.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(Some(held)) = state.try_lock("pending/1-0.jsonl") {
+                        if held.metadata().unwrap().len() == 0 {
+                            state.remove("pending/1-0.jsonl").unwrap();
+                        }
+                        drop(held);
+                    }
+                }
+            })
+        };
+        let path = t.path().join("pending/1-0.jsonl");
+        for _ in 0..3_000 {
+            let held = state.lock("pending/1-0.jsonl").unwrap();
+            let named = std::fs::metadata(&path).map(|m| m.ino());
+            assert_eq!(
+                named.ok(),
+                Some(held.metadata().unwrap().ino()),
+                "locked a removed file"
+            );
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        recorder.join().unwrap();
     }
 
     /// Two kuras share a state folder: one removing its move journal while

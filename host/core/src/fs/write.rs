@@ -317,7 +317,9 @@ impl Root {
             current.as_ref().map(|c| c.bytes.as_slice()),
             Some(&bytes),
         )?;
-        replace_atomically(pdir, &name, &bytes, expect).map_err(|e| write_error(e, p))?;
+        let written =
+            replace_atomically(pdir, &name, &bytes, expect).map_err(|e| write_error(e, p));
+        self.noted(&[p], written)?;
         Ok(Some(out))
     }
 
@@ -425,7 +427,9 @@ impl Root {
         }
         self.check_size(&path, bytes.len())?;
         self.note_file(&path, None, Some(&bytes))?;
-        replace_atomically(dir, &name, &bytes, expect).map_err(|e| write_error(e, &path))?;
+        let written =
+            replace_atomically(dir, &name, &bytes, expect).map_err(|e| write_error(e, &path));
+        self.noted(&[&path], written)?;
         Ok((path, out))
     }
 
@@ -478,7 +482,6 @@ impl Root {
     /// [`Root::rename_file`] from the open folder `src` into `dst`.
     fn rename_into(&self, src: &Dir, dst: &Dir, from: &RelPath, to: &RelPath) -> Result<()> {
         let name = from.file_name().unwrap_or_default();
-        let new_name = to.file_name().unwrap_or_default();
         // Across processes, both folders' advisory locks (in path order;
         // one when it is the same folder), as a rewrite holds its folder's:
         // another kura's rewrite of this file, checked unchanged, is renamed
@@ -507,8 +510,23 @@ impl Root {
                 .map_err(|e| io_error(e, from))?
                 .bytes;
             self.note_file(from, Some(&moved), None)?;
-            self.note_file(to, None, Some(&moved))?;
+            let noted = self.note_file(to, None, Some(&moved));
+            self.noted(&[from], noted)?;
         }
+        let renamed = Self::rename_synced(src, dst, from, to, same_file);
+        self.noted(&[from, to], renamed)
+    }
+
+    /// The rename itself of [`Root::rename_into`], both folders synced.
+    fn rename_synced(
+        src: &Dir,
+        dst: &Dir,
+        from: &RelPath,
+        to: &RelPath,
+        same_file: bool,
+    ) -> Result<()> {
+        let name = from.file_name().unwrap_or_default();
+        let new_name = to.file_name().unwrap_or_default();
         if same_file {
             // A change of case of one file: the name "taken" is its own.
             crate::fault::step().map_err(|e| io_error(e, from))?;
@@ -612,12 +630,15 @@ impl Root {
             .with("path", p.to_string()));
         }
         self.note_file(p, Some(&current.bytes), None)?;
-        crate::fault::step().map_err(|e| io_error(e, p))?;
-        if Seen::now(&pdir, name).map_err(|e| io_error(e, p))? != current.seen {
-            return Err(write_error(io::Error::other(Changed), p));
-        }
-        pdir.remove_file(name).map_err(|e| io_error(e, p))?;
-        sync_dir(&pdir).map_err(|e| io_error(e, p))
+        let removed = (|| {
+            crate::fault::step().map_err(|e| io_error(e, p))?;
+            if Seen::now(&pdir, name).map_err(|e| io_error(e, p))? != current.seen {
+                return Err(write_error(io::Error::other(Changed), p));
+            }
+            pdir.remove_file(name).map_err(|e| io_error(e, p))?;
+            sync_dir(&pdir).map_err(|e| io_error(e, p))
+        })();
+        self.noted(&[p], removed)
     }
 
     /// A write never makes a file kura could not read back whole.
@@ -812,7 +833,7 @@ pub(super) fn replace_atomically(
 /// A temporary name no other write of any process takes.
 fn temp_name() -> String {
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{TEMP_PREFIX}{:x}-{n:x}", std::process::id())
+    format!("{TEMP_PREFIX}{}-{n:x}", super::process_tag())
 }
 
 /// [`replace_atomically`] but for the folder's sync, which the caller

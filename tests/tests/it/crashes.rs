@@ -1,0 +1,726 @@
+//! The crash simulator (issue 67): seeded sequences of an agent's writes
+//! and undos, a person's edits in their editor, a second kura on the same
+//! folders, and kills — SIGKILL right after an answer (before the call's
+//! commit, which a worker makes after it), or an abort at a chosen write
+//! step of a call, commit included (`kura-faulty`, whose plan makes the
+//! commit inside the call) — against the real binary. After each step the
+//! harness checks what it knows itself, never what kura says of itself:
+//!
+//! - every version kura replaced or wrote is still somewhere: a file of the
+//!   vault (`.trash/` included) or a blob of the history;
+//! - an undo that succeeds found every file of its change as the change
+//!   left it and leaves each as the change found it; one that answers
+//!   `conflict` names a file that changed since and changes nothing;
+//! - an undo of that undo gives back what was there before both;
+//! - each listed change's diff can be read, and `git fsck --strict` passes.
+//!
+//! A failure prints its seed and the shortest sequence that still fails
+//! (one step left out at a time while it does). CI runs the seeds of
+//! `kura_tests::soak` (one fixed seed); `just soak-history SEEDS=1..500`
+//! runs many.
+
+#![allow(clippy::disallowed_methods)] // the harness plays the person's editor with std::fs
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use kura_tests::{Fixture, Kura, command, faulty_command, soak};
+use serde_json::{Value, json};
+
+/// The files the sequences touch: few, so that calls and edits meet.
+const PATHS: [&str; 4] = ["sim/a.md", "sim/b.md", "sim/c.md", "sim/att/x.bin"];
+
+/// One step of a sequence. Paths are indexes into [`PATHS`]; a step that
+/// meets a state it does not fit (a write to a missing file) is answered
+/// with an error like any agent's.
+#[derive(Clone, Debug)]
+enum Op {
+    // The agent's calls.
+    Create {
+        path: usize,
+        text: String,
+    },
+    Write {
+        path: usize,
+        append: bool,
+        text: String,
+    },
+    Replace {
+        path: usize,
+    },
+    Move {
+        from: usize,
+        to: usize,
+    },
+    Delete {
+        path: usize,
+    },
+    /// Undo the `pick`-th newest listed change (modulo their number).
+    Undo {
+        pick: usize,
+    },
+    /// Undo the last undo that succeeded.
+    Redo,
+    // The person, in their editor.
+    Save {
+        path: usize,
+        text: String,
+    },
+    Append {
+        path: usize,
+        text: String,
+    },
+    Remove {
+        path: usize,
+    },
+    Rename {
+        from: usize,
+        to: usize,
+    },
+    // The processes.
+    /// SIGKILL now: right after the last answer.
+    Kill,
+    /// The call through `kura-faulty`, aborting before its `step`-th write
+    /// step (a step past its last: it runs whole).
+    Crash {
+        step: usize,
+        call: Box<Op>,
+    },
+    /// The call through a second kura on the same folders, killed after.
+    Second {
+        call: Box<Op>,
+    },
+}
+
+fn text(rng: &mut fastrand::Rng) -> String {
+    let words = [
+        "plan",
+        "[[a]]",
+        "today",
+        "note",
+        "[[b]]",
+        "日本語",
+        "x",
+        "done",
+    ];
+    let n = rng.usize(1..6);
+    let mut s: String = (0..n)
+        .map(|_| words[rng.usize(..words.len())])
+        .collect::<Vec<_>>()
+        .join(" ");
+    s.push_str(&format!(" {}\n", rng.u32(..1000)));
+    s
+}
+
+fn call(rng: &mut fastrand::Rng) -> Op {
+    let path = rng.usize(..PATHS.len());
+    match rng.usize(..100) {
+        0..15 => Op::Create {
+            path,
+            text: text(rng),
+        },
+        15..50 => Op::Write {
+            path,
+            append: rng.bool(),
+            text: text(rng),
+        },
+        50..58 => Op::Replace { path },
+        58..70 => Op::Move {
+            from: path,
+            to: rng.usize(..PATHS.len()),
+        },
+        70..78 => Op::Delete { path },
+        78..94 => Op::Undo {
+            pick: rng.usize(..6),
+        },
+        _ => Op::Redo,
+    }
+}
+
+fn sequence(rng: &mut fastrand::Rng, len: usize) -> Vec<Op> {
+    (0..len)
+        .map(|_| {
+            let path = rng.usize(..PATHS.len());
+            match rng.usize(..100) {
+                0..55 => call(rng),
+                55..63 => Op::Save {
+                    path,
+                    text: text(rng),
+                },
+                63..70 => Op::Append {
+                    path,
+                    text: text(rng),
+                },
+                70..73 => Op::Remove { path },
+                73..76 => Op::Rename {
+                    from: path,
+                    to: rng.usize(..PATHS.len()),
+                },
+                76..86 => Op::Kill,
+                86..95 => Op::Crash {
+                    step: rng.usize(1..9),
+                    call: Box::new(call(rng)),
+                },
+                _ => Op::Second {
+                    call: Box::new(call(rng)),
+                },
+            }
+        })
+        .collect()
+}
+
+/// The files under the vault (`.trash/` included), by path.
+type Files = BTreeMap<String, Vec<u8>>;
+
+fn walk(root: &Path, dir: &Path, out: &mut Files) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        let Ok(t) = e.file_type() else { continue };
+        if t.is_dir() {
+            if p.file_name().is_some_and(|n| n == ".system") {
+                continue;
+            }
+            walk(root, &p, out);
+        } else if t.is_file()
+            // A write's temporary file, left by a kill before its rename:
+            // the write never happened (swept at the next start).
+            && !e.file_name().to_string_lossy().contains(".kura-tmp-")
+            && let Ok(bytes) = std::fs::read(&p)
+        {
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            out.insert(rel, bytes);
+        }
+    }
+}
+
+fn id(bytes: &[u8]) -> String {
+    kura::history::blob_id(bytes)
+}
+
+/// What the sequences did, printed at the end (how much a run covered).
+#[derive(Debug, Default, Clone, Copy)]
+struct Tally {
+    calls: usize,
+    refused: usize,
+    undone: usize,
+    conflicts: usize,
+    kills: usize,
+    aborted: usize,
+    seconds: usize,
+    edits: usize,
+    starts: usize,
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, o: Tally) {
+        self.calls += o.calls;
+        self.refused += o.refused;
+        self.undone += o.undone;
+        self.conflicts += o.conflicts;
+        self.kills += o.kills;
+        self.aborted += o.aborted;
+        self.seconds += o.seconds;
+        self.edits += o.edits;
+        self.starts += o.starts;
+    }
+}
+
+struct World {
+    tally: Tally,
+    fx: Fixture,
+    kura: Option<Kura>,
+    /// Every version kura replaced or wrote (blob id → the step that saw it).
+    keep: BTreeMap<String, usize>,
+    /// The change the last undo that succeeded took back.
+    last_undone: Option<String>,
+    /// What the person wrote last at each path, while kura has not
+    /// written there since: no undo may replace it.
+    typed: BTreeMap<String, String>,
+    step: usize,
+}
+
+type Outcome = Result<(), String>;
+
+impl World {
+    fn new() -> World {
+        let fx = Fixture::new();
+        // The demo vault's notes and a few of the simulator's own.
+        fx.write("sim/a.md", "a\n[[b]]\n");
+        fx.write("sim/b.md", "b links [[a]]\n");
+        World {
+            tally: Tally::default(),
+            fx,
+            kura: None,
+            keep: BTreeMap::new(),
+            last_undone: None,
+            typed: BTreeMap::new(),
+            step: 0,
+        }
+    }
+
+    fn files(&self) -> Files {
+        let mut out = Files::new();
+        walk(&self.fx.vault(), &self.fx.vault(), &mut out);
+        out
+    }
+
+    async fn kura(&mut self) -> &Kura {
+        if self.kura.is_none() {
+            let started = self.start(command(&self.fx.args(&[]))).await;
+            self.kura = Some(started);
+        }
+        self.kura.as_ref().unwrap()
+    }
+
+    async fn start(&mut self, cmd: tokio::process::Command) -> Kura {
+        self.tally.starts += 1;
+        Kura::start_command(
+            cmd,
+            rmcp::service::ClientLifecycleMode::Initialize,
+            // KURA_SIM_LOG=1: the servers' logs, to see a failure's cause.
+            if std::env::var_os("KURA_SIM_LOG").is_some() {
+                std::process::Stdio::inherit()
+            } else {
+                std::process::Stdio::null()
+            },
+        )
+        .await
+    }
+
+    /// What a call of `op` sends: its tool and arguments (None: not a call).
+    fn request(&self, op: &Op, listed: &[Value]) -> Option<(&'static str, Value)> {
+        let p = |i: &usize| PATHS[*i];
+        Some(match op {
+            Op::Create { path, text } => {
+                ("vault_create", json!({"path": p(path), "content": text}))
+            }
+            Op::Write { path, append, text } => (
+                "vault_write",
+                json!({"path": p(path), "content": text,
+                    "mode": if *append { "append" } else { "overwrite" }}),
+            ),
+            Op::Replace { path } => (
+                "vault_replace",
+                json!({"path": p(path), "find": "a", "replace": "A", "max_replacements": 0}),
+            ),
+            Op::Move { from, to } => ("vault_move", json!({"from": p(from), "to": p(to)})),
+            Op::Delete { path } => ("vault_delete", json!({"path": p(path)})),
+            Op::Undo { pick } => {
+                let c = listed.get(pick % listed.len().max(1))?;
+                ("vault_undo", json!({"change": c["id"]}))
+            }
+            Op::Redo => {
+                // The undo itself, as listed: it names what it undid.
+                let undone = self.last_undone.as_deref()?;
+                let undo = listed.iter().find(|c| {
+                    c["undoes"]
+                        .as_array()
+                        .is_some_and(|u| u.iter().any(|u| u == undone))
+                })?;
+                ("vault_undo", json!({"change": undo["id"]}))
+            }
+            _ => return None,
+        })
+    }
+
+    /// The changes listed now (newest first, at most 50).
+    async fn listed(&mut self) -> Result<Vec<Value>, String> {
+        let r = self
+            .kura()
+            .await
+            .call("vault_history", json!({"limit": 50}))
+            .await;
+        if r.is_error {
+            return Err(format!("vault_history failed: {}", r.body));
+        }
+        Ok(r.body["changes"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// Versions that changed between two looks: kura replaced the old and
+    /// wrote the new, so both are to be kept.
+    fn kept_between(&mut self, before: &Files, after: &Files) {
+        for (path, bytes) in before {
+            if after.get(path) != Some(bytes) {
+                self.keep.entry(id(bytes)).or_insert(self.step);
+            }
+        }
+        self.typed
+            .retain(|path, _| before.get(path) == after.get(path));
+        for (path, bytes) in after {
+            if before.get(path) != Some(bytes) {
+                self.keep.entry(id(bytes)).or_insert(self.step);
+            }
+        }
+    }
+
+    async fn run(&mut self, op: &Op) -> Outcome {
+        self.step += 1;
+        let vault = self.fx.vault();
+        let at = |i: &usize| vault.join(PATHS[*i]);
+        if matches!(
+            op,
+            Op::Save { .. } | Op::Append { .. } | Op::Remove { .. } | Op::Rename { .. }
+        ) {
+            self.tally.edits += 1;
+        }
+        match op {
+            Op::Save { path, text } => {
+                // An editor's atomic save: a temporary file renamed over.
+                let to = at(path);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                let tmp = to.with_extension("tmp~");
+                std::fs::write(&tmp, text).unwrap();
+                std::fs::rename(&tmp, &to).unwrap();
+                self.typed
+                    .insert(PATHS[*path].to_owned(), id(text.as_bytes()));
+            }
+            Op::Append { path, text } => {
+                use std::io::Write as _;
+                if let Ok(mut f) = std::fs::OpenOptions::new().append(true).open(at(path)) {
+                    f.write_all(text.as_bytes()).unwrap();
+                    drop(f);
+                    let now = std::fs::read(at(path)).unwrap();
+                    self.typed.insert(PATHS[*path].to_owned(), id(&now));
+                }
+            }
+            Op::Remove { path } => {
+                let _ = std::fs::remove_file(at(path));
+            }
+            Op::Rename { from, to } => {
+                if !at(to).exists() {
+                    std::fs::create_dir_all(at(to).parent().unwrap()).unwrap();
+                    let _ = std::fs::rename(at(from), at(to));
+                }
+            }
+            Op::Kill => {
+                self.tally.kills += usize::from(self.kura.is_some());
+                self.kura = None;
+            }
+            Op::Crash { step, call } => {
+                self.kura = None;
+                let listed = self.listed().await?;
+                self.kura = None;
+                let Some((tool, args)) = self.request(call, &listed) else {
+                    return Ok(());
+                };
+                let vars = [
+                    ("KURA_FAULT_TOOL", tool.to_owned()),
+                    ("KURA_FAULT_STEP", step.to_string()),
+                ];
+                let faulty = self.start(faulty_command(&self.fx.args(&[]), &vars)).await;
+                let before = self.files();
+                // The call dies at its step (no answer), or runs whole.
+                let answered = faulty.raw(tool, args.clone()).await;
+                drop(faulty);
+                self.tally.calls += 1;
+                self.tally.aborted += usize::from(answered.is_err());
+                let after = self.files();
+                if let Ok(r) = answered
+                    && r.is_error != Some(true)
+                    && tool == "vault_undo"
+                {
+                    self.check_undo(&args, &listed, &before, &after)?;
+                }
+                self.kept_between(&before, &after);
+            }
+            Op::Second { call } => {
+                // The first kura runs meanwhile.
+                self.kura().await;
+                let listed = self.listed().await?;
+                let Some((tool, args)) = self.request(call, &listed) else {
+                    return Ok(());
+                };
+                let second = self.start(command(&self.fx.args(&[]))).await;
+                let before = self.files();
+                let r = second.call(tool, args.clone()).await;
+                self.count(&r);
+                self.tally.seconds += 1;
+                let after = self.files();
+                drop(second);
+                if tool == "vault_undo" {
+                    self.judge_undo(&r, &args, &listed, &before, &after)?;
+                }
+                self.kept_between(&before, &after);
+            }
+            call => {
+                let listed = self.listed().await?;
+                let Some((tool, args)) = self.request(call, &listed) else {
+                    return Ok(());
+                };
+                let before = self.files();
+                let r = self.kura().await.call(tool, args.clone()).await;
+                self.count(&r);
+                let after = self.files();
+                if tool == "vault_undo" {
+                    self.judge_undo(&r, &args, &listed, &before, &after)?;
+                }
+                self.kept_between(&before, &after);
+            }
+        }
+        Ok(())
+    }
+
+    fn count(&mut self, r: &kura_tests::Reply) {
+        self.tally.calls += 1;
+        self.tally.refused += usize::from(r.is_error);
+        if r.is_error && r.body["error"]["code"] == "conflict" {
+            self.tally.conflicts += 1;
+        }
+    }
+
+    /// An undo's answer against the files before and after it.
+    fn judge_undo(
+        &mut self,
+        r: &kura_tests::Reply,
+        args: &Value,
+        listed: &[Value],
+        before: &Files,
+        after: &Files,
+    ) -> Outcome {
+        if !r.is_error {
+            return self.check_undo(args, listed, before, after);
+        }
+        let code = r.body["error"]["code"].as_str().unwrap_or_default();
+        if before != after {
+            return Err(format!(
+                "an undo that failed ({code}) changed files: {}",
+                r.body
+            ));
+        }
+        if code == "conflict" && r.body["error"]["details"]["undone_by"].is_string() {
+            // Undone already: so listed.
+            let target = args["change"].as_str().unwrap_or_default();
+            let listed_undone = listed
+                .iter()
+                .find(|c| c["id"] == target)
+                .is_some_and(|c| c["undone_by"] == r.body["error"]["details"]["undone_by"]);
+            if !listed_undone {
+                return Err(format!(
+                    "an undo refused as undone already, which the list does not say: {}",
+                    r.body
+                ));
+            }
+            return Ok(());
+        }
+        if code == "conflict" {
+            let named = r.body["error"]["details"]["files"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            if named.is_empty() {
+                return Err(format!("a conflict that names no file: {}", r.body));
+            }
+            for f in &named {
+                let path = f["path"].as_str().unwrap_or_default();
+                let now = before.get(path).map(|b| id(b));
+                if now.as_deref() == f["expected"].as_str() {
+                    return Err(format!(
+                        "a conflict on `{path}`, which holds what the change left: {}",
+                        r.body
+                    ));
+                }
+            }
+            return Ok(());
+        }
+        // The change undone is not one listed any more (undone by a
+        // second kura meanwhile is still listed): any other refusal is a
+        // change listed that cannot be undone.
+        Err(format!("an undo refused with `{code}`: {}", r.body))
+    }
+
+    /// A successful undo of `args.change`: each file held what the change
+    /// left, and holds what it found.
+    fn check_undo(
+        &mut self,
+        args: &Value,
+        listed: &[Value],
+        before: &Files,
+        after: &Files,
+    ) -> Outcome {
+        let target = args["change"].as_str().unwrap_or_default();
+        let Some(change) = listed.iter().find(|c| c["id"] == target) else {
+            return Err(format!(
+                "an undo of {target}, which was not listed, succeeded"
+            ));
+        };
+        for f in change["files"].as_array().into_iter().flatten() {
+            let path = f["path"].as_str().unwrap_or_default();
+            let was = before.get(path).map(|b| id(b));
+            let now = after.get(path).map(|b| id(b));
+            if was.is_some() && self.typed.get(path) == was.as_ref() {
+                return Err(format!(
+                    "the undo of {target} replaced what the person wrote in `{path}` after it"
+                ));
+            }
+            if was.as_deref() != f["after"].as_str() {
+                return Err(format!(
+                    "the undo of {target} replaced `{path}`, which held {was:?}, not what the change left ({})",
+                    f["after"]
+                ));
+            }
+            if now.as_deref() != f["before"].as_str() {
+                return Err(format!(
+                    "the undo of {target} left `{path}` holding {now:?}, not what the change found ({})",
+                    f["before"]
+                ));
+            }
+        }
+        self.last_undone = Some(target.to_owned());
+        self.tally.undone += 1;
+        Ok(())
+    }
+
+    /// After the steps: a kura started anew lists every change with a
+    /// readable diff, every version kept is somewhere, and git agrees.
+    async fn check_kept(&mut self) -> Outcome {
+        self.kura = None;
+        let listed = self.listed().await?;
+        for c in listed.iter().take(12) {
+            let r = self
+                .kura()
+                .await
+                .call("vault_history", json!({"change": c["id"]}))
+                .await;
+            if r.is_error || !r.body["diff"].is_string() {
+                return Err(format!(
+                    "change {} is listed but cannot be read: {}",
+                    c["id"], r.body
+                ));
+            }
+        }
+        self.kura = None;
+        let repo = history_repo(&self.fx);
+        let mut there: HashSet<String> = self.files().values().map(|b| id(b)).collect();
+        there.extend(blobs(&repo));
+        for (blob, step) in &self.keep {
+            if !there.contains(blob) {
+                return Err(format!(
+                    "a version seen at step {step} ({blob}) is neither in the vault nor in the history"
+                ));
+            }
+        }
+        let fsck = std::process::Command::new("git")
+            .args(["-C", &repo.display().to_string(), "fsck", "--strict"])
+            .output()
+            .unwrap();
+        if !fsck.status.success() {
+            return Err(format!(
+                "git fsck --strict: {}",
+                String::from_utf8_lossy(&fsck.stderr)
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn history_repo(fx: &Fixture) -> PathBuf {
+    let dir = fx.dir.path().join("state/history");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vault-")
+        })
+        .expect("the vault's history")
+}
+
+/// Every blob id the repository holds.
+fn blobs(repo: &Path) -> HashSet<String> {
+    let out = std::process::Command::new("git")
+        .args(["-C", &repo.display().to_string()])
+        .args([
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname) %(objecttype)",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(" blob"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Run `ops` on fresh folders: the first failure, with its step.
+async fn play(ops: &[Op]) -> Result<Tally, (usize, String)> {
+    let mut w = World::new();
+    for (i, op) in ops.iter().enumerate() {
+        w.run(op).await.map_err(|e| (i, e))?;
+    }
+    w.check_kept().await.map_err(|e| (ops.len(), e))?;
+    Ok(w.tally)
+}
+
+/// The shortest sequence found that still fails: steps left out one at a
+/// time (from the end, so later steps' indexes stay), while it fails.
+async fn shrink(mut ops: Vec<Op>) -> (Vec<Op>, String) {
+    let mut failure = play(&ops).await.err().map(|(_, e)| e).unwrap_or_default();
+    // Passes until one removes nothing (a step kept may become removable
+    // once a later one went).
+    for _ in 0..4 {
+        let mut removed = false;
+        let mut i = ops.len();
+        while i > 0 {
+            i -= 1;
+            let mut fewer = ops.clone();
+            fewer.remove(i);
+            if let Err((_, e)) = play(&fewer).await {
+                ops = fewer;
+                failure = e;
+                removed = true;
+            }
+        }
+        if !removed {
+            break;
+        }
+    }
+    (ops, failure)
+}
+
+/// Steps per sequence, and sequences per seed.
+const STEPS: usize = 40;
+const SEQUENCES: usize = 6;
+
+#[tokio::test]
+async fn no_kill_edit_or_second_kura_loses_a_version_or_misleads_an_undo() {
+    let mut tally = Tally::default();
+    for mut seed in soak::each() {
+        for n in 0..SEQUENCES {
+            let ops = sequence(&mut seed.rng, STEPS);
+            let played = play(&ops).await;
+            if let Ok(t) = played {
+                tally += t;
+            }
+            if let Err((step, e)) = played {
+                if std::env::var_os("KURA_SIM_NO_SHRINK").is_some() {
+                    panic!(
+                        "sequence {n} of {}: step {step} ({:?}): {e}",
+                        seed.again(),
+                        ops.get(step)
+                    );
+                }
+                let (shortest, failure) = shrink(ops.clone()).await;
+                panic!(
+                    "sequence {n} of {}: step {step} ({:?}): {e}\n\nshortest sequence that fails ({} steps): {failure}\n{shortest:#?}",
+                    seed.again(),
+                    ops.get(step),
+                    shortest.len()
+                );
+            }
+        }
+    }
+    eprintln!("crash simulator: {tally:?}");
+    // The sequences reached what they are for.
+    assert!(
+        tally.undone > 0 && tally.conflicts > 0 && tally.kills > 0,
+        "{tally:?}"
+    );
+}
