@@ -254,4 +254,18 @@ impl Journal for Guarded {
     fn folder(&self, p: &RelPath, made: bool) {
         self.journal.folder(p, made)
     }
+
+    fn moved(&self, from: &RelPath, to: &RelPath, file: &kura_core::fs::Moved<'_>) -> Result<()> {
+        self.locks.check(from, Some(file.head))?;
+        self.locks.check(to, None)?;
+        self.journal.moved(from, to, file)
+    }
+
+    fn unmade(&self, p: &RelPath) {
+        self.journal.unmade(p)
+    }
+
+    fn made(&self, p: &RelPath) {
+        self.journal.made(p)
+    }
 }

@@ -80,6 +80,17 @@ pub(crate) struct Step {
     /// since; that is their change, not the call's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wrote: Option<String>,
+    /// A step of a rename: the bytes went with the name, and the store
+    /// holds them only if it did before.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub moved: bool,
+    /// Read back from a pending file: a `done` line followed it.
+    #[serde(skip)]
+    pub done: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// The bytes of a file as a pending line keeps them.
@@ -110,6 +121,10 @@ pub(crate) enum Line {
     Unmade {
         unmade: String,
     },
+    /// The last step of this path was made.
+    Done {
+        done: String,
+    },
 }
 
 /// One root's part of the call.
@@ -129,7 +144,7 @@ pub(crate) struct Touched {
 #[cfg(not(test))]
 const HELD_MAX: usize = 64 << 20;
 #[cfg(test)]
-pub(crate) const HELD_MAX: usize = 64 << 10;
+pub(crate) const HELD_MAX: usize = 1 << 20;
 
 struct Open {
     meta: Meta,
@@ -143,8 +158,13 @@ thread_local! {
 static PENDING: AtomicU64 = AtomicU64::new(0);
 
 /// A tool call in progress on this thread: every change its writes make is
-/// one change in each root's history, committed when it is dropped.
-pub struct Call(());
+/// one change in each root's history, committed when it is dropped. A call
+/// begun inside another (a dead kura's half-done move settled before the
+/// caller's move plans anything) is a change of its own, and the outer
+/// call goes on when it ends.
+pub struct Call {
+    outer: Option<Open>,
+}
 
 impl Call {
     /// Start recording a call of `tool` with `args` by `who`.
@@ -163,22 +183,20 @@ impl Call {
             undoes: Vec::new(),
             at: 0,
         };
-        let previous = OPEN.with(|o| {
+        let outer = OPEN.with(|o| {
             o.borrow_mut().replace(Open {
                 meta,
                 touched: Vec::new(),
             })
         });
-        if let Some(p) = previous {
-            finish(p);
-        }
-        Call(())
+        Call { outer }
     }
 }
 
 impl Drop for Call {
     fn drop(&mut self) {
-        if let Some(open) = OPEN.with(|o| o.borrow_mut().take()) {
+        let outer = self.outer.take();
+        if let Some(open) = OPEN.with(|o| std::mem::replace(&mut *o.borrow_mut(), outer)) {
             finish(open);
         }
     }
@@ -370,6 +388,35 @@ pub(crate) fn unmade(history: &Arc<Inner>, p: &crate::fs::RelPath) {
     });
 }
 
+/// The write of `p` the call in progress just recorded was made: said in
+/// its pending file (not synced: a kill loses no written line, and a power
+/// cut that loses it leaves the file's state to judge by), so that the
+/// next start records it whatever the file holds by then.
+pub(crate) fn made(history: &Arc<Inner>, p: &crate::fs::RelPath) {
+    let path = p.to_string();
+    OPEN.with(|o| {
+        let mut o = o.borrow_mut();
+        let Some(open) = o.as_mut() else { return };
+        let Some(t) = open
+            .touched
+            .iter_mut()
+            .find(|t| Arc::ptr_eq(&t.history, history))
+        else {
+            return;
+        };
+        if !t.steps.iter().any(|s| s.path == path) {
+            return;
+        }
+        if let Some((file, _)) = t.pending.as_mut() {
+            let mut text = serde_json::to_string(&Line::Done { done: path }).unwrap_or_default();
+            text.push('\n');
+            if let Err(e) = file.write_all(text.as_bytes()) {
+                tracing::warn!("{} history: {e}", history.name);
+            }
+        }
+    });
+}
+
 fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
     let i = match open
         .touched
@@ -445,6 +492,41 @@ pub(crate) fn net(steps: &[Step]) -> BTreeMap<String, (Option<String>, Option<St
     out
 }
 
+/// A path's steps in one call, as a pending file tells them.
+#[derive(Clone, Debug)]
+pub(crate) struct Track {
+    /// What its first step found.
+    pub before: Option<String>,
+    /// What its last step was to leave, whether that step is said done,
+    /// and whether it was a rename (the bytes went with the name).
+    pub last: Option<String>,
+    pub last_done: bool,
+    pub last_moved: bool,
+    /// What the last step said done left (None: no step is said done).
+    pub done: Option<Option<String>>,
+}
+
+/// Each path's [`Track`] in `steps`.
+pub(crate) fn tracks(steps: &[Step]) -> BTreeMap<String, Track> {
+    let mut out: BTreeMap<String, Track> = BTreeMap::new();
+    for s in steps {
+        let t = out.entry(s.path.clone()).or_insert_with(|| Track {
+            before: s.before.clone(),
+            last: None,
+            last_done: false,
+            last_moved: false,
+            done: None,
+        });
+        t.last = s.after.clone();
+        t.last_done = s.done;
+        t.last_moved = s.moved;
+        if s.done {
+            t.done = Some(s.after.clone());
+        }
+    }
+    out
+}
+
 /// A pending file read back.
 pub(crate) struct Pending {
     pub meta: Meta,
@@ -468,6 +550,11 @@ pub(crate) fn parse_pending(text: &str) -> Pending {
             Line::Unmade { unmade } => {
                 if let Some(i) = steps.iter().rposition(|s| s.path == unmade) {
                     steps.remove(i);
+                }
+            }
+            Line::Done { done } => {
+                if let Some(s) = steps.iter_mut().rev().find(|s| s.path == done) {
+                    s.done = true;
                 }
             }
             Line::Folder { folder, made: true } => made.push(folder),

@@ -440,6 +440,8 @@ impl fs::Journal for History {
             after: id(after),
             kept: None,
             wrote: None,
+            moved: false,
+            done: false,
         };
         call::record(&self.inner, step, before, after)
     }
@@ -454,6 +456,37 @@ impl fs::Journal for History {
         if !self.inner.skipped(p) {
             call::unmade(&self.inner, p);
         }
+    }
+
+    fn made(&self, p: &RelPath) {
+        if !self.inner.skipped(p) {
+            call::made(&self.inner, p);
+        }
+    }
+
+    fn moved(&self, from: &RelPath, to: &RelPath, file: &fs::Moved<'_>) -> Result<()> {
+        kura_core::fault::step()
+            .map_err(|e| self.inner.fault(&format!("cannot keep `{from}`"), e))?;
+        let step = |path: &RelPath, before: Option<&str>, after: Option<&str>| call::Step {
+            path: path.to_string(),
+            before: before.map(str::to_owned),
+            after: after.map(str::to_owned),
+            kept: None,
+            wrote: None,
+            moved: true,
+            done: false,
+        };
+        // A name that is kura's own (`.system/`) on one side only: the
+        // other side is a file appearing or going.
+        for (p, s) in [
+            (from, step(from, Some(&file.id), None)),
+            (to, step(to, None, Some(&file.id))),
+        ] {
+            if !self.inner.skipped(p) {
+                call::record(&self.inner, s, None, None)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -495,6 +528,10 @@ impl fs::Journal for Refusing {
     }
 
     fn folder(&self, _: &RelPath, _: bool) {}
+
+    fn moved(&self, from: &RelPath, _: &RelPath, _: &fs::Moved<'_>) -> Result<()> {
+        self.file(from, None, None)
+    }
 }
 
 #[cfg(test)]

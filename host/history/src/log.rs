@@ -324,37 +324,46 @@ impl Inner {
                 }
             }
         }
-        let nets: Vec<_> = left.iter().map(|(_, _, p)| call::net(&p.steps)).collect();
+        let tracks: Vec<_> = left
+            .iter()
+            .map(|(_, _, p)| call::tracks(&p.steps))
+            .collect();
         for (i, (name, _held, pending)) in left.into_iter().enumerate() {
             let mut change = BTreeMap::new();
-            for (path, (before, wrote)) in &nets[i] {
+            for (path, t) in &tracks[i] {
                 let at_hand = |s: &Option<String>, blobs: &Blobs| {
                     hex(s).is_none_or(|id| blobs.contains_key(&id) || self.store.has(id))
                 };
-                let next = nets[i + 1..]
-                    .iter()
-                    .find_map(|n| n.get(path).map(|(b, _)| b.clone()));
-                let seen = match next {
-                    Some(b) if at_hand(&b, &blobs) => b,
-                    _ => self.state_of(path, &mut blobs)?,
-                };
-                let after = if at_hand(wrote, &blobs) {
-                    if seen == *before {
-                        continue; // the write never reached the file
+                let before = &t.before;
+                let after = if t.last_done {
+                    // Made: whatever the file holds since is someone
+                    // else's change.
+                    t.last.clone()
+                } else if at_hand(&t.last, &blobs) || t.last_moved {
+                    // Not said done: made if what came after shows it
+                    // (killed between the write and its `done` line), else
+                    // what the last step said done left, if one did.
+                    let next = tracks[i + 1..]
+                        .iter()
+                        .find_map(|n| n.get(path).map(|n| n.before.clone()));
+                    let seen = match next {
+                        Some(b) if at_hand(&b, &blobs) => b,
+                        _ => self.id_now(path)?,
+                    };
+                    match &t.done {
+                        _ if seen == t.last => t.last.clone(),
+                        Some(done) => done.clone(),
+                        None => continue, // nothing of it reached the file
                     }
-                    wrote.clone()
                 } else {
                     // A pending file of a kura before the after-state was
                     // kept: what came after is all there is.
-                    seen
+                    self.state_of(path, &mut blobs)?
                 };
-                // Changed by the call, and not known to the repository
-                // already (a call committed whose pending file stayed).
-                let known = self
-                    .store
-                    .tracked(path)
-                    .map_err(|e| self.fault("cannot be read", e))?;
-                if after != *before && after != known {
+                // (A call committed whose pending file stayed is found by
+                // `listed_already` below: comparing with what the tree
+                // holds dropped the deletion of a file it never held.)
+                if after != *before {
                     change.insert(path.clone(), (before.clone(), after));
                 }
             }
@@ -434,7 +443,8 @@ impl Inner {
     }
 
     /// What `path` holds now, as a blob id (None: no file), its bytes
-    /// added to `blobs` so that an undo can restore it.
+    /// added to `blobs` so that an undo can restore it — unless it is too
+    /// large to read whole, when only its id is had.
     fn state_of(&self, path: &str, blobs: &mut Blobs) -> Result<Option<String>> {
         let p = RelPath::parse(path, false)?;
         match self.reader.read(&p) {
@@ -444,8 +454,14 @@ impl Inner {
                 Ok(Some(id.to_string()))
             }
             Err(e) if e.code == Code::NotFound => Ok(None),
-            Err(e) => Err(e),
+            Err(_) => self.id_now(path),
         }
+    }
+
+    /// What `path` holds now, as a blob id (None: no file), hashed as it
+    /// streams by.
+    fn id_now(&self, path: &str) -> Result<Option<String>> {
+        self.reader.file_id(&RelPath::parse(path, false)?)
     }
 
     /// Add to the list the changes git has and the list lacks (a kura
@@ -678,6 +694,12 @@ impl Inner {
             };
             let oid =
                 ObjectId::from_hex(id.as_bytes()).map_err(|e| self.fault("holds a bad id", e))?;
+            if !self.store.has(oid) {
+                // Renamed: the bytes went with the name, not into the store.
+                return Ok(format!(
+                    "(blob {id}: renamed, its bytes not kept by the history)\n"
+                ));
+            }
             let bytes = self
                 .store
                 .blob(oid)

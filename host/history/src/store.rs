@@ -152,19 +152,6 @@ impl Store {
             .expect("SHA-1 hashing of bytes in memory")
     }
 
-    /// What the last commit's tree holds at `path` (hex id; None: nothing).
-    pub fn tracked(&self, path: &str) -> Result<Option<String>, Failure> {
-        let repo = self.handle();
-        let Some(head) = repo.head()?.id() else {
-            return Ok(None);
-        };
-        let tree = repo.find_commit(head)?.tree()?;
-        Ok(tree
-            .lookup_entry_by_path(path)?
-            .filter(|e| e.mode().is_blob())
-            .map(|e| e.object_id().to_string()))
-    }
-
     /// The last commit, if any.
     pub fn head(&self) -> Result<Option<ObjectId>, Failure> {
         let repo = self.handle();
@@ -252,6 +239,9 @@ impl Store {
             Some(id) => repo.find_commit(id)?.tree_id()?.detach(),
             None => ObjectId::empty_tree(repo.object_hash()),
         };
+        // A file renamed with bytes the store never had (they went with
+        // the name) is not in the tree: the tree names only blobs it holds.
+        let held = |s: &State| s.filter(|id| repo.has_object(id));
         let mut found = Vec::new();
         {
             let kept = repo.find_tree(tree)?;
@@ -260,8 +250,8 @@ impl Store {
                     .lookup_entry_by_path(path.as_str())?
                     .filter(|e| e.mode().is_blob())
                     .map(|e| e.object_id());
-                if shadow != *before {
-                    found.push((path.as_str(), *before));
+                if shadow != held(before) {
+                    found.push((path.as_str(), held(before)));
                 }
             }
         }
@@ -274,7 +264,7 @@ impl Store {
         let tree = edit(
             &repo,
             tree,
-            change.iter().map(|(p, (_, a))| (p.as_str(), *a)),
+            change.iter().map(|(p, (_, a))| (p.as_str(), held(a))),
         )?;
         let commit = write_commit(&repo, tree, parent, message, author)?;
         let objects: Vec<_> = repo

@@ -42,6 +42,38 @@ fn all(h: &History) -> Vec<Entry> {
     h.list(&Filter::default(), 0, 100).unwrap().0
 }
 
+fn text_of(s: &Setup, path: &str) -> String {
+    std::fs::read_to_string(s.vault.join(path)).unwrap()
+}
+
+fn rel(path: &str) -> RelPath {
+    RelPath::parse(path, false).unwrap()
+}
+
+/// The process dies with `call` in progress: it is never finished, and its
+/// pending file stays (unlocked once its handle is closed).
+fn die(call: Call) {
+    std::mem::forget(call);
+    call::abandon();
+}
+
+/// The history opened anew on the same folders, as the next start after a
+/// kill does, and a root without a journal to look through.
+fn reopen(s: &Setup) -> (History, Root) {
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let reader = Root::open(&s.vault).unwrap();
+    (
+        History::open(&state, "vault", &reader, &[]).unwrap(),
+        reader,
+    )
+}
+
+/// Carry out `plan` as a `vault_undo` call of `session`.
+fn undo_as(h: &History, root: &Root, plan: &Plan, session: &str) {
+    let _c = Call::begin("vault_undo", None, &who(session));
+    h.apply_undo(root, plan).unwrap();
+}
+
 #[test]
 fn one_call_is_one_change_with_its_tool_client_and_session() {
     let s = setup();
@@ -92,10 +124,7 @@ fn an_overwrite_is_undone_byte_for_byte_and_the_undo_is_a_change() {
             .unwrap();
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
-        "years of notes\n"
-    );
+    assert_eq!(text_of(&s, "a.md"), "years of notes\n");
     let changes = all(&s.history);
     assert_eq!(changes[0].undoes, std::slice::from_ref(&overwrite.id));
     assert_eq!(
@@ -126,14 +155,8 @@ fn a_file_changed_since_is_a_conflict_and_nothing_is_undone() {
     let e = s.history.apply_undo(&s.root, &plan).unwrap_err();
     assert_eq!(e.code, Code::Conflict);
     assert!(e.message.contains("b.md"), "{}", e.message);
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
-        "a2\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("b.md")).unwrap(),
-        "mine\n"
-    );
+    assert_eq!(text_of(&s, "a.md"), "a2\n");
+    assert_eq!(text_of(&s, "b.md"), "mine\n");
 }
 
 #[test]
@@ -150,10 +173,7 @@ fn a_session_undo_brings_back_every_file_and_folder_as_it_was() {
     }
     {
         let _c = Call::begin("vault_move", None, &who("agent"));
-        let (from, to) = (
-            RelPath::parse("keep.md", false).unwrap(),
-            RelPath::parse("moved/keep.md", false).unwrap(),
-        );
+        let (from, to) = (rel("keep.md"), rel("moved/keep.md"));
         s.root.rename_file(&from, &to).unwrap();
     }
     let targets = s.history.session_changes("agent").unwrap();
@@ -164,10 +184,7 @@ fn a_session_undo_brings_back_every_file_and_folder_as_it_was() {
         assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("keep.md")).unwrap(),
-        "kept\n"
-    );
+    assert_eq!(text_of(&s, "keep.md"), "kept\n");
     for gone in ["new", "moved"] {
         assert!(
             !s.vault.join(gone).exists(),
@@ -181,14 +198,8 @@ fn a_session_undo_brings_back_every_file_and_folder_as_it_was() {
         let plan = s.history.plan_undo(&s.root, vec![undo]).unwrap();
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("moved/keep.md")).unwrap(),
-        "overwritten\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("new/deep/x.md")).unwrap(),
-        "x\n"
-    );
+    assert_eq!(text_of(&s, "moved/keep.md"), "overwritten\n");
+    assert_eq!(text_of(&s, "new/deep/x.md"), "x\n");
 }
 
 fn write_outside(s: &Setup, path: &str, text: &str) {
@@ -202,11 +213,8 @@ fn what_a_killed_call_left_pending_is_recorded_at_the_next_open() {
     let call = Call::begin("vault_write", None, &who("s1"));
     write(&s.root, "a.md", "after\n");
     // The process dies here: the call is never finished.
-    std::mem::forget(call);
-    call::abandon();
-    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
-    let reader = Root::open(&s.vault).unwrap();
-    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    die(call);
+    let (again, reader) = reopen(&s);
     let changes = all(&again);
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert!(changes[0].recovered);
@@ -227,12 +235,9 @@ fn an_undo_after_a_kill_never_erases_what_the_person_wrote_since() {
     write_outside(&s, "Plan.md", "b0\n");
     let call = Call::begin("vault_write", None, &who("s1"));
     write(&s.root, "Plan.md", "b1\n");
-    std::mem::forget(call);
-    call::abandon();
+    die(call);
     write_outside(&s, "Plan.md", "b1\nthe person's paragraph\n");
-    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
-    let reader = Root::open(&s.vault).unwrap();
-    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    let (again, reader) = reopen(&s);
     let changes = all(&again);
     assert_eq!(changes.len(), 1, "{changes:?}");
     let id = |t: &str| store::Store::id_of(t.as_bytes()).to_string();
@@ -260,14 +265,43 @@ fn a_call_killed_before_its_write_records_no_change() {
     write_outside(&s, "a.md", "b0\n");
     let call = Call::begin("vault_write", None, &who("s1"));
     write(&s.root, "a.md", "b1\n");
-    std::mem::forget(call);
-    call::abandon();
-    // As if the write had never reached the file.
+    die(call);
+    // As if the write had never reached the file: its `done` line never
+    // written, the file as it was.
+    let pending = s.history.path().join("kura/pending");
+    for f in std::fs::read_dir(&pending).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let kept: String = text
+            .lines()
+            .filter(|l| !l.contains("\"done\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_ne!(kept, text, "the write was said done");
+        std::fs::write(&f, kept).unwrap();
+    }
     write_outside(&s, "a.md", "b0\n");
-    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
-    let reader = Root::open(&s.vault).unwrap();
-    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    let (again, _) = reopen(&s);
     assert_eq!(all(&again).len(), 0);
+}
+
+/// Found by the crash simulator: kura wrote b1, was killed before its
+/// commit, and the person then put back what was there before (or removed
+/// the file kura had created). The write was made, so it is recorded, and
+/// what kura wrote is kept.
+#[test]
+fn a_write_made_then_reverted_by_the_person_after_a_kill_is_kept() {
+    let s = setup();
+    write_outside(&s, "a.md", "b0\n");
+    let call = Call::begin("vault_write", None, &who("s1"));
+    write(&s.root, "a.md", "the agent's b1\n");
+    die(call);
+    write_outside(&s, "a.md", "b0\n");
+    let (again, _) = reopen(&s);
+    let changes = all(&again);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let (diff, _) = again.diff(&changes[0], 10_000).unwrap();
+    assert!(diff.contains("+the agent's b1"), "{diff}");
 }
 
 /// Issue 67: a kura killed between its commit and its list line while
@@ -328,14 +362,8 @@ fn a_prune_during_a_call_keeps_the_blobs_the_call_wrote_ahead() {
     let newest = all(&s.history).remove(0);
     assert_eq!(newest.session, "s2");
     let plan = s.history.plan_undo(&s.root, vec![newest]).unwrap();
-    {
-        let _c = Call::begin("vault_undo", None, &who("s3"));
-        s.history.apply_undo(&s.root, &plan).unwrap();
-    }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("big.md")).unwrap(),
-        "old\n"
-    );
+    undo_as(&s.history, &s.root, &plan, "s3");
+    assert_eq!(text_of(&s, "big.md"), "old\n");
 }
 
 /// Issue 67: a write refused after the history heard of it (here a move
@@ -352,10 +380,7 @@ fn a_write_refused_after_the_history_heard_of_it_is_no_change() {
     }
     {
         let _c = Call::begin("vault_move", None, &who("s1"));
-        let (a, b) = (
-            RelPath::parse("a.md", false).unwrap(),
-            RelPath::parse("b.md", false).unwrap(),
-        );
+        let (a, b) = (rel("a.md"), rel("b.md"));
         let e = s.root.rename_file(&a, &b).unwrap_err();
         assert_eq!(e.code, Code::Conflict);
     }
@@ -366,13 +391,9 @@ fn a_write_refused_after_the_history_heard_of_it_is_no_change() {
     assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
     // The same left by a kill: the pending file says the step was unmade.
     let call = Call::begin("vault_move", None, &who("s2"));
-    let (a, b) = (
-        RelPath::parse("a.md", false).unwrap(),
-        RelPath::parse("b.md", false).unwrap(),
-    );
+    let (a, b) = (rel("a.md"), rel("b.md"));
     s.root.rename_file(&a, &b).unwrap_err();
-    std::mem::forget(call);
-    call::abandon();
+    die(call);
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     let again = History::open(&state, "vault", &Root::open(&s.vault).unwrap(), &[]).unwrap();
     assert!(again.session_changes("s2").unwrap().is_empty());
@@ -399,6 +420,130 @@ fn a_branch_lock_left_by_a_killed_kura_stops_no_commit() {
     let sessions: Vec<String> = all(&s.history).into_iter().map(|e| e.session).collect();
     assert_eq!(sessions, ["s2", "s1"]);
     git(&s, &["fsck", "--strict"]);
+}
+
+/// Issue 67: a file over what kura reads whole (a 20 MB video in the
+/// attachments) could no longer be moved or deleted once the history read
+/// every moved file. A rename now keeps its bytes where they go: the
+/// history hears of the file by its id, streamed, and its undo renames it
+/// back; the undo of that undo moves it again.
+#[test]
+fn a_file_of_any_size_moves_and_comes_back_by_its_name() {
+    let s = setup();
+    let root = Root::open(&s.vault)
+        .unwrap()
+        .with_max_file_bytes(1 << 10)
+        .with_journal(s.history.journal());
+    let video: Vec<u8> = (0..(64u32 << 10)).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(s.vault.join("talk.mp4"), &video).unwrap();
+    let (from, to) = (rel("talk.mp4"), rel(".trash/talk.mp4"));
+    assert_eq!(root.file_id(&from).unwrap(), Some(blob_id(&video)));
+    {
+        let _c = Call::begin("vault_delete", None, &who("s1"));
+        root.rename_file(&from, &to).unwrap();
+    }
+    let changes = all(&s.history);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let files: Vec<_> = changes[0]
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.before.clone(), f.after.clone()))
+        .collect();
+    let id = Some(blob_id(&video));
+    assert_eq!(
+        files,
+        [
+            (".trash/talk.mp4", None, id.clone()),
+            ("talk.mp4", id.clone(), None)
+        ]
+    );
+    // No blob of it in the history: the bytes stayed in the vault.
+    let (bytes, _, _) = packs_of(&s);
+    assert!(bytes < 4 << 10, "{bytes} bytes of packs");
+    let (diff, _) = s.history.diff(&changes[0], 10_000).unwrap();
+    assert!(diff.contains("renamed"), "{diff}");
+    let plan = s.history.plan_undo(&root, changes).unwrap();
+    assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
+    undo_as(&s.history, &root, &plan, "s2");
+    assert_eq!(std::fs::read(s.vault.join("talk.mp4")).unwrap(), video);
+    assert!(!s.vault.join(".trash/talk.mp4").exists());
+    let undo = all(&s.history).remove(0);
+    let plan = s.history.plan_undo(&root, vec![undo]).unwrap();
+    undo_as(&s.history, &root, &plan, "s3");
+    assert_eq!(
+        std::fs::read(s.vault.join(".trash/talk.mp4")).unwrap(),
+        video
+    );
+    git(&s, &["fsck", "--strict"]);
+    // Changed since (the person replaced it): the undo refuses.
+    std::fs::write(s.vault.join(".trash/talk.mp4"), b"another").unwrap();
+    let first = all(&s.history).pop().unwrap();
+    let plan = s.history.plan_undo(&root, vec![first]).unwrap();
+    assert_eq!(plan.conflicts.len(), 1, "{plan:?}");
+}
+
+/// Found by the crash simulator: a delete (a rename into `.trash/`) of a
+/// file the history never held, killed before its commit, was recorded
+/// without its deletion (recovery compared the call's after-state with the
+/// tree, which never held the file), so its undo could not put it back.
+#[test]
+fn a_killed_delete_of_a_file_never_recorded_is_recorded_whole() {
+    let s = setup();
+    write_outside(&s, "a.md", "mine\n");
+    let call = Call::begin("vault_delete", None, &who("s1"));
+    let (from, to) = (rel("a.md"), rel(".trash/a.md"));
+    s.root.rename_file(&from, &to).unwrap();
+    die(call);
+    let (again, reader) = reopen(&s);
+    let changes = all(&again);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let paths: Vec<&str> = changes[0].files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, [".trash/a.md", "a.md"]);
+    let root = reader.with_journal(again.journal());
+    let plan = again.plan_undo(&root, changes).unwrap();
+    undo_as(&again, &root, &plan, "s2");
+    assert_eq!(text_of(&s, "a.md"), "mine\n");
+}
+
+/// Found by the crash simulator: a move that rewrote the note's links in
+/// place, then was killed before its rename, was recorded as the note's
+/// deletion (the steps' net), losing the rewrite. Each step is recorded as
+/// far as its `done` lines go.
+#[test]
+fn a_killed_call_is_recorded_up_to_its_last_step_done() {
+    let s = setup();
+    write_outside(&s, "b.md", "b0\n");
+    let call = Call::begin("vault_move", None, &who("s1"));
+    write(&s.root, "b.md", "b1 rewritten\n");
+    let (from, to) = (rel("b.md"), rel("a.md"));
+    s.root.rename_file(&from, &to).unwrap();
+    die(call);
+    // Killed before the rename: its two `done` lines never written, the
+    // file where it was.
+    let pending = s.history.path().join("kura/pending");
+    for f in std::fs::read_dir(&pending).unwrap() {
+        let f = f.unwrap().path();
+        let text = std::fs::read_to_string(&f).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let kept = lines[..lines.len() - 2].join("\n") + "\n";
+        assert!(
+            lines[lines.len() - 2..]
+                .iter()
+                .all(|l| l.contains("\"done\""))
+        );
+        std::fs::write(&f, kept).unwrap();
+    }
+    std::fs::rename(s.vault.join("a.md"), s.vault.join("b.md")).unwrap();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let again = History::open(&state, "vault", &Root::open(&s.vault).unwrap(), &[]).unwrap();
+    let changes = all(&again);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let files: Vec<_> = changes[0]
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.after.clone()))
+        .collect();
+    assert_eq!(files, [("b.md", Some(blob_id(b"b1 rewritten\n")))]);
 }
 
 #[test]
@@ -506,10 +651,7 @@ fn each_call_is_one_pack_and_packs_merge_into_deltas_that_git_reads() {
             .unwrap();
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("notes/n004.md")).unwrap(),
-        text(4, 53)
-    );
+    assert_eq!(text_of(&s, "notes/n004.md"), text(4, 53));
 }
 
 /// Two kuras (two handles on one history, each with its own lock file
@@ -554,10 +696,7 @@ fn a_second_kura_writing_into_the_same_history_loses_no_change() {
         let plan = s.history.plan_undo(&s.root, vec![last]).unwrap();
         s.history.apply_undo(&s.root, &plan).unwrap();
     }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("n1.md")).unwrap(),
-        "round 25\n"
-    );
+    assert_eq!(text_of(&s, "n1.md"), "round 25\n");
 }
 
 /// Pruned to a size: the oldest changes leave the list and git's log
@@ -678,9 +817,7 @@ fn calls_queued_when_kura_stops_are_recorded_at_the_next_open_and_undoable() {
     // The process dies with the three calls answered, none committed.
     s.history.inner.queue.abandon();
     s.history.inner.queue.pause(false);
-    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
-    let reader = Root::open(&s.vault).unwrap();
-    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    let (again, reader) = reopen(&s);
     let changes = all(&again);
     assert!(changes.iter().all(|e| e.recovered));
     // Each call as it was, in order: the text between two calls is kept
@@ -695,14 +832,8 @@ fn calls_queued_when_kura_stops_are_recorded_at_the_next_open_and_undoable() {
     let root = reader.with_journal(again.journal());
     let plan = again.plan_undo(&root, changes).unwrap();
     assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
-    {
-        let _c = Call::begin("vault_undo", None, &who("s2"));
-        again.apply_undo(&root, &plan).unwrap();
-    }
-    assert_eq!(
-        std::fs::read_to_string(s.vault.join("a.md")).unwrap(),
-        "years of notes\n"
-    );
+    undo_as(&again, &root, &plan, "s2");
+    assert_eq!(text_of(&s, "a.md"), "years of notes\n");
 }
 
 #[test]

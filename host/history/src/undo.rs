@@ -61,6 +61,12 @@ fn current(root: &Root, path: &str) -> Result<Option<(String, Vec<u8>)>> {
     }
 }
 
+/// What `path` holds in `root` now, as a blob id, hashed as it streams
+/// by (any size).
+fn id_now(root: &Root, path: &str) -> Result<Option<String>> {
+    root.file_id(&RelPath::parse(path, false)?)
+}
+
 pub(crate) fn plan(root: &Root, targets: Vec<Entry>) -> Result<Plan> {
     // The files as they would be after each undo in turn, newest first.
     let mut now: BTreeMap<String, Option<String>> = BTreeMap::new();
@@ -70,7 +76,7 @@ pub(crate) fn plan(root: &Root, targets: Vec<Entry>) -> Result<Plan> {
     for e in &targets {
         for f in &e.files {
             if !now.contains_key(&f.path) {
-                let there = current(root, &f.path)?.map(|(id, _)| id);
+                let there = id_now(root, &f.path)?;
                 start.insert(f.path.clone(), there.clone());
                 now.insert(f.path.clone(), there);
             }
@@ -174,33 +180,119 @@ fn set(
     }
 }
 
+/// One thing an undo does: a file set to bytes the store holds, or a file
+/// renamed back (its bytes went with its name, and the store may never
+/// have had them).
+enum Act<'a> {
+    Set(&'a Restore),
+    Rename { from: &'a Restore, to: &'a Restore },
+}
+
+impl Act<'_> {
+    fn run(&self, history: &Inner, root: &Root, back: bool) -> Result<()> {
+        match (self, back) {
+            (Act::Set(r), false) => set(history, root, &r.path, &r.from, &r.to),
+            (Act::Set(r), true) => set(history, root, &r.path, &r.to, &r.from),
+            (Act::Rename { from, to }, false) => rename(root, &from.path, &to.path, &from.from),
+            (Act::Rename { from, to }, true) => rename(root, &to.path, &from.path, &from.from),
+        }
+    }
+}
+
+/// File `from` renamed `to` when it still holds `id` and `to` is free.
+fn rename(root: &Root, from: &str, to: &str, id: &Option<String>) -> Result<()> {
+    let (a, b) = (RelPath::parse(from, false)?, RelPath::parse(to, false)?);
+    if root.file_id(&a)? != *id {
+        return Err(Error::new(
+            Code::Conflict,
+            format!("`{from}` changed during the undo; nothing was undone"),
+        )
+        .with("path", from.to_owned()));
+    }
+    root.rename_file(&a, &b)
+}
+
+/// The plan's files as acts: each file to get bytes the store lacks is
+/// paired with the file of the plan that holds them and goes (a rename
+/// back). One with no such pair would be lost or cannot be had: the undo
+/// is refused.
+fn acts<'a>(history: &Inner, plan: &'a Plan) -> Result<Vec<Act<'a>>> {
+    let held = |s: &Option<String>| {
+        s.as_deref()
+            .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
+            .is_none_or(|id| history.store.has(id))
+    };
+    let mut paired = vec![false; plan.files.len()];
+    let mut out = Vec::new();
+    for (i, r) in plan.files.iter().enumerate() {
+        if held(&r.to) {
+            continue;
+        }
+        let source = plan.files.iter().enumerate().position(|(j, s)| {
+            !paired[j] && j != i && s.from == r.to && s.to.is_none() && r.from.is_none()
+        });
+        let Some(j) = source else {
+            return Err(not_kept(history, &r.path));
+        };
+        paired[i] = true;
+        paired[j] = true;
+        out.push(Act::Rename {
+            from: &plan.files[j],
+            to: r,
+        });
+    }
+    for (i, r) in plan.files.iter().enumerate() {
+        if paired[i] {
+            continue;
+        }
+        if !held(&r.from) {
+            // Removing or rewriting a file whose bytes nothing keeps.
+            return Err(not_kept(history, &r.path));
+        }
+        out.push(Act::Set(r));
+    }
+    Ok(out)
+}
+
+fn not_kept(history: &Inner, path: &str) -> Error {
+    Error::new(
+        Code::Conflict,
+        format!(
+            "nothing was undone: the {} history does not keep the bytes of `{path}` (they went with a rename), and no file of this undo holds them; move it by hand",
+            history.name
+        ),
+    )
+    .with("path", path.to_owned())
+}
+
 pub(crate) fn apply(history: &Inner, root: &Root, plan: &Plan) -> Result<()> {
     if !plan.conflicts.is_empty() {
         return Err(conflict(history, plan));
     }
+    let acts = acts(history, plan)?;
     call::set_undoes(plan.changes.clone());
     // The plan goes to a journal first (synced, locked while the undo
     // runs): a kura killed halfway finishes it at its next start.
     let journal = Journal::begin(history, plan)?;
     let mut made = Vec::new();
-    let mut done: Vec<&Restore> = Vec::new();
+    let mut done: Vec<&Act> = Vec::new();
     let result = (|| {
         for folder in &plan.make {
             let p = RelPath::parse(folder, false)?;
             root.make_dir(&p)?;
             made.push(p);
         }
-        for r in &plan.files {
-            set(history, root, &r.path, &r.from, &r.to)?;
-            done.push(r);
+        for act in &acts {
+            act.run(history, root, false)?;
+            done.push(act);
         }
         Ok(())
     })();
     if let Err(e) = result {
         // Put back what was done: all or nothing.
         for d in done.iter().rev() {
-            if let Err(back) = set(history, root, &d.path, &d.to, &d.from) {
-                tracing::warn!("undo: could not put `{}` back: {}", d.path, back.message);
+            if let Err(back) = d.run(history, root, true) {
+                tracing::warn!("undo: could not put a file back: {}", back.message);
             }
         }
         for p in made.iter().rev() {
@@ -248,13 +340,58 @@ impl Journal {
         Ok(Journal { file, name })
     }
 
-    /// Done (or put back whole): the journal goes. One that stays is
-    /// finished at the next start, which finds every file as it left it.
+    /// Done (or put back whole): the journal is emptied, then goes. One
+    /// that stays empty is removed at the next start; emptied first, so
+    /// that an undo put back whole is never carried out then.
     fn end(self, history: &Inner) {
+        if let Err(e) = self.file.set_len(0).and_then(|()| self.file.sync_data()) {
+            tracing::warn!("undo: its journal could not be emptied ({e})");
+        }
         if let Err(e) = history.kura.remove(&self.name) {
             tracing::warn!("undo: its journal stays ({e}); the next start finds it done");
         }
         drop(self.file);
+    }
+}
+
+/// One act of an interrupted undo, if its files are as the undo found
+/// them; done already, it is left; changed since, it is left and logged.
+fn finish_act(history: &Inner, root: &Root, act: &Act<'_>) {
+    let (path, state, done, todo) = match act {
+        Act::Set(r) => (
+            r.path.as_str(),
+            id_now(root, &r.path),
+            r.to.clone(),
+            r.from.clone(),
+        ),
+        // A rename back: its state is where the bytes are.
+        Act::Rename { from, to } => {
+            let at = |p: &str| id_now(root, p).map(|id| id.is_some());
+            let state = at(&from.path).and_then(|f| Ok((f, at(&to.path)?)));
+            let state = state.map(|s| match s {
+                (false, true) => Some("done".to_owned()),
+                (true, false) => Some("to do".to_owned()),
+                _ => None,
+            });
+            (
+                to.path.as_str(),
+                state,
+                Some("done".to_owned()),
+                Some("to do".to_owned()),
+            )
+        }
+    };
+    match state {
+        Ok(now) if now == done => {}
+        Ok(now) if now == todo => {
+            if let Err(e) = act.run(history, root, false) {
+                tracing::error!(
+                    "an interrupted undo could not restore `{path}`: {}",
+                    e.message
+                );
+            }
+        }
+        _ => tracing::error!("an interrupted undo leaves `{path}` as it is: it changed since"),
     }
 }
 
@@ -278,29 +415,26 @@ pub(crate) fn finish(history: &Inner, root: &Root) {
             .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok());
         if let Some(plan) = plan {
+            // One change of kura's: the undo's, finished.
+            let mut args = serde_json::Map::new();
+            args.insert("finished".into(), name.clone().into());
+            let _call = call::Call::begin(
+                "kura",
+                Some(&args),
+                &call::Who {
+                    client: "kura".into(),
+                    session: call::process_session("start"),
+                },
+            );
+            call::set_undoes(plan.changes.clone());
             for folder in &plan.make {
                 if let Ok(p) = RelPath::parse(folder, false) {
                     let _ = root.make_dir(&p);
                 }
             }
-            for r in &plan.files {
-                let now = current(root, &r.path).map(|c| c.map(|(id, _)| id));
-                match now {
-                    Ok(now) if now == r.to => {}
-                    Ok(now) if now == r.from => {
-                        if let Err(e) = set(history, root, &r.path, &r.from, &r.to) {
-                            tracing::error!(
-                                "an interrupted undo could not restore `{}`: {}",
-                                r.path,
-                                e.message
-                            );
-                        }
-                    }
-                    _ => tracing::error!(
-                        "an interrupted undo leaves `{}` as it is: it changed since",
-                        r.path
-                    ),
-                }
+            match acts(history, &plan) {
+                Ok(acts) => acts.iter().for_each(|a| finish_act(history, root, a)),
+                Err(e) => tracing::error!("an interrupted undo is left as it is: {}", e.message),
             }
             remove_folders(root, &plan);
             tracing::info!("{} history: an interrupted undo was finished", history.name);

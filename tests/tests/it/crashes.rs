@@ -27,6 +27,10 @@ use std::path::{Path, PathBuf};
 use kura_tests::{Fixture, Kura, command, faulty_command, soak};
 use serde_json::{Value, json};
 
+/// What kura reads whole at most in the simulator (`max_file_bytes`):
+/// the person's attachments are larger.
+const BIG: usize = 64 << 10;
+
 /// The files the sequences touch: few, so that calls and edits meet.
 const PATHS: [&str; 4] = ["sim/a.md", "sim/b.md", "sim/c.md", "sim/att/x.bin"];
 
@@ -76,6 +80,11 @@ enum Op {
     Rename {
         from: usize,
         to: usize,
+    },
+    /// An attachment over what kura reads whole, dropped in by the person.
+    Attach {
+        path: usize,
+        seed: u8,
     },
     // The processes.
     /// SIGKILL now: right after the last answer.
@@ -156,8 +165,12 @@ fn sequence(rng: &mut fastrand::Rng, len: usize) -> Vec<Op> {
                     from: path,
                     to: rng.usize(..PATHS.len()),
                 },
-                76..86 => Op::Kill,
-                86..95 => Op::Crash {
+                76..78 => Op::Attach {
+                    path,
+                    seed: rng.u8(..),
+                },
+                78..87 => Op::Kill,
+                87..95 => Op::Crash {
                     step: rng.usize(1..9),
                     call: Box::new(call(rng)),
                 },
@@ -250,6 +263,9 @@ impl World {
         // The demo vault's notes and a few of the simulator's own.
         fx.write("sim/a.md", "a\n[[b]]\n");
         fx.write("sim/b.md", "b links [[a]]\n");
+        // Files over BIG are too large to read whole: attachments.
+        let config = format!("max_file_bytes = {BIG}\n");
+        std::fs::write(fx.dir.path().join("empty.toml"), config).unwrap();
         World {
             tally: Tally::default(),
             fx,
@@ -340,17 +356,21 @@ impl World {
     }
 
     /// Versions that changed between two looks: kura replaced the old and
-    /// wrote the new, so both are to be kept.
+    /// wrote the new, so both are to be kept. Bytes found under another
+    /// name after were moved, not replaced: they go with their name (what
+    /// the person then does to them is theirs).
     fn kept_between(&mut self, before: &Files, after: &Files) {
+        let there: HashSet<String> = after.values().map(|b| id(b)).collect();
         for (path, bytes) in before {
-            if after.get(path) != Some(bytes) {
+            if after.get(path) != Some(bytes) && !there.contains(&id(bytes)) {
                 self.keep.entry(id(bytes)).or_insert(self.step);
             }
         }
         self.typed
             .retain(|path, _| before.get(path) == after.get(path));
+        let were: HashSet<String> = before.values().map(|b| id(b)).collect();
         for (path, bytes) in after {
-            if before.get(path) != Some(bytes) {
+            if before.get(path) != Some(bytes) && !were.contains(&id(bytes)) {
                 self.keep.entry(id(bytes)).or_insert(self.step);
             }
         }
@@ -362,7 +382,11 @@ impl World {
         let at = |i: &usize| vault.join(PATHS[*i]);
         if matches!(
             op,
-            Op::Save { .. } | Op::Append { .. } | Op::Remove { .. } | Op::Rename { .. }
+            Op::Save { .. }
+                | Op::Append { .. }
+                | Op::Remove { .. }
+                | Op::Rename { .. }
+                | Op::Attach { .. }
         ) {
             self.tally.edits += 1;
         }
@@ -388,6 +412,15 @@ impl World {
             }
             Op::Remove { path } => {
                 let _ = std::fs::remove_file(at(path));
+            }
+            Op::Attach { path, seed } => {
+                let to = at(path);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                let bytes: Vec<u8> = (0..BIG * 2)
+                    .map(|i| (i as u8).wrapping_mul(*seed | 1))
+                    .collect();
+                std::fs::write(&to, &bytes).unwrap();
+                self.typed.insert(PATHS[*path].to_owned(), id(&bytes));
             }
             Op::Rename { from, to } => {
                 if !at(to).exists() {
@@ -427,13 +460,16 @@ impl World {
                 self.kept_between(&before, &after);
             }
             Op::Second { call } => {
-                // The first kura runs meanwhile.
+                // The first kura runs meanwhile; the second lists what it
+                // will act on once it has started (a start records and
+                // finishes what a killed kura left).
                 self.kura().await;
-                let listed = self.listed().await?;
+                let second = self.start(command(&self.fx.args(&[]))).await;
+                let r = second.call("vault_history", json!({"limit": 50})).await;
+                let listed = r.body["changes"].as_array().cloned().unwrap_or_default();
                 let Some((tool, args)) = self.request(call, &listed) else {
                     return Ok(());
                 };
-                let second = self.start(command(&self.fx.args(&[]))).await;
                 let before = self.files();
                 let r = second.call(tool, args.clone()).await;
                 self.count(&r);
@@ -511,7 +547,12 @@ impl World {
                 .cloned()
                 .unwrap_or_default();
             if named.is_empty() {
-                return Err(format!("a conflict that names no file: {}", r.body));
+                let target = args["change"].as_str().unwrap_or_default();
+                let change = listed.iter().find(|c| c["id"] == target);
+                return Err(format!(
+                    "a conflict that names no file: {} (the change: {change:?})",
+                    r.body
+                ));
             }
             for f in &named {
                 let path = f["path"].as_str().unwrap_or_default();

@@ -18,7 +18,7 @@ mod state;
 mod watch;
 mod write;
 
-pub use journal::Journal;
+pub use journal::{Journal, Moved};
 pub use path::RelPath;
 pub use state::{Exposed, StateDir};
 pub use watch::{Changes, Listener, Listeners, Watch, watch_files};
@@ -102,6 +102,38 @@ fn nanos(t: io::Result<cap_std::time::SystemTime>) -> i128 {
 }
 
 /// An I/O failure on `what` as the tool error it is.
+/// The git blob id (hex) of the `len` bytes `r` gives, read in pieces:
+/// memory stays a buffer's whatever the size. Also the first
+/// [`Moved::HEAD`] bytes. A source that gives more or fewer bytes than
+/// `len` (a file written meanwhile) is an error.
+pub(crate) fn blob_id(r: &mut impl io::Read, len: u64) -> io::Result<(String, Vec<u8>)> {
+    use sha1::Digest as _;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {len}\0").as_bytes());
+    let mut head = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut seen = 0u64;
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        if head.len() < Moved::HEAD {
+            let take = n.min(Moved::HEAD - head.len());
+            head.extend_from_slice(&buf[..take]);
+        }
+        h.update(&buf[..n]);
+        seen += n as u64;
+    }
+    if seen != len {
+        return Err(io::Error::other(format!(
+            "the file changed while it was read ({seen} bytes, not {len})"
+        )));
+    }
+    let id: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    Ok((id, head))
+}
+
 /// A name for this process that no other process on any machine sharing
 /// the folders takes: its id is not enough (two kuras in two containers on
 /// one state folder are both process 1), so a random part goes with it.
@@ -342,15 +374,16 @@ impl Root {
         }
     }
 
-    /// `made`, the outcome of the change to `p` the journal heard of: a
-    /// failure is told to it, so that a change refused is not recorded as
-    /// made.
+    /// `made`, the outcome of the change to `paths` the journal heard of,
+    /// told to it: a change refused is not recorded as made, and one made
+    /// is recorded as made whatever happens to the file after.
     fn noted<T>(&self, paths: &[&RelPath], made: Result<T>) -> Result<T> {
-        if made.is_err()
-            && let Some(j) = &self.journal
-        {
+        if let Some(j) = &self.journal {
             for p in paths {
-                j.unmade(p);
+                match &made {
+                    Ok(_) => j.made(p),
+                    Err(_) => j.unmade(p),
+                }
             }
         }
         made
@@ -491,6 +524,21 @@ impl Root {
             hash: None,
             at_end: false,
         })
+    }
+
+    /// The id file `p` has in a history (a git blob id, hex), hashed as it
+    /// streams by, at any size (None: no file there).
+    pub fn file_id(&self, p: &RelPath) -> Result<Option<String>> {
+        match self.open_file(p) {
+            Ok(mut f) => {
+                let size = f.size;
+                blob_id(&mut f.inner, size)
+                    .map(|(id, _)| Some(id))
+                    .map_err(|e| io_error(e, p))
+            }
+            Err(e) if e.code == Code::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The refusal of a whole-file operation on a file over `max_file_bytes`.

@@ -503,15 +503,11 @@ impl Root {
         }
         let same_file =
             self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
-        if self.journal.is_some() {
-            // The history keeps the bytes that move: the move is a removal
-            // at `from` and a creation at `to`.
-            let moved = read_nofollow(src, name, self.max_file_bytes)
-                .map_err(|e| io_error(e, from))?
-                .bytes;
-            self.note_file(from, Some(&moved), None)?;
-            let noted = self.note_file(to, None, Some(&moved));
-            self.noted(&[from], noted)?;
+        if let Some(journal) = &self.journal {
+            // The bytes go with the name: the journal hears of the file by
+            // its id, hashed as it streams by, and never holds it whole.
+            let (id, head) = stream_nofollow(src, name).map_err(|e| io_error(e, from))?;
+            journal.moved(from, to, &super::Moved { id, head: &head })?;
         }
         let renamed = Self::rename_synced(src, dst, from, to, same_file);
         self.noted(&[from, to], renamed)
@@ -790,6 +786,15 @@ fn keep_nofollow(dir: &Dir, name: &str) -> io::Result<Keep> {
 
 /// The file `name` in `dir`, never through a link, with its mode and owner;
 /// `FileTooLarge` over `max` bytes (checked before reading).
+/// [`super::blob_id`] of file `name` in `dir`, never through a link.
+fn stream_nofollow(dir: &Dir, name: &str) -> io::Result<(String, Vec<u8>)> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).follow(FollowSymlinks::No);
+    let f = dir.open_with(name, &opts)?.into_std();
+    let len = f.metadata()?.len();
+    super::blob_id(&mut io::BufReader::new(f), len)
+}
+
 fn read_nofollow(dir: &Dir, name: &str, max: u64) -> io::Result<Current> {
     let mut opts = OpenOptions::new();
     opts.read(true).follow(FollowSymlinks::No);

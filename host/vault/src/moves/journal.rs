@@ -419,6 +419,18 @@ fn replay_one(root: &Root, state: &StateDir, name: &str) -> usize {
         return 0;
     }
     let n = journal.ops.len();
+    // Its own change in the history (not the caller's, when a move finds
+    // it): a change of kura's, whose undo takes back the settlement whole.
+    let mut args = serde_json::Map::new();
+    args.insert("settled".into(), name.into());
+    let _call = crate::domain::history::Call::begin(
+        "kura",
+        Some(&args),
+        &crate::domain::history::Who {
+            client: "kura".into(),
+            session: crate::domain::history::process_session("start"),
+        },
+    );
     let how = match run(root, &journal.ops) {
         Ok(()) => {
             tracing::info!(steps = n, "an interrupted move was finished");
