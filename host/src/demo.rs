@@ -126,6 +126,7 @@ pub async fn run() -> anyhow::Result<()> {
     let data = DemoData::create()?;
     let mut tour = start(&data).await?;
     vault_tour(&mut tour).await?;
+    history_tour(&mut tour, &data).await?;
     graph_tour(&mut tour).await?;
     manual_tour(&mut tour).await?;
     meaning_tour(&mut tour).await?;
@@ -300,6 +301,62 @@ async fn vault_tour(tour: &mut Tour) -> anyhow::Result<()> {
     for (what, tool, args) in steps {
         tour.step(what, tool, args).await?;
     }
+    Ok(())
+}
+
+/// What kura promises first: an agent's mistake is listed and undone, and
+/// an undo never writes over what the person typed since.
+async fn history_tour(tour: &mut Tour, data: &DemoData) -> anyhow::Result<()> {
+    let note = "notes/demo-created.md";
+    tour.step(
+        "An agent overwrites the note by mistake",
+        "vault_write",
+        json!({"path": note, "content": "oops\n", "mode": "overwrite"}),
+    )
+    .await?;
+    let newest = |v: &Value| {
+        json!(v["changes"].as_array().map(|c| {
+            c.iter()
+                .take(2)
+                .map(|c| json!({"id": c["id"], "tool": c["tool"], "files": c["files"]}))
+                .collect::<Vec<_>>()
+        }))
+    };
+    let listed = tour
+        .step_view(
+            "Its history: every change, newest first",
+            "vault_history",
+            json!({"path": note, "limit": 2}),
+            newest,
+        )
+        .await?;
+    let change = listed["changes"][0]["id"].clone();
+    tour.step("Undo the mistake", "vault_undo", json!({"change": change}))
+        .await?;
+    let listed = tour
+        .step_view(
+            "The undo is a change too",
+            "vault_history",
+            json!({"path": note, "limit": 1}),
+            newest,
+        )
+        .await?;
+    let undo = listed["changes"][0]["id"].clone();
+    tour.announce(
+        "The person adds a line to the note in their editor",
+        &format!("(outside kura: {note} gets \"- my own line\")"),
+    );
+    let path = data.vault().join(note);
+    let mut text = crate::fs::read_operator_file(&path)?;
+    text.extend_from_slice(b"- my own line\n");
+    crate::fs::write_operator_file(&path, &text)?;
+    println!();
+    tour.step(
+        "A refused undo of the undo: the note changed since, nothing is touched",
+        "vault_undo",
+        json!({"change": undo}),
+    )
+    .await?;
     Ok(())
 }
 

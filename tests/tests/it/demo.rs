@@ -46,6 +46,10 @@ fn the_readme_main_job_tours_the_demo_and_only_the_refusals_fail() {
     assert!(steps >= 25, "only {steps} steps in:\n{stdout}");
     for shown in [
         "\"code\": \"forbidden\"",
+        // The history's promise: a mistake undone, then an undo refused
+        // over the person's own line.
+        "\"tool\": \"vault_undo\"",
+        "\"code\": \"conflict\"",
         "claims",
         "next_actions",
         "project_briefing",
