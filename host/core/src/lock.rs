@@ -14,14 +14,11 @@ pub struct Locks {
     key: String,
     /// Folders, each as its segments.
     folders: Vec<Vec<String>>,
-    /// Compare names as a case-folding file system does.
-    folds_case: bool,
 }
 
 impl Locks {
-    /// The configuration's locks for a root (`folds_case`: the root's file
-    /// system folds case).
-    pub fn of(config: &Config, folds_case: bool) -> Locks {
+    /// The configuration's locks for a root.
+    pub fn of(config: &Config) -> Locks {
         let folders = config
             .locked_folders
             .iter()
@@ -36,7 +33,6 @@ impl Locks {
         Locks {
             key: config.lock_key.clone(),
             folders,
-            folds_case,
         }
     }
 
@@ -63,17 +59,18 @@ impl Locks {
         Ok(())
     }
 
-    /// Whether `p` is `folder` or lies below it.
+    /// Whether `p` is `folder` or lies below it, each name compared as
+    /// `.system/` is (`policy::names_folder`: trailing dots and spaces
+    /// dropped, Unicode case folding), whatever this file system does: on
+    /// exFAT or an SMB share `journal./2024.md` is `journal/2024.md`, and a
+    /// vault synced to a case-folding disk merges `Journal/` into `journal/`.
     fn under(&self, p: &RelPath, folder: &[String]) -> bool {
         let segs = p.segments();
         segs.len() >= folder.len()
-            && segs.iter().zip(folder).all(|(a, b)| {
-                if self.folds_case {
-                    unicase::UniCase::new(a.as_str()) == unicase::UniCase::new(b.as_str())
-                } else {
-                    a == b
-                }
-            })
+            && segs
+                .iter()
+                .zip(folder)
+                .all(|(a, b)| crate::policy::names_folder(a, b))
     }
 
     /// The locks in force, one line each (`kura doctor`).
@@ -140,12 +137,12 @@ fn front_matter_says(text: &[u8], key: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn locks(folders: &[&str], folds_case: bool) -> Locks {
+    fn locks(folders: &[&str]) -> Locks {
         let config = Config {
             locked_folders: folders.iter().map(|s| s.to_string()).collect(),
             ..Config::default()
         };
-        Locks::of(&config, folds_case)
+        Locks::of(&config)
     }
 
     fn p(s: &str) -> RelPath {
@@ -154,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_note_whose_front_matter_says_locked_is_locked() {
-        let l = locks(&[], false);
+        let l = locks(&[]);
         for text in [
             "---\nlocked: true\n---\nbody\n",
             "---\ntitle: x\nlocked: True # mine\n---\n",
@@ -177,15 +174,31 @@ mod tests {
 
     #[test]
     fn files_under_a_locked_folder_are_locked_and_its_neighbours_are_not() {
-        let l = locks(&["journal/", "clients/acme"], false);
+        let l = locks(&["journal/", "clients/acme"]);
         for locked in ["journal/a.md", "journal/2024/b.md", "clients/acme/x.md"] {
             let e = l.check(&p(locked), None).unwrap_err();
             assert!(e.message.contains("locked_folders"), "{}", e.message);
         }
-        for free in ["journals/a.md", "clients/acme2/x.md", "Journal/a.md"] {
+        for free in ["journals/a.md", "clients/acme2/x.md", "clients/a.md"] {
             l.check(&p(free), None).unwrap();
         }
-        let folded = locks(&["journal"], true);
-        folded.check(&p("JOURNAL/a.md"), None).unwrap_err();
+    }
+
+    /// Issue 67: a locked folder was compared more loosely than `.system/`,
+    /// so a name another file system reads as the locked folder's got past.
+    #[test]
+    fn locked_folders_are_compared_as_the_reserved_folder_is() {
+        let l = locks(&["journal", "Über"]);
+        for locked in [
+            "journal./2024.md",
+            "journal /2024.md",
+            "JOURNAL/a.md",
+            "Journal/a.md",
+            "ÜBER/x.md",
+            "U\u{308}ber/x.md",
+        ] {
+            l.check(&p(locked), None).unwrap_err();
+        }
+        l.check(&p("journal.md"), None).unwrap();
     }
 }

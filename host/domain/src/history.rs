@@ -206,7 +206,7 @@ pub fn attach(
     name: &'static str,
     skip: &[&'static str],
 ) -> (Root, Option<History>) {
-    let locks = Locks::of(o.config, root.folds_case());
+    let locks = Locks::of(o.config);
     let opened = match o.state {
         Some(s) => History::open(s, name, &root, skip),
         None => Err(Error::new(

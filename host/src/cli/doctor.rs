@@ -283,7 +283,7 @@ fn locks(r: &mut Report, config: &Config) {
         let Some(root) = path.as_ref().and_then(|p| Root::open(p).ok()) else {
             continue;
         };
-        let locks = crate::lock::Locks::of(config, root.folds_case());
+        let locks = crate::lock::Locks::of(config);
         let mut locked = Vec::new();
         for (p, _) in root
             .walk_files(&crate::fs::RelPath::root())
