@@ -65,6 +65,11 @@ enum Op {
     },
     /// Undo the last undo that succeeded.
     Redo,
+    /// Undo every change of the session of the `pick`-th newest listed
+    /// change.
+    UndoSession {
+        pick: usize,
+    },
     // The person, in their editor.
     Save {
         path: usize,
@@ -139,7 +144,10 @@ fn call(rng: &mut fastrand::Rng) -> Op {
             to: rng.usize(..PATHS.len()),
         },
         70..78 => Op::Delete { path },
-        78..94 => Op::Undo {
+        78..90 => Op::Undo {
+            pick: rng.usize(..6),
+        },
+        90..95 => Op::UndoSession {
             pick: rng.usize(..6),
         },
         _ => Op::Redo,
@@ -225,6 +233,8 @@ struct Tally {
     seconds: usize,
     edits: usize,
     starts: usize,
+    /// Undos refused as they would need bytes a rename carried away.
+    unkept: usize,
 }
 
 impl std::ops::AddAssign for Tally {
@@ -238,6 +248,7 @@ impl std::ops::AddAssign for Tally {
         self.seconds += o.seconds;
         self.edits += o.edits;
         self.starts += o.starts;
+        self.unkept += o.unkept;
     }
 }
 
@@ -337,6 +348,10 @@ impl World {
                         .is_some_and(|u| u.iter().any(|u| u == undone))
                 })?;
                 ("vault_undo", json!({"change": undo["id"]}))
+            }
+            Op::UndoSession { pick } => {
+                let c = listed.get(pick % listed.len().max(1))?;
+                ("vault_undo", json!({"session": c["session"]}))
             }
             _ => return None,
         })
@@ -526,6 +541,9 @@ impl World {
                 r.body
             ));
         }
+        if code == "not_found" && args["session"].is_string() {
+            return Ok(()); // a session all of whose changes are undone already
+        }
         if code == "conflict" && r.body["error"]["details"]["undone_by"].is_string() {
             // Undone already: so listed.
             let target = args["change"].as_str().unwrap_or_default();
@@ -542,6 +560,18 @@ impl World {
             return Ok(());
         }
         if code == "conflict" {
+            if r.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("does not keep the bytes"))
+                && r.body["error"]["details"]["path"].is_string()
+            {
+                // Refused whole: putting the file back would take bytes a
+                // rename carried that no file of the undo holds where
+                // they can be renamed from (decisions.md). Nothing changed
+                // (checked above).
+                self.tally.unkept += 1;
+                return Ok(());
+            }
             let named = r.body["error"]["details"]["files"]
                 .as_array()
                 .cloned()
@@ -554,7 +584,11 @@ impl World {
                     r.body
                 ));
             }
-            for f in &named {
+            // One change: each file named must hold something else than
+            // what it left. (A session's conflicts compare with the files
+            // as its newer changes' undos would leave them, not as they
+            // are.)
+            for f in named.iter().filter(|_| args["change"].is_string()) {
                 let path = f["path"].as_str().unwrap_or_default();
                 let now = before.get(path).map(|b| id(b));
                 if now.as_deref() == f["expected"].as_str() {
@@ -581,6 +615,9 @@ impl World {
         before: &Files,
         after: &Files,
     ) -> Outcome {
+        if let Some(session) = args["session"].as_str() {
+            return self.check_session_undo(session, listed, before, after);
+        }
         let target = args["change"].as_str().unwrap_or_default();
         let Some(change) = listed.iter().find(|c| c["id"] == target) else {
             return Err(format!(
@@ -610,6 +647,67 @@ impl World {
             }
         }
         self.last_undone = Some(target.to_owned());
+        self.tally.undone += 1;
+        Ok(())
+    }
+
+    /// A successful undo of `session`: each file its changes touched held
+    /// what the newest of them left, and holds what the oldest found.
+    fn check_session_undo(
+        &mut self,
+        session: &str,
+        listed: &[Value],
+        before: &Files,
+        after: &Files,
+    ) -> Outcome {
+        if listed.len() >= 50 {
+            return Ok(()); // not every change of it may be listed
+        }
+        let session_of = |id: &Value| {
+            listed
+                .iter()
+                .find(|c| c["id"] == *id)
+                .map(|c| c["session"].clone())
+        };
+        // Newest first, without those another session's undo took back.
+        let ours: Vec<&Value> = listed
+            .iter()
+            .filter(|c| c["session"] == session)
+            .filter(|c| {
+                c["undone_by"].is_null() || session_of(&c["undone_by"]) == Some(json!(session))
+            })
+            .collect();
+        let mut ends: BTreeMap<String, (Value, Value)> = BTreeMap::new();
+        for c in &ours {
+            for f in c["files"].as_array().into_iter().flatten() {
+                let path = f["path"].as_str().unwrap_or_default().to_owned();
+                ends.entry(path)
+                    .and_modify(|e| e.1 = f["before"].clone())
+                    .or_insert((f["after"].clone(), f["before"].clone()));
+            }
+        }
+        for (path, (left, found)) in ends {
+            let was = before
+                .get(&path)
+                .map(|b| json!(id(b)))
+                .unwrap_or(Value::Null);
+            let now = after
+                .get(&path)
+                .map(|b| json!(id(b)))
+                .unwrap_or(Value::Null);
+            if was.as_str().is_some()
+                && self.typed.get(&path).map(|t| json!(t)) == Some(was.clone())
+            {
+                return Err(format!(
+                    "the undo of session {session} replaced what the person wrote in `{path}`"
+                ));
+            }
+            if was != left || now != found {
+                return Err(format!(
+                    "the undo of session {session}: `{path}` held {was}, now {now}; its changes left {left} and found {found}"
+                ));
+            }
+        }
         self.tally.undone += 1;
         Ok(())
     }
