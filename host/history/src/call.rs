@@ -303,15 +303,17 @@ fn add(
             t.blobs.entry(id).or_insert_with(|| bytes.to_vec());
         }
     }
-    t.steps.push(step.clone());
     let held: usize = t.blobs.values().map(Vec::len).sum();
     if held > HELD_MAX {
+        // Refused here, the write is not made: the step is not the call's
+        // (its pending line, never said done, is not recorded either).
         history
             .store
             .write_blobs(&history.state, &history.dir, &t.blobs)
             .map_err(|e| history.fault("cannot keep the call's files", e))?;
         t.blobs.clear();
     }
+    t.steps.push(step.clone());
     Ok(())
 }
 
@@ -368,10 +370,10 @@ pub(crate) fn unmade(history: &Arc<Inner>, p: &crate::fs::RelPath) {
         let Some(i) = t.steps.iter().rposition(|s| s.path == path) else {
             return;
         };
-        let now = match history.reader.read(p) {
-            Ok(bytes) => Some(crate::store::Store::id_of(&bytes).to_string()),
-            Err(e) if e.code == crate::error::Code::NotFound => None,
-            Err(_) => return, // cannot tell: the step stays
+        // Hashed as it streams by: a failed move of a big file is told
+        // apart too.
+        let Ok(now) = history.reader.file_id(p) else {
+            return; // cannot tell: the step stays
         };
         if now == t.steps[i].after {
             return;

@@ -144,7 +144,7 @@ impl History {
         queue::opened(&history.inner);
         {
             let _held = history.inner.lock()?;
-            history.inner.recover()?;
+            history.inner.recover(&Default::default())?;
             history.inner.catch_up()?;
             history.inner.pack(pack::PACK_AT);
         }
@@ -478,13 +478,13 @@ impl fs::Journal for History {
         };
         // A name that is kura's own (`.system/`) on one side only: the
         // other side is a file appearing or going.
-        for (p, s) in [
-            (from, step(from, Some(&file.id), None)),
-            (to, step(to, None, Some(&file.id))),
-        ] {
-            if !self.inner.skipped(p) {
-                call::record(&self.inner, s, None, None)?;
-            }
+        if !self.inner.skipped(from) {
+            call::record(&self.inner, step(from, Some(&file.id), None), None, None)?;
+        }
+        if !self.inner.skipped(to) {
+            // Refused: the rename is not made, nor is its first half.
+            call::record(&self.inner, step(to, None, Some(&file.id)), None, None)
+                .inspect_err(|_| call::unmade(&self.inner, from))?;
         }
         Ok(())
     }

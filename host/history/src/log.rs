@@ -165,7 +165,12 @@ impl Inner {
             self.merge_now();
         }
         let _held = self.lock()?;
-        self.recover()?;
+        // What this call found is what came after any call left pending.
+        let then = call::tracks(&t.steps)
+            .into_iter()
+            .map(|(path, track)| (path, track.before))
+            .collect();
+        self.recover(&then)?;
         // A kura killed between its commit and its list line, while others
         // went on committing: its change is listed before this one.
         self.catch_up()?;
@@ -176,8 +181,8 @@ impl Inner {
             self.after_commit();
         }
         // Emptied (not synced: one that comes back full after a power cut
-        // is recorded only where the files differ from what the repository
-        // holds, which a committed call's do not) and kept, still locked,
+        // is found listed already, as long as its change is still the
+        // newest of its files — see `listed_already`) and kept, still locked,
         // for this process's next call: creating a file costs more than
         // the rest of the record on some disks. One that cannot be emptied
         // is let go, and the next commit finds it recorded already.
@@ -291,7 +296,7 @@ impl Inner {
     /// file). What the file holds beyond the call's after-state is not the
     /// call's: the next change of that file records it as changed outside
     /// kura, and an undo of the call meets `conflict` there.
-    pub(crate) fn recover(&self) -> Result<()> {
+    pub(crate) fn recover(&self, then: &BTreeMap<String, Option<String>>) -> Result<()> {
         let folder = "pending";
         let listed = self
             .kura
@@ -343,12 +348,14 @@ impl Inner {
                     // Not said done: made if what came after shows it
                     // (killed between the write and its `done` line), else
                     // what the last step said done left, if one did.
+                    // (Only compared: its bytes need not be at hand.)
                     let next = tracks[i + 1..]
                         .iter()
-                        .find_map(|n| n.get(path).map(|n| n.before.clone()));
+                        .find_map(|n| n.get(path).map(|n| n.before.clone()))
+                        .or_else(|| then.get(path).cloned());
                     let seen = match next {
-                        Some(b) if at_hand(&b, &blobs) => b,
-                        _ => self.id_now(path)?,
+                        Some(b) => b,
+                        None => self.id_now(path)?,
                     };
                     match &t.done {
                         _ if seen == t.last => t.last.clone(),

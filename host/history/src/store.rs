@@ -241,6 +241,13 @@ impl Store {
         };
         // A file renamed with bytes the store never had (they went with
         // the name) is not in the tree: the tree names only blobs it holds.
+        // Which those are is known only once the store has looked for new
+        // packs (a call over HELD_MAX wrote its blobs in one ahead of its
+        // commit): a miss without looking is tried again, looking.
+        let named = change.values().flat_map(|(b, a)| [b, a]).flatten();
+        if !refresh && named.clone().any(|id| !repo.has_object(id)) {
+            return Err("a blob of the change is in no pack known yet".into());
+        }
         let held = |s: &State| s.filter(|id| repo.has_object(id));
         let mut found = Vec::new();
         {

@@ -546,6 +546,47 @@ fn a_killed_call_is_recorded_up_to_its_last_step_done() {
     assert_eq!(files, [("b.md", Some(blob_id(b"b1 rewritten\n")))]);
 }
 
+/// Review of issue 67: a call holding more than it keeps in memory writes
+/// its blobs in a pack ahead of its commit; the commit must see that pack,
+/// or it took those blobs for a rename's and left the file out of the tree
+/// (and the next prune removed what kura wrote).
+#[test]
+fn a_call_that_wrote_its_blobs_ahead_keeps_its_files_in_the_tree() {
+    let s = setup();
+    write_outside(&s, "big.md", "old\n");
+    let big = "a line of a big note\n".repeat(2 * call::HELD_MAX / 20);
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "big.md", &big);
+    }
+    s.history.settle();
+    let tree = git(&s, &["ls-tree", "HEAD", "big.md"]);
+    assert!(tree.contains(&blob_id(big.as_bytes())), "{tree}");
+    git(&s, &["fsck", "--strict"]);
+}
+
+/// Review of issue 67: a move of a file over what kura reads whole that
+/// fails (its new name taken meanwhile) is no change either.
+#[test]
+fn a_failed_move_of_a_big_file_is_no_change() {
+    let s = setup();
+    // A root (and so a history) that reads at most 16 bytes whole.
+    let small = Root::open(&s.vault).unwrap().with_max_file_bytes(16);
+    let state = StateDir::open(&s._dirs.1.path().join("small")).unwrap();
+    let history = History::open(&state, "vault", &small, &[]).unwrap();
+    let root = small.with_journal(history.journal());
+    write_outside(&s, "talk.mp4", "more than sixteen bytes of video");
+    write_outside(&s, "taken.mp4", "someone else's");
+    {
+        let _c = Call::begin("vault_move", None, &who("s1"));
+        let e = root
+            .rename_file(&rel("talk.mp4"), &rel("taken.mp4"))
+            .unwrap_err();
+        assert_eq!(e.code, Code::Conflict);
+    }
+    assert!(all(&history).is_empty(), "{:?}", all(&history));
+}
+
 #[test]
 fn the_repository_is_git_with_one_commit_per_change_and_the_list_is_rebuilt_from_it() {
     let s = setup();
