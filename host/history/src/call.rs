@@ -366,7 +366,7 @@ pub(crate) fn unmade(history: &Arc<Inner>, p: &crate::fs::RelPath) {
         let mut o = o.borrow_mut();
         let Some(open) = o.as_mut() else { return };
         let meta = open.meta.clone();
-        let t = touched(open, history);
+        let Some(t) = part(open, history) else { return };
         let Some(i) = t.steps.iter().rposition(|s| s.path == path) else {
             return;
         };
@@ -398,40 +398,30 @@ pub(crate) fn made(history: &Arc<Inner>, p: &crate::fs::RelPath) {
     let path = p.to_string();
     OPEN.with(|o| {
         let mut o = o.borrow_mut();
-        let Some(open) = o.as_mut() else { return };
-        let Some(t) = open
-            .touched
-            .iter_mut()
-            .find(|t| Arc::ptr_eq(&t.history, history))
-        else {
+        let Some(t) = o.as_mut().and_then(|open| part(open, history)) else {
             return;
         };
         if !t.steps.iter().any(|s| s.path == path) {
             return;
         }
-        if let Some((file, _)) = t.pending.as_mut() {
-            let mut text = serde_json::to_string(&Line::Done { done: path }).unwrap_or_default();
-            text.push('\n');
-            if let Err(e) = file.write_all(text.as_bytes()) {
-                tracing::warn!("{} history: {e}", history.name);
-            }
+        if let Err(e) = write_lines(history, t, &[&Line::Done { done: path }], false) {
+            tracing::warn!("{} history: {}", history.name, e.message);
         }
     });
 }
 
+/// This root's part of the call, if its writes made one.
+fn part<'a>(open: &'a mut Open, history: &Arc<Inner>) -> Option<&'a mut Touched> {
+    open.touched
+        .iter_mut()
+        .find(|t| Arc::ptr_eq(&t.history, history))
+}
+
 fn touched<'a>(open: &'a mut Open, history: &Arc<Inner>) -> &'a mut Touched {
-    let i = match open
-        .touched
-        .iter()
-        .position(|t| Arc::ptr_eq(&t.history, history))
-    {
-        Some(i) => i,
-        None => {
-            open.touched.push(Touched::new(history));
-            open.touched.len() - 1
-        }
-    };
-    &mut open.touched[i]
+    if part(open, history).is_none() {
+        open.touched.push(Touched::new(history));
+    }
+    part(open, history).expect("just made")
 }
 
 /// Append `line` to the call's pending file (made, with the call's meta,
@@ -462,12 +452,13 @@ fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Re
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         let head = Line::Meta { meta };
-        return write_lines(history, t, &[&head, line]);
+        return write_lines(history, t, &[&head, line], true);
     }
-    write_lines(history, t, &[line])
+    write_lines(history, t, &[line], true)
 }
 
-fn write_lines(history: &Inner, t: &mut Touched, lines: &[&Line]) -> Result<()> {
+/// `lines` appended to the call's pending file, synced when `sync`.
+fn write_lines(history: &Inner, t: &mut Touched, lines: &[&Line], sync: bool) -> Result<()> {
     let Some((file, _)) = t.pending.as_mut() else {
         return Ok(());
     };
@@ -477,21 +468,18 @@ fn write_lines(history: &Inner, t: &mut Touched, lines: &[&Line]) -> Result<()> 
         text.push('\n');
     }
     file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_data())
+        .and_then(|()| if sync { file.sync_data() } else { Ok(()) })
         .map_err(|e| history.fault("cannot record the call", e))
 }
 
 /// The net change of a call's steps per path: the state before its first
 /// step and after its last, paths that end as they began left out.
 pub(crate) fn net(steps: &[Step]) -> BTreeMap<String, (Option<String>, Option<String>)> {
-    let mut out: BTreeMap<String, (Option<String>, Option<String>)> = BTreeMap::new();
-    for s in steps {
-        out.entry(s.path.clone())
-            .and_modify(|e| e.1 = s.after.clone())
-            .or_insert((s.before.clone(), s.after.clone()));
-    }
-    out.retain(|_, (b, a)| b != a);
-    out
+    tracks(steps)
+        .into_iter()
+        .filter(|(_, t)| t.before != t.last)
+        .map(|(path, t)| (path, (t.before, t.last)))
+        .collect()
 }
 
 /// A path's steps in one call, as a pending file tells them.
