@@ -65,7 +65,7 @@ pub fn run(writes: usize, changes: usize, json: bool) -> anyhow::Result<()> {
     let plain = Root::open(&vault)?;
     let history =
         History::open(&state, "vault", &plain, &[]).map_err(|e| anyhow::anyhow!(e.message))?;
-    let kept = Root::open(&vault)?.with_journal(history.journal());
+    let kept = Root::open(&vault)?.with_recorder(history.recorder());
     let who = Who {
         client: "kura-bench".into(),
         session: "bench".into(),

@@ -11,7 +11,7 @@
 //!
 //! Steps are counted per tool call: every file-system change the call
 //! makes (a temporary file written and renamed into place, a rename, a
-//! removal, a folder made or removed, the journal of a move) is one step,
+//! removal, a folder made or removed, a move's journal) is one step,
 //! counted from 1 before it is made.
 
 use std::cell::RefCell;

@@ -1,7 +1,7 @@
 //! Locked notes: a note whose front matter says `locked: true` (the key is
 //! `lock_key`), or any file under a folder of `locked_folders`, is never
 //! created over, changed, moved or deleted by any tool. Checked on every
-//! change a root is about to make (the roots' journal), so the vault's
+//! change a root is about to make (the roots' recorder), so the vault's
 //! tools, the bridge and the vibe tools all meet it, and a move whose link
 //! rewrites reach a locked note fails whole and is undone.
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
-use crate::fs::{Journal, RelPath, Root};
+use crate::fs::{Recorder, RelPath, Root};
 use kura_core::lock::Locks;
 pub use kura_history::{Call, Entry, History, Who, process_session, settle_all};
 use kura_history::{Filter, Restore};
@@ -214,7 +214,7 @@ pub fn attach(
             "kura has no state folder to keep its history in",
         )),
     };
-    let (journal, history) = match opened {
+    let (recorder, history) = match opened {
         Ok(h) => {
             h.keep(kura_history::Retention {
                 days: u64::try_from(o.config.history_days).unwrap_or(0),
@@ -223,15 +223,15 @@ pub fn attach(
                     .saturating_mul(1 << 20),
                 ..kura_history::Retention::default()
             });
-            (h.journal(), Some(h))
+            (h.recorder(), Some(h))
         }
         Err(e) => {
             tracing::warn!("{name}: {}; changes are refused", e.message);
             (kura_history::refusing(e.message), None)
         }
     };
-    let guarded = Guarded { locks, journal };
-    let root = root.with_journal(std::sync::Arc::new(guarded));
+    let guarded = Guarded { locks, recorder };
+    let root = root.with_recorder(std::sync::Arc::new(guarded));
     if let Some(h) = &history {
         h.finish_undos(&root);
     }
@@ -242,30 +242,35 @@ pub fn attach(
 /// anything is kept or written.
 struct Guarded {
     locks: Locks,
-    journal: std::sync::Arc<dyn Journal>,
+    recorder: std::sync::Arc<dyn Recorder>,
 }
 
-impl Journal for Guarded {
+impl Recorder for Guarded {
     fn file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
         self.locks.check(p, before)?;
-        self.journal.file(p, before, after)
+        self.recorder.file(p, before, after)
+    }
+
+    fn changing_folder(&self, p: &RelPath) -> Result<()> {
+        self.locks.check(p, None)?;
+        self.recorder.changing_folder(p)
     }
 
     fn folder(&self, p: &RelPath, made: bool) {
-        self.journal.folder(p, made)
+        self.recorder.folder(p, made)
     }
 
     fn moved(&self, from: &RelPath, to: &RelPath, file: &kura_core::fs::Moved<'_>) -> Result<()> {
         self.locks.check(from, Some(file.head))?;
         self.locks.check(to, None)?;
-        self.journal.moved(from, to, file)
+        self.recorder.moved(from, to, file)
     }
 
     fn unmade(&self, p: &RelPath) {
-        self.journal.unmade(p)
+        self.recorder.unmade(p)
     }
 
     fn made(&self, p: &RelPath) {
-        self.journal.made(p)
+        self.recorder.made(p)
     }
 }

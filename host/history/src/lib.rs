@@ -13,7 +13,7 @@
 //! git), which is what listing reads.
 //!
 //! The bytes a change replaces are in the object store before the change
-//! is made: the root calls [`History`] through [`fs::Journal`] first, and a
+//! is made: the root calls [`History`] through [`fs::Recorder`] first, and a
 //! refusal there refuses the write. A call's steps are also written to a
 //! pending file (fsynced, locked while the call runs): a kura killed
 //! between a write and its commit leaves it, and the next start or commit
@@ -220,7 +220,7 @@ impl History {
         undo::plan(root, targets)
     }
 
-    /// Carry out `plan` through `root` (whose journal is this history), all
+    /// Carry out `plan` through `root` (whose recorder is this history), all
     /// or nothing; the call's change is marked as undoing the plan's
     /// changes.
     pub fn apply_undo(&self, root: &Root, plan: &Plan) -> Result<()> {
@@ -228,7 +228,7 @@ impl History {
     }
 
     /// Finish what undos a killed kura left halfway, through `root` (whose
-    /// journal is this history): at start-up, before any call.
+    /// recorder is this history): at start-up, before any call.
     pub fn finish_undos(&self, root: &Root) {
         undo::finish(&self.inner, root);
     }
@@ -240,8 +240,8 @@ impl History {
         self.inner.session_changes(session)
     }
 
-    /// The history as the root's journal.
-    pub fn journal(&self) -> Arc<dyn fs::Journal> {
+    /// The history as the root's recorder.
+    pub fn recorder(&self) -> Arc<dyn fs::Recorder> {
         Arc::new(self.clone())
     }
 }
@@ -253,7 +253,7 @@ const MERGE_EVERY: usize = 5;
 const REOPEN_EVERY: usize = 200;
 /// Packs this process may write past the last merge before its next
 /// commit waits for a merge: a quarter of the object store's slots.
-const UNMERGED_MAX: usize = store::PACK_SLOTS as usize / 4;
+const UNMERGED_MAX: usize = pack::PACK_SLOTS as usize / 4;
 /// Commits between two looks at what the retention no longer keeps.
 pub const PRUNE_EVERY: usize = 500;
 
@@ -425,7 +425,7 @@ impl Inner {
     }
 }
 
-impl fs::Journal for History {
+impl fs::Recorder for History {
     fn file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
         if self.inner.skipped(p) {
             return Ok(());
@@ -506,15 +506,15 @@ pub fn conflict_error(history: &History, plan: &Plan) -> Error {
     undo::conflict(&history.inner, plan)
 }
 
-/// A journal that refuses every change, saying `why` (a root whose history
+/// A recorder that refuses every change, saying `why` (a root whose history
 /// cannot be kept).
-pub fn refusing(why: String) -> Arc<dyn fs::Journal> {
+pub fn refusing(why: String) -> Arc<dyn fs::Recorder> {
     Arc::new(Refusing(why))
 }
 
 struct Refusing(String);
 
-impl fs::Journal for Refusing {
+impl fs::Recorder for Refusing {
     fn file(&self, p: &RelPath, _: Option<&[u8]>, _: Option<&[u8]>) -> Result<()> {
         Err(Error::new(
             Code::FilesystemError,
@@ -525,6 +525,10 @@ impl fs::Journal for Refusing {
         )
         .with("path", p.to_string())
         .with("reason", "history"))
+    }
+
+    fn changing_folder(&self, p: &RelPath) -> Result<()> {
+        self.file(p, None, None)
     }
 
     fn folder(&self, _: &RelPath, _: bool) {}

@@ -8,14 +8,6 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
-/// Pack indexes the object store can hold at once: merges keep a handful,
-/// but writes faster than a long merge (a benchmark's hundreds a second)
-/// pile packs up meanwhile, and 1,024 ran out near 100,000 changes.
-#[cfg(not(test))]
-pub(crate) const PACK_SLOTS: u16 = 16_384;
-#[cfg(test)]
-pub(crate) const PACK_SLOTS: u16 = 64;
-
 pub(crate) struct Store {
     /// Opened anew after packs are merged: gix's object store gives each
     /// pack index it loads a slot and reclaims none, so a long-running
@@ -47,7 +39,7 @@ fn options() -> gix::open::Options {
     // a long-running server adds.
     gix::open::Options::isolated()
         .open_path_as_is(true)
-        .object_store_slots(gix::odb::store::init::Slots::Given(PACK_SLOTS))
+        .object_store_slots(gix::odb::store::init::Slots::Given(crate::pack::PACK_SLOTS))
 }
 
 impl Store {

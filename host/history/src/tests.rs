@@ -16,7 +16,7 @@ fn setup() -> Setup {
     let state = StateDir::open(&s.path().join("state")).unwrap();
     let root = Root::open(v.path()).unwrap();
     let history = History::open(&state, "vault", &root, &[".system"]).unwrap();
-    let root = root.with_journal(history.journal());
+    let root = root.with_recorder(history.recorder());
     Setup {
         vault: v.path().to_path_buf(),
         _dirs: (v, s),
@@ -58,7 +58,7 @@ fn die(call: Call) {
 }
 
 /// The history opened anew on the same folders, as the next start after a
-/// kill does, and a root without a journal to look through.
+/// kill does, and a root without a recorder to look through.
 fn reopen(s: &Setup) -> (History, Root) {
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     let reader = Root::open(&s.vault).unwrap();
@@ -220,7 +220,7 @@ fn what_a_killed_call_left_pending_is_recorded_at_the_next_open() {
     assert!(changes[0].recovered);
     assert_eq!(changes[0].tool, "vault_write");
     let plan = again
-        .plan_undo(&reader.with_journal(again.journal()), changes)
+        .plan_undo(&reader.with_recorder(again.recorder()), changes)
         .unwrap();
     assert_eq!(plan.files.len(), 1);
 }
@@ -247,7 +247,7 @@ fn an_undo_after_a_kill_never_erases_what_the_person_wrote_since() {
         Some(id("b1\n")),
         "the call's own after-state"
     );
-    let root = reader.with_journal(again.journal());
+    let root = reader.with_recorder(again.recorder());
     let plan = again.plan_undo(&root, changes.clone()).unwrap();
     assert_eq!(plan.conflicts.len(), 1, "{plan:?}");
     assert_eq!(plan.conflicts[0].path, "Plan.md");
@@ -433,7 +433,7 @@ fn a_file_of_any_size_moves_and_comes_back_by_its_name() {
     let root = Root::open(&s.vault)
         .unwrap()
         .with_max_file_bytes(1 << 10)
-        .with_journal(s.history.journal());
+        .with_recorder(s.history.recorder());
     let video: Vec<u8> = (0..(64u32 << 10)).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(s.vault.join("talk.mp4"), &video).unwrap();
     let (from, to) = (rel("talk.mp4"), rel(".trash/talk.mp4"));
@@ -499,7 +499,7 @@ fn a_killed_delete_of_a_file_never_recorded_is_recorded_whole() {
     assert_eq!(changes.len(), 1, "{changes:?}");
     let paths: Vec<&str> = changes[0].files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, [".trash/a.md", "a.md"]);
-    let root = reader.with_journal(again.journal());
+    let root = reader.with_recorder(again.recorder());
     let plan = again.plan_undo(&root, changes).unwrap();
     undo_as(&again, &root, &plan, "s2");
     assert_eq!(text_of(&s, "a.md"), "mine\n");
@@ -574,7 +574,7 @@ fn a_failed_move_of_a_big_file_is_no_change() {
     let small = Root::open(&s.vault).unwrap().with_max_file_bytes(16);
     let state = StateDir::open(&s._dirs.1.path().join("small")).unwrap();
     let history = History::open(&state, "vault", &small, &[]).unwrap();
-    let root = small.with_journal(history.journal());
+    let root = small.with_recorder(history.recorder());
     write_outside(&s, "talk.mp4", "more than sixteen bytes of video");
     write_outside(&s, "taken.mp4", "someone else's");
     {
@@ -704,7 +704,9 @@ fn a_second_kura_writing_into_the_same_history_loses_no_change() {
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     let plain = Root::open(&s.vault).unwrap();
     let other = History::open(&state, "vault", &plain, &[".system"]).unwrap();
-    let other_root = Root::open(&s.vault).unwrap().with_journal(other.journal());
+    let other_root = Root::open(&s.vault)
+        .unwrap()
+        .with_recorder(other.recorder());
     for round in 0..30 {
         let (root, session, history) = if round % 2 == 0 {
             (&s.root, "first", &s.history)
@@ -870,7 +872,7 @@ fn calls_queued_when_kura_stops_are_recorded_at_the_next_open_and_undoable() {
     let id = |t: &str| store::Store::id_of(t.as_bytes()).to_string();
     assert_eq!(afters, [id("third\n"), id("second\n"), id("first\n")]);
     // Undoing them all brings back what was there before the first.
-    let root = reader.with_journal(again.journal());
+    let root = reader.with_recorder(again.recorder());
     let plan = again.plan_undo(&root, changes).unwrap();
     assert!(plan.conflicts.is_empty(), "{:?}", plan.conflicts);
     undo_as(&again, &root, &plan, "s2");
@@ -887,7 +889,7 @@ fn a_writer_faster_than_its_commits_waits_for_them() {
             .root
             .try_clone()
             .unwrap()
-            .with_journal(s.history.journal());
+            .with_recorder(s.history.recorder());
         let done = done.clone();
         std::thread::spawn(move || {
             for i in 0..super::queue::QUEUED_MAX + 2 {

@@ -271,9 +271,9 @@ pub(crate) fn apply(history: &Inner, root: &Root, plan: &Plan) -> Result<()> {
     }
     let acts = acts(history, plan)?;
     call::set_undoes(plan.changes.clone());
-    // The plan goes to a journal first (synced, locked while the undo
+    // The plan goes to its file first (synced, locked while the undo
     // runs): a kura killed halfway finishes it at its next start.
-    let journal = Journal::begin(history, plan)?;
+    let written = PlanFile::begin(history, plan)?;
     let mut made = Vec::new();
     let mut done: Vec<&Act> = Vec::new();
     let result = (|| {
@@ -298,11 +298,11 @@ pub(crate) fn apply(history: &Inner, root: &Root, plan: &Plan) -> Result<()> {
         for p in made.iter().rev() {
             let _ = root.remove_dir_if_empty(p);
         }
-        journal.end(history);
+        written.end(history);
         return Err(e);
     }
     remove_folders(root, plan);
-    journal.end(history);
+    written.end(history);
     Ok(())
 }
 
@@ -318,13 +318,13 @@ fn remove_folders(root: &Root, plan: &Plan) {
 }
 
 /// An undo in progress, kept in `undo/` of the history's `kura/` folder.
-struct Journal {
+struct PlanFile {
     file: std::fs::File,
     name: String,
 }
 
-impl Journal {
-    fn begin(history: &Inner, plan: &Plan) -> Result<Journal> {
+impl PlanFile {
+    fn begin(history: &Inner, plan: &Plan) -> Result<PlanFile> {
         use std::io::Write as _;
         static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -337,18 +337,18 @@ impl Journal {
             .and_then(|()| file.write_all(&text))
             .and_then(|()| file.sync_data())
             .map_err(failed)?;
-        Ok(Journal { file, name })
+        Ok(PlanFile { file, name })
     }
 
-    /// Done (or put back whole): the journal is emptied, then goes. One
+    /// Done (or put back whole): the plan file is emptied, then goes. One
     /// that stays empty is removed at the next start; emptied first, so
     /// that an undo put back whole is never carried out then.
     fn end(self, history: &Inner) {
         if let Err(e) = self.file.set_len(0).and_then(|()| self.file.sync_data()) {
-            tracing::warn!("undo: its journal could not be emptied ({e})");
+            tracing::warn!("undo: its plan file could not be emptied ({e})");
         }
         if let Err(e) = history.kura.remove(&self.name) {
-            tracing::warn!("undo: its journal stays ({e}); the next start finds it done");
+            tracing::warn!("undo: its plan file stays ({e}); the next start finds it done");
         }
         drop(self.file);
     }
@@ -395,7 +395,7 @@ fn finish_act(history: &Inner, root: &Root, act: &Act<'_>) {
     }
 }
 
-/// Finish the undos a killed kura left (journals no live undo holds),
+/// Finish the undos a killed kura left (plan files no live undo holds),
 /// through `root`: each file that still holds what the undo found gets
 /// what it was to get; one that holds neither (changed since) stays as it
 /// is and is logged. Run at start-up, before any call.
@@ -440,7 +440,7 @@ pub(crate) fn finish(history: &Inner, root: &Root) {
             tracing::info!("{} history: an interrupted undo was finished", history.name);
         }
         if let Err(e) = history.kura.remove(&name) {
-            tracing::warn!("an interrupted undo's journal stays: {e}");
+            tracing::warn!("an interrupted undo's plan file stays: {e}");
         }
     }
 }

@@ -158,3 +158,40 @@ async fn nothing_is_created_changed_or_removed_under_a_locked_folder() {
     assert_locked(&r, "the new locked note");
     k.stop().await;
 }
+
+#[tokio::test]
+async fn a_locked_folder_is_never_removed_or_moved_even_when_empty() {
+    let f = Fixture::new();
+    f.write("notes/inbox/today.md", "# Today\n");
+    std::fs::create_dir_all(f.vault().join("notes/keep/2025")).unwrap();
+    let args = f.vibe_args(&["--set", "locked_folders=notes/keep"]);
+    let k = Kura::start(args, ClientLifecycleMode::Initialize).await;
+    let calls = [
+        ("vault_delete", json!({"path": "notes"})),
+        ("vault_move", json!({"from": "notes", "to": "archive"})),
+    ];
+    for (tool, args) in calls {
+        let r = k.call(tool, args.clone()).await;
+        assert_locked(&r, &format!("{tool} {args}"));
+        assert!(r.text.contains("notes/keep"), "{tool}: {}", r.text);
+        // Refused whole: the locked folder, and everything else, stays.
+        assert!(f.vault().join("notes/keep/2025").is_dir(), "{tool}");
+        assert_eq!(f.read("notes/inbox/today.md"), "# Today\n", "{tool}");
+        assert!(f.vault().join("notes/welcome.md").exists(), "{tool}");
+        assert!(!f.vault().join("archive").exists(), "{tool}");
+    }
+    // Nor is one made under it, even empty (an undo or a move making a
+    // folder): the move of a folder holding an empty one into it.
+    std::fs::create_dir_all(f.vault().join("drafts/empty")).unwrap();
+    f.write("drafts/a.md", "a\n");
+    let r = k
+        .call(
+            "vault_move",
+            json!({"from": "drafts", "to": "notes/keep/drafts"}),
+        )
+        .await;
+    assert_locked(&r, "a move into a locked folder");
+    assert!(!f.vault().join("notes/keep/drafts").exists());
+    assert!(f.vault().join("drafts/empty").is_dir());
+    k.stop().await;
+}

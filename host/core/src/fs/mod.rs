@@ -11,15 +11,15 @@
 
 #![allow(clippy::disallowed_methods)] // this module is the sanctioned chokepoint
 
-mod journal;
 mod path;
+mod recorder;
 pub mod sandbox;
 mod state;
 mod watch;
 mod write;
 
-pub use journal::{Journal, Moved};
 pub use path::RelPath;
+pub use recorder::{Moved, Recorder};
 pub use state::{Exposed, StateDir};
 pub use watch::{Changes, Listener, Listeners, Watch, watch_files};
 pub use write::{NoReplace, TEMP_PREFIX, is_temp_name};
@@ -82,7 +82,7 @@ pub struct Root {
     /// Windows, casefolded ext4): path rules must compare folded.
     folds_case: bool,
     /// Told of every change before it is made (the root's history).
-    journal: Option<Arc<dyn Journal>>,
+    recorder: Option<Arc<dyn Recorder>>,
 }
 
 fn mtime_of(m: &cap_std::fs::Metadata) -> i128 {
@@ -344,11 +344,11 @@ impl Root {
             locks: Mutex::new(HashMap::new()),
             max_file_bytes: crate::config::MAX_FILE_BYTES,
             folds_case,
-            journal: None,
+            recorder: None,
         })
     }
 
-    /// Another handle on the same root, without a journal: for reading.
+    /// Another handle on the same root, without a recorder: for reading.
     pub fn try_clone(&self) -> io::Result<Root> {
         Ok(Root {
             dir: self.dir.try_clone()?,
@@ -356,29 +356,29 @@ impl Root {
             locks: Mutex::new(HashMap::new()),
             max_file_bytes: self.max_file_bytes,
             folds_case: self.folds_case,
-            journal: None,
+            recorder: None,
         })
     }
 
-    /// Tell `journal` of every change before it is made.
-    pub fn with_journal(mut self, journal: Arc<dyn Journal>) -> Root {
-        self.journal = Some(journal);
+    /// Tell `recorder` of every change before it is made.
+    pub fn with_recorder(mut self, recorder: Arc<dyn Recorder>) -> Root {
+        self.recorder = Some(recorder);
         self
     }
 
-    /// File `p` goes from `before` to `after`: the journal first.
+    /// File `p` goes from `before` to `after`: the recorder first.
     fn note_file(&self, p: &RelPath, before: Option<&[u8]>, after: Option<&[u8]>) -> Result<()> {
-        match &self.journal {
+        match &self.recorder {
             Some(j) => j.file(p, before, after),
             None => Ok(()),
         }
     }
 
-    /// `made`, the outcome of the change to `paths` the journal heard of,
+    /// `made`, the outcome of the change to `paths` the recorder heard of,
     /// told to it: a change refused is not recorded as made, and one made
     /// is recorded as made whatever happens to the file after.
     fn noted<T>(&self, paths: &[&RelPath], made: Result<T>) -> Result<T> {
-        if let Some(j) = &self.journal {
+        if let Some(j) = &self.recorder {
             for p in paths {
                 match &made {
                     Ok(_) => j.made(p),
@@ -389,9 +389,17 @@ impl Root {
         made
     }
 
+    /// Folder `p` is about to be made or removed: its recorder may refuse.
+    fn check_folder(&self, p: &RelPath) -> Result<()> {
+        match &self.recorder {
+            Some(r) => r.changing_folder(p),
+            None => Ok(()),
+        }
+    }
+
     /// Folder `p` was made or removed.
     fn note_folder(&self, p: &RelPath, made: bool) {
-        if let Some(j) = &self.journal {
+        if let Some(j) = &self.recorder {
             j.folder(p, made);
         }
     }

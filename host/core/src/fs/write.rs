@@ -169,13 +169,14 @@ impl Root {
             let next = match dir.open_dir_nofollow(seg) {
                 Ok(d) => d,
                 Err(e) if e.kind() == io::ErrorKind::NotFound && made.is_some() => {
+                    let here = RelPath::parse(&p.segments()[..=i].join("/"), false)?;
+                    self.check_folder(&here)?;
                     crate::fault::step().map_err(|e| io_error(e, p))?;
                     match dir.create_dir(seg) {
                         // The new folder's name is durable before anything
                         // is written into it: a power cut cannot keep a
                         // file whose folder vanished.
                         Ok(()) => {
-                            let here = RelPath::parse(&p.segments()[..=i].join("/"), false)?;
                             if let Some(made) = made.as_deref_mut() {
                                 made.push(here.clone());
                             }
@@ -503,11 +504,11 @@ impl Root {
         }
         let same_file =
             self.folds_case && from.to_string().to_lowercase() == to.to_string().to_lowercase();
-        if let Some(journal) = &self.journal {
-            // The bytes go with the name: the journal hears of the file by
+        if let Some(recorder) = &self.recorder {
+            // The bytes go with the name: the recorder hears of the file by
             // its id, hashed as it streams by, and never holds it whole.
             let (id, head) = stream_nofollow(src, name).map_err(|e| io_error(e, from))?;
-            journal.moved(from, to, &super::Moved { id, head: &head })?;
+            recorder.moved(from, to, &super::Moved { id, head: &head })?;
         }
         let renamed = Self::rename_synced(src, dst, from, to, same_file);
         self.noted(&[from, to], renamed)
@@ -543,39 +544,60 @@ impl Root {
 
     /// Remove the folders below `p` that hold nothing (deepest first), and
     /// `p` itself if it is then empty; files and their folders stay, and
-    /// links are never followed. The folders' removal is fsynced.
+    /// links are never followed. Each folder is offered to the recorder
+    /// before any is removed, so a refusal removes none. The folders'
+    /// removal is fsynced.
     pub fn remove_empty_dirs(&self, p: &RelPath) -> Result<()> {
         if p.is_root() {
             return Ok(());
         }
+        let mut empty = Vec::new();
+        self.empty_folders(p, &mut empty)?;
+        for folder in &empty {
+            self.check_folder(folder)?;
+        }
+        for folder in &empty {
+            let Some(parent) = self.open_dir_nofollow(&folder.parent(), false)? else {
+                continue;
+            };
+            crate::fault::step().map_err(|e| io_error(e, folder))?;
+            // One that is no longer empty (something was just put there)
+            // stays.
+            if parent
+                .remove_dir(folder.file_name().unwrap_or_default())
+                .is_ok()
+            {
+                self.note_folder(folder, false);
+                sync_dir(&parent).map_err(|e| io_error(e, folder))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Add to `out` the folders at and below `p` that hold nothing but
+    /// such folders, deepest first; whether `p` is one of them.
+    fn empty_folders(&self, p: &RelPath, out: &mut Vec<RelPath>) -> Result<bool> {
         let Some(parent) = self.open_dir_nofollow(&p.parent(), false)? else {
-            return Ok(());
+            return Ok(false);
         };
-        let name = p.file_name().unwrap_or_default().to_owned();
-        let Ok(dir) = parent.open_dir_nofollow(&name) else {
-            return Ok(()); // gone, a link, or a file
+        let name = p.file_name().unwrap_or_default();
+        let Ok(dir) = parent.open_dir_nofollow(name) else {
+            return Ok(false); // gone, a link, or a file
         };
-        let mut subs = Vec::new();
+        let mut empty = true;
         for entry in dir.entries().map_err(|e| io_error(e, p))? {
             let entry = entry.map_err(|e| io_error(e, p))?;
-            if entry.file_type().is_ok_and(|t| t.is_dir())
-                && let Ok(n) = entry.file_name().into_string()
-            {
-                subs.push(n);
-            }
+            empty &= match entry.file_name().into_string() {
+                Ok(n) if entry.file_type().is_ok_and(|t| t.is_dir()) => {
+                    self.empty_folders(&p.join(&n), out)?
+                }
+                _ => false,
+            };
         }
-        for sub in subs {
-            self.remove_empty_dirs(&p.join(&sub))?;
+        if empty {
+            out.push(p.clone());
         }
-        crate::fault::step().map_err(|e| io_error(e, p))?;
-        match parent.remove_dir(&name) {
-            Ok(()) => {
-                self.note_folder(p, false);
-                sync_dir(&parent).map_err(|e| io_error(e, p))
-            }
-            // Not empty: it stays.
-            Err(_) => Ok(()),
-        }
+        Ok(empty)
     }
 
     /// Remove folder `p` if it holds nothing (a folder an undone change
@@ -588,6 +610,7 @@ impl Root {
             return Ok(());
         };
         let name = p.file_name().unwrap_or_default();
+        self.check_folder(p)?;
         crate::fault::step().map_err(|e| io_error(e, p))?;
         if parent.remove_dir(name).is_ok() {
             self.note_folder(p, false);

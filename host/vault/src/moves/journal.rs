@@ -185,13 +185,15 @@ fn apply(root: &Root, op: &Op) -> Result<()> {
         Op::Mkdir { dir } => root.make_dir(&rel(dir)?),
         Op::Rename { from, to } => root.rename_file(&rel(from)?, &rel(to)?),
         // An empty folder left behind loses nothing: not worth undoing a
-        // move for.
-        Op::Prune { dir } => {
-            if let Err(e) = root.remove_empty_dirs(&rel(dir)?) {
+        // move for. A locked one is: the move is refused whole.
+        Op::Prune { dir } => match root.remove_empty_dirs(&rel(dir)?) {
+            Err(e) if e.code == Code::Forbidden => Err(e),
+            Err(e) => {
                 tracing::warn!(folder = %dir, "an emptied folder stays: {}", e.message);
+                Ok(())
             }
-            Ok(())
-        }
+            Ok(()) => Ok(()),
+        },
     }
 }
 
@@ -324,9 +326,9 @@ impl Names {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         format!(
-            "moves/{}-{:x}-{n:x}-{t:x}.json",
+            "moves/{}-{}-{n:x}-{t:x}.json",
             self.prefix,
-            std::process::id()
+            kura_core::fs::process_tag()
         )
     }
 
