@@ -120,6 +120,25 @@ pub fn run(writes: usize, changes: usize, json: bool) -> anyhow::Result<()> {
         warm.push(ms(t));
     }
     warm.sort_by(f64::total_cmp);
+    // The newest page of every change, and the same page through a filter
+    // that admits every change but must parse each line to know it (what
+    // an unfiltered listing did before issue 67).
+    let every = Filter {
+        client: Some(who.client.clone()),
+        ..Filter::default()
+    };
+    let (mut page, mut parsed) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        for (filter, out) in [(&Filter::default(), &mut page), (&every, &mut parsed)] {
+            let t = Instant::now();
+            history
+                .list(filter, 0, 20)
+                .map_err(|e| anyhow::anyhow!(e.message))?;
+            out.push(ms(t));
+        }
+    }
+    page.sort_by(f64::total_cmp);
+    parsed.sort_by(f64::total_cmp);
     // A fresh process: open, then the same listing.
     let t = Instant::now();
     let fresh = History::open(&state, "vault", &Root::open(&vault)?, &[])
@@ -145,6 +164,8 @@ pub fn run(writes: usize, changes: usize, json: bool) -> anyhow::Result<()> {
         "listed": first.len(),
         "list_first_ms": first_ms,
         "list_warm_ms_p50": percentile(&warm, 0.5),
+        "list_all_ms_p50": percentile(&page, 0.5),
+        "list_all_parsed_ms_p50": percentile(&parsed, 0.5),
         "fresh_open_ms": open_ms,
         "fresh_list_ms": fresh_ms,
         "history_bytes": bytes,
@@ -172,6 +193,11 @@ pub fn run(writes: usize, changes: usize, json: bool) -> anyhow::Result<()> {
         println!(
             "  one note's history ({total} changes) among {made}: {first_ms:.1} ms first, {:.2} ms after (p50); fresh process: open {open_ms:.1} ms + list {fresh_ms:.1} ms",
             percentile(&warm, 0.5)
+        );
+        println!(
+            "  the newest 20 of all {made}: {:.2} ms (p50); parsing every line: {:.2} ms",
+            percentile(&page, 0.5),
+            percentile(&parsed, 0.5)
         );
         println!(
             "  on disk: {bytes} bytes ({} per change)",

@@ -27,6 +27,7 @@ mod log;
 mod pack;
 mod prune;
 mod queue;
+mod record;
 mod store;
 mod undo;
 

@@ -2,21 +2,20 @@
 //! beside the repository (and the same line in the change's commit
 //! message, so the list can be rebuilt from git), read incrementally.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
 
 use gix::ObjectId;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::Inner;
-use crate::call::{self, Meta, Touched};
+use crate::call;
 use crate::error::{Code, Error, Result};
 use crate::fs::RelPath;
-use crate::store::{Author, Blobs, Store};
+use crate::store::Store;
 
 /// The trailer of a change's commit message that carries its entry.
-const TRAILER: &str = "Kura-Change: ";
+pub(crate) const TRAILER: &str = "Kura-Change: ";
 
 /// One change: one tool call's effect on one root.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -74,6 +73,13 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether it admits every change.
+    fn admits_all(&self) -> bool {
+        self.path.as_ref().is_none_or(RelPath::is_root)
+            && self.session.is_none()
+            && self.client.is_none()
+    }
+
     fn admits(&self, e: &Entry) -> bool {
         self.session.as_ref().is_none_or(|s| e.session == *s)
             && self.client.as_ref().is_none_or(|c| e.client == *c)
@@ -89,6 +95,13 @@ impl Filter {
 }
 
 impl Cache {
+    /// A line's change, marked with the live undo that took it back.
+    fn entry(&self, line: &str) -> Option<Entry> {
+        let mut e = serde_json::from_str::<Entry>(line).ok()?;
+        e.undone_by = self.undone.get(&e.id).cloned();
+        Some(e)
+    }
+
     fn line(&self, i: usize) -> &str {
         let end = self.starts.get(i + 1).copied().unwrap_or(self.text.len());
         self.text[self.starts[i]..end].trim_end()
@@ -145,330 +158,9 @@ pub(crate) struct Cache {
 /// its quotes escaped).
 const UNDOES: &str = "\"undoes\":";
 
-fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
-    match (before, after) {
-        (None, _) => "created",
-        (_, None) => "deleted",
-        _ => "modified",
-    }
-}
-
 impl Inner {
-    fn list_name(&self) -> String {
+    pub(crate) fn list_name(&self) -> String {
         "changes.jsonl".into()
-    }
-
-    /// Commit the call's part in this root (under the lock), record what a
-    /// killed kura left first, and let its pending file go.
-    pub(crate) fn commit(self: &Arc<Self>, meta: &Meta, mut t: Touched) -> Result<()> {
-        if self.unmerged.load(std::sync::atomic::Ordering::Relaxed) >= crate::UNMERGED_MAX {
-            self.merge_now();
-        }
-        let _held = self.lock()?;
-        // What this call found is what came after any call left pending.
-        let then = call::tracks(&t.steps)
-            .into_iter()
-            .map(|(path, track)| (path, track.before))
-            .collect();
-        self.recover(&then)?;
-        // A kura killed between its commit and its list line, while others
-        // went on committing: its change is listed before this one.
-        self.catch_up()?;
-        let change = call::net(&t.steps);
-        if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
-            let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
-            self.record(meta, change, made, removed, false, &t.blobs)?;
-            self.after_commit();
-        }
-        // Emptied (not synced: one that comes back full after a power cut
-        // is found listed already, as long as its change is still the
-        // newest of its files — see `listed_already`) and kept, still locked,
-        // for this process's next call: creating a file costs more than
-        // the rest of the record on some disks. One that cannot be emptied
-        // is let go, and the next commit finds it recorded already.
-        if let Some((mut file, name)) = t.pending {
-            use std::io::Seek as _;
-            let emptied = kura_core::fault::step()
-                .and_then(|()| file.set_len(0))
-                .and_then(|()| file.seek(std::io::SeekFrom::Start(0)));
-            match emptied {
-                Ok(_) => self
-                    .spare
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((file, name)),
-                Err(e) => tracing::warn!("{} history: a call's record stays ({e})", self.name),
-            }
-        }
-        Ok(())
-    }
-
-    /// Commit one change and add its line to the list.
-    fn record(
-        &self,
-        meta: &Meta,
-        change: BTreeMap<String, (Option<String>, Option<String>)>,
-        made: Vec<String>,
-        removed: Vec<String>,
-        recovered: bool,
-        blobs: &Blobs,
-    ) -> Result<String> {
-        let files: Vec<FileChange> = change
-            .iter()
-            .map(|(path, (b, a))| FileChange {
-                path: path.clone(),
-                action: action(b, a).into(),
-                before: b.clone(),
-                after: a.clone(),
-            })
-            .collect();
-        let mut entry = Entry {
-            id: String::new(),
-            time: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            tool: meta.tool.clone(),
-            args: meta.args.clone(),
-            client: meta.who.client.clone(),
-            session: meta.who.session.clone(),
-            files,
-            made,
-            removed,
-            undoes: meta.undoes.clone(),
-            recovered,
-            undone_by: None,
-        };
-        let ids = |s: &Option<String>| {
-            s.as_deref()
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-        };
-        let states: BTreeMap<String, _> = change
-            .iter()
-            .map(|(p, (b, a))| (p.clone(), (ids(b), ids(a))))
-            .collect();
-        // Only the blobs the change names: a file written twice by one
-        // call keeps its first and last states.
-        let named: Blobs = states
-            .values()
-            .flat_map(|(b, a)| [*b, *a])
-            .flatten()
-            .filter_map(|id| blobs.get(&id).map(|bytes| (id, bytes.clone())))
-            .collect();
-        let title = match entry.files.as_slice() {
-            [one] => format!("{}: {} {}", entry.tool, one.action, one.path),
-            many => format!("{}: {} files", entry.tool, many.len()),
-        };
-        let message = format!(
-            "{title}\n\n{TRAILER}{}\n",
-            serde_json::to_string(&entry).unwrap_or_default()
-        );
-        let client = if entry.client.is_empty() {
-            "kura"
-        } else {
-            entry.client.as_str()
-        };
-        let commit = self
-            .store
-            .commit(
-                (&self.state, &self.dir),
-                "found changed outside kura\n",
-                &states,
-                &named,
-                &message,
-                Author {
-                    name: client,
-                    email: &entry.session,
-                },
-            )
-            .map_err(|e| self.fault("cannot record the change", e))?;
-        entry.id = commit.to_string();
-        let mut line = serde_json::to_string(&entry).unwrap_or_default();
-        line.push('\n');
-        self.kura
-            .append(&self.list_name(), line.as_bytes())
-            .map_err(|e| self.fault("cannot list the change", e))?;
-        Ok(entry.id)
-    }
-
-    /// Record the calls a stopped kura left (pending files no one holds),
-    /// oldest first, each as the change its own steps say it made. A path
-    /// counts as changed by a call unless what came after it — what the
-    /// next call left pending found there, or else what the file holds
-    /// now — is what the call found (killed before its write reached the
-    /// file). What the file holds beyond the call's after-state is not the
-    /// call's: the next change of that file records it as changed outside
-    /// kura, and an undo of the call meets `conflict` there.
-    pub(crate) fn recover(&self, then: &BTreeMap<String, Option<String>>) -> Result<()> {
-        let folder = "pending";
-        let listed = self
-            .kura
-            .list(folder)
-            .map_err(|e| self.fault("cannot be read", e))?;
-        let mut left = Vec::new();
-        for (file, _, _) in listed {
-            let name = format!("{folder}/{file}");
-            let Ok(Some(held)) = self.kura.try_lock(&name) else {
-                continue; // a call in progress, or queued for its commit
-            };
-            let text = self
-                .kura
-                .read(&name)
-                .map_err(|e| self.fault("cannot be read", e))?
-                .unwrap_or_default();
-            let pending = call::parse_pending(&String::from_utf8_lossy(&text));
-            left.push((name, held, pending));
-        }
-        left.sort_by(|a, b| (a.2.meta.at, &a.0).cmp(&(b.2.meta.at, &b.0)));
-        let hex = |h: &Option<String>| {
-            h.as_deref()
-                .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-        };
-        let mut blobs = Blobs::new();
-        for s in left.iter().flat_map(|(_, _, p)| &p.steps) {
-            for (id, kept) in [(&s.before, &s.kept), (&s.after, &s.wrote)] {
-                if let (Some(id), Some(bytes)) = (hex(id), kept.as_deref().and_then(call::kept)) {
-                    blobs.entry(id).or_insert(bytes);
-                }
-            }
-        }
-        let tracks: Vec<_> = left
-            .iter()
-            .map(|(_, _, p)| call::tracks(&p.steps))
-            .collect();
-        for (i, (name, _held, pending)) in left.into_iter().enumerate() {
-            let mut change = BTreeMap::new();
-            for (path, t) in &tracks[i] {
-                let at_hand = |s: &Option<String>, blobs: &Blobs| {
-                    hex(s).is_none_or(|id| blobs.contains_key(&id) || self.store.has(id))
-                };
-                let before = &t.before;
-                let after = if t.last_done {
-                    // Made: whatever the file holds since is someone
-                    // else's change.
-                    t.last.clone()
-                } else if at_hand(&t.last, &blobs) || t.last_moved {
-                    // Not said done: made if what came after shows it
-                    // (killed between the write and its `done` line), else
-                    // what the last step said done left, if one did.
-                    // (Only compared: its bytes need not be at hand.)
-                    let next = tracks[i + 1..]
-                        .iter()
-                        .find_map(|n| n.get(path).map(|n| n.before.clone()))
-                        .or_else(|| then.get(path).cloned());
-                    let seen = match next {
-                        Some(b) => b,
-                        None => self.id_now(path)?,
-                    };
-                    match &t.done {
-                        _ if seen == t.last => t.last.clone(),
-                        Some(done) => done.clone(),
-                        None => continue, // nothing of it reached the file
-                    }
-                } else {
-                    // A pending file of a kura before the after-state was
-                    // kept: what came after is all there is.
-                    self.state_of(path, &mut blobs)?
-                };
-                // (A call committed whose pending file stayed is found by
-                // `listed_already` below: comparing with what the tree
-                // holds dropped the deletion of a file it never held.)
-                if after != *before {
-                    change.insert(path.clone(), (before.clone(), after));
-                }
-            }
-            let call::Pending {
-                meta,
-                made,
-                removed,
-                ..
-            } = pending;
-            let fresh = !change.is_empty() || !made.is_empty() || !removed.is_empty();
-            if fresh && !self.listed_already(&meta, &change)? {
-                self.record(&meta, change, made, removed, true, &blobs)?;
-                tracing::info!(
-                    "{} history: recorded a change a stopped kura left pending",
-                    self.name
-                );
-            }
-            self.kura
-                .remove(&name)
-                .map_err(|e| self.fault("cannot finish a pending record", e))?;
-        }
-        Ok(())
-    }
-
-    /// Whether `change` by `meta`'s call is the newest listed change of
-    /// its files already: a call committed whose pending file could not be
-    /// emptied (the next commit, in the same process, finds it) is not
-    /// recorded twice, while the same edit made again after an undo is.
-    fn listed_already(
-        &self,
-        meta: &Meta,
-        change: &BTreeMap<String, (Option<String>, Option<String>)>,
-    ) -> Result<bool> {
-        if change.is_empty() {
-            return Ok(false);
-        }
-        let newest = self
-            .committed(&[])?
-            .into_iter()
-            .rev()
-            .find(|e| e.files.iter().any(|f| change.contains_key(&f.path)));
-        Ok(newest.is_some_and(|e| {
-            e.tool == meta.tool
-                && e.session == meta.who.session
-                && change.iter().all(|(path, (b, a))| {
-                    e.files
-                        .iter()
-                        .any(|f| f.path == *path && f.before == *b && f.after == *a)
-                })
-        }))
-    }
-
-    /// The blobs every pending file names (calls in progress or queued,
-    /// and those a stopped kura left), read without their locks.
-    pub(crate) fn pending_blobs(&self) -> Result<HashSet<ObjectId>> {
-        let mut out = HashSet::new();
-        let listed = self
-            .kura
-            .list("pending")
-            .map_err(|e| self.fault("cannot be read", e))?;
-        for (file, _, _) in listed {
-            let text = self
-                .kura
-                .read(&format!("pending/{file}"))
-                .map_err(|e| self.fault("cannot be read", e))?
-                .unwrap_or_default();
-            for s in call::parse_pending(&String::from_utf8_lossy(&text)).steps {
-                out.extend(
-                    [s.before, s.after]
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|h| ObjectId::from_hex(h.as_bytes()).ok()),
-                );
-            }
-        }
-        Ok(out)
-    }
-
-    /// What `path` holds now, as a blob id (None: no file), its bytes
-    /// added to `blobs` so that an undo can restore it — unless it is too
-    /// large to read whole, when only its id is had.
-    fn state_of(&self, path: &str, blobs: &mut Blobs) -> Result<Option<String>> {
-        let p = RelPath::parse(path, false)?;
-        match self.reader.read(&p) {
-            Ok(bytes) => {
-                let id = Store::id_of(&bytes);
-                blobs.entry(id).or_insert(bytes);
-                Ok(Some(id.to_string()))
-            }
-            Err(e) if e.code == Code::NotFound => Ok(None),
-            Err(_) => self.id_now(path),
-        }
-    }
-
-    /// What `path` holds now, as a blob id (None: no file), hashed as it
-    /// streams by.
-    fn id_now(&self, path: &str) -> Result<Option<String>> {
-        self.reader.file_id(&RelPath::parse(path, false)?)
     }
 
     /// Add to the list the changes git has and the list lacks (a kura
@@ -596,6 +288,15 @@ impl Inner {
     /// [`Self::entries`] without waiting for the queued calls (a prune,
     /// which the commits may be waiting for).
     pub(crate) fn committed(&self, needles: &[String]) -> Result<Vec<Entry>> {
+        let cache = self.marked()?;
+        Ok(cache
+            .lines_with(needles)
+            .filter_map(|l| cache.entry(l))
+            .collect())
+    }
+
+    /// The list read up to now, each change's live undo worked out.
+    fn marked(&self) -> Result<std::sync::MutexGuard<'_, Cache>> {
         self.refresh()?;
         let mut cache = self.log.lock().unwrap_or_else(|e| e.into_inner());
         if cache.marked != cache.starts.len() {
@@ -617,14 +318,7 @@ impl Inner {
             cache.undone = undone;
             cache.marked = cache.starts.len();
         }
-        Ok(cache
-            .lines_with(needles)
-            .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
-            .map(|mut e| {
-                e.undone_by = cache.undone.get(&e.id).cloned();
-                e
-            })
-            .collect())
+        Ok(cache)
     }
 
     pub(crate) fn list(
@@ -633,6 +327,19 @@ impl Inner {
         offset: usize,
         limit: usize,
     ) -> Result<(Vec<Entry>, usize)> {
+        if filter.admits_all() {
+            // Every line is a change: only the page's are parsed.
+            self.queue.settle();
+            let cache = self.marked()?;
+            let total = cache.starts.len();
+            let page = (0..total)
+                .rev()
+                .skip(offset)
+                .take(limit)
+                .filter_map(|i| cache.entry(cache.line(i)))
+                .collect();
+            return Ok((page, total));
+        }
         let entries = self.entries(&filter.needles())?;
         let mut total = 0;
         let mut page = Vec::new();
@@ -735,13 +442,22 @@ impl Inner {
     }
 }
 
+/// How long a diff looks for its shortest form.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A unified diff of `before` → `after` by lines, three lines of context,
 /// under the names `old` and `new`. The one place `similar` is called: its
 /// diff is generic all the way down, and each crate that called it built
 /// its own copy (half of this crate's machine code, and a sixth of the
 /// `kura` library's), so `kura setup`'s dry run calls this one.
+///
+/// The search for the shortest diff stops at [`DIFF_TIMEOUT`] (two 16 MiB
+/// notes that share little are quadratic work for Myers' algorithm): past
+/// it the diff is still right, only longer than it need be.
 pub fn unified_diff(before: &str, after: &str, old: &str, new: &str) -> String {
-    similar::TextDiff::from_lines(before, after)
+    similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, after)
         .unified_diff()
         .context_radius(3)
         .header(old, new)

@@ -37,13 +37,18 @@ pub(crate) struct Queue {
 struct State {
     calls: VecDeque<(Meta, Touched)>,
     bytes: usize,
-    /// A call is being committed.
-    committing: bool,
     /// The worker thread runs.
     worker: bool,
-    /// A test holds the worker back.
+    /// Calls queued since the history opened, and how many of them are
+    /// committed (or given up): a reader waits for those queued before
+    /// it, not for a queue that a busy writer may never let empty.
+    queued: u64,
+    finished: u64,
+    /// A test holds the worker back, now or after so many commits.
     #[cfg(test)]
     paused: bool,
+    #[cfg(test)]
+    pause_after: Option<usize>,
 }
 
 impl State {
@@ -86,9 +91,18 @@ impl Queue {
     /// Wait until the calls queued so far are committed.
     pub(crate) fn settle(&self) {
         let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while !s.calls.is_empty() || s.committing {
+        let mine = s.queued;
+        while s.finished < mine {
             s = self.moved.wait(s).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// The call just committed (or given up) is finished.
+    fn finished(&self, bytes: usize) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        s.bytes -= bytes;
+        s.finished += 1;
+        self.moved.notify_all();
     }
 }
 
@@ -96,7 +110,17 @@ impl Queue {
 impl Queue {
     /// Hold the worker back (`true`) or let it go on.
     pub(crate) fn pause(&self, paused: bool) {
-        self.state.lock().unwrap().paused = paused;
+        let mut s = self.state.lock().unwrap();
+        s.paused = paused;
+        s.pause_after = None;
+        self.moved.notify_all();
+    }
+
+    /// Let the worker commit `n` more calls, then hold it back again.
+    pub(crate) fn pause_after(&self, n: usize) {
+        let mut s = self.state.lock().unwrap();
+        s.pause_after = Some(n);
+        s.paused = n == 0;
         self.moved.notify_all();
     }
 
@@ -111,6 +135,7 @@ impl Queue {
         let calls = std::mem::take(&mut self.state.lock().unwrap().calls);
         let mut s = self.state.lock().unwrap();
         s.bytes = 0;
+        s.finished += calls.len() as u64;
         drop(s);
         drop(calls);
         self.moved.notify_all();
@@ -127,6 +152,7 @@ impl Inner {
             s = q.moved.wait(s).unwrap_or_else(|e| e.into_inner());
         }
         s.bytes += held(&t);
+        s.queued += 1;
         s.calls.push_back((meta, t));
         if !s.worker {
             let me = self.clone();
@@ -138,10 +164,11 @@ impl Inner {
                 Err(e) => {
                     // No thread to be had: commit here.
                     let (meta, t) = s.calls.pop_back().expect("just queued");
-                    s.bytes -= held(&t);
                     drop(s);
                     tracing::warn!("{} history: committing in the call ({e})", self.name);
+                    let bytes = held(&t);
                     self.commit_logged(&meta, t);
+                    q.finished(bytes);
                     return;
                 }
             }
@@ -168,8 +195,12 @@ impl Inner {
                 s.worker = false;
                 return;
             };
+            #[cfg(test)]
+            if let Some(n) = s.pause_after.as_mut() {
+                *n = n.saturating_sub(1);
+                s.paused = *n == 0;
+            }
             let bytes = held(&t);
-            s.committing = true;
             drop(s);
             // A panic in the commit must not leave readers waiting: the
             // pending file stays and the next commit records it.
@@ -179,10 +210,7 @@ impl Inner {
             {
                 tracing::error!("{} history: a commit panicked", self.name);
             }
-            let mut s = q.state.lock().unwrap_or_else(|e| e.into_inner());
-            s.committing = false;
-            s.bytes -= bytes;
-            q.moved.notify_all();
+            q.finished(bytes);
         }
     }
 

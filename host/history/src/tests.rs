@@ -915,6 +915,63 @@ fn a_writer_faster_than_its_commits_waits_for_them() {
 }
 
 #[test]
+fn a_reader_waits_for_the_calls_before_it_not_for_an_empty_queue() {
+    let s = setup();
+    s.history.inner.queue.pause(true);
+    let call = |name: &str| {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, name, "text\n");
+    };
+    call("a.md");
+    call("b.md");
+    let (told, settled) = std::sync::mpsc::channel();
+    let inner = s.history.inner.clone();
+    std::thread::spawn(move || {
+        inner.queue.settle();
+        let _ = told.send(());
+    });
+    // A busy writer: a call queued after the reader's, never committed
+    // while the reader waits.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    call("c.md");
+    s.history.inner.queue.pause_after(2);
+    settled
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the reader was kept waiting by a call queued after it");
+    assert_eq!(s.history.inner.queue.len(), 1);
+    s.history.inner.queue.pause(false);
+    s.history.settle();
+    assert_eq!(all(&s.history).len(), 3);
+}
+
+#[test]
+fn the_unfiltered_listing_pages_as_a_filter_admitting_every_change_does() {
+    let s = setup();
+    for i in 0..12 {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, &format!("n{}.md", i % 3), &format!("v{i}\n"));
+    }
+    let newest = all(&s.history)[0].clone();
+    let plan = s.history.plan_undo(&s.root, vec![newest]).unwrap();
+    undo_as(&s.history, &s.root, &plan, "s2");
+    let every = Filter {
+        client: Some("test-client".into()),
+        ..Filter::default()
+    };
+    let seen = |(page, total): (Vec<Entry>, usize)| {
+        let ids: Vec<_> = page.into_iter().map(|e| (e.id, e.undone_by)).collect();
+        (ids, total)
+    };
+    for (offset, limit) in [(0, 5), (1, 4), (10, 10), (13, 5), (20, 5)] {
+        let fast = seen(s.history.list(&Filter::default(), offset, limit).unwrap());
+        let parsed = seen(s.history.list(&every, offset, limit).unwrap());
+        assert_eq!(fast, parsed, "offset {offset}, limit {limit}");
+    }
+    assert_eq!(s.history.list(&Filter::default(), 0, 1).unwrap().1, 13);
+    assert!(all(&s.history)[1].undone_by.is_some());
+}
+
+#[test]
 fn a_note_s_history_is_listed_whatever_its_name_holds() {
     let s = setup();
     let odd = "ノート/a \"quoted\" name.md";
@@ -963,4 +1020,55 @@ fn kuras_starting_together_on_a_new_state_folder_all_open_its_history() {
             assert!(o.join().unwrap().is_ok());
         }
     }
+}
+
+#[test]
+fn a_diff_cut_short_by_its_deadline_still_turns_one_text_into_the_other() {
+    // 400,000 lines drawn from four: 2.7 s to the shortest diff here, so
+    // the deadline (0.5 s) cuts it short.
+    let mut x: u64 = 7;
+    let mut lines = |n: usize| -> String {
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("{}\n", x % 4)
+            })
+            .collect()
+    };
+    let (before, after) = (lines(400_000), lines(400_000));
+    let diff = unified_diff(&before, &after, "a/n.md", "b/n.md");
+    assert_eq!(patched(&before, &diff), after);
+}
+
+/// `before` with a unified diff's hunks applied.
+fn patched(before: &str, diff: &str) -> String {
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let (mut out, mut at) = (String::new(), 0);
+    for line in diff.split_inclusive('\n').skip(2) {
+        if let Some(header) = line.strip_prefix("@@ -") {
+            // `@@ -start,len +…`: the lines before the hunk are as they were.
+            let start: usize = header
+                .split([',', ' '])
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap();
+            let upto = start.saturating_sub(1).max(at);
+            out.extend(old[at..upto].iter().copied());
+            at = upto;
+            continue;
+        }
+        let (mark, text) = line.split_at(1);
+        match mark {
+            "+" => out.push_str(text),
+            "-" => at += 1,
+            _ => {
+                out.push_str(text);
+                at += 1;
+            }
+        }
+    }
+    out.extend(old[at..].iter().copied());
+    out
 }
