@@ -29,7 +29,7 @@ soak *ARGS:
     cargo build --release -p kura
     KURA_SOAK_SEEDS=$seeds cargo test --release -p kura-tests --test it -- write_faults:: write_races:: crashes::
 
-# the crash simulator alone over many seeds (two sequences each): just soak-history SEEDS=1..500
+# the crash simulator alone over many seeds (six sequences each): just soak-history SEEDS=1..500
 soak-history *ARGS:
     #!/usr/bin/env bash
     set -euo pipefail

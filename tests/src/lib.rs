@@ -620,14 +620,32 @@ impl Kura {
         mode: ClientLifecycleMode,
         stderr: std::process::Stdio,
     ) -> Kura {
+        Kura::try_start_command(cmd, mode, stderr)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Kura::start_command`] of a process that may die as it starts (a
+    /// fault plan's kill point in its start-up work): why, if it did.
+    pub async fn try_start_command(
+        cmd: tokio::process::Command,
+        mode: ClientLifecycleMode,
+        stderr: std::process::Stdio,
+    ) -> Result<Kura, String> {
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(stderr)
             .spawn()
             .expect("spawn kura");
         let pid = transport.id();
         let process = pid.and_then(Process::open);
-        let client = ().serve_with_lifecycle(transport, mode).await.expect("MCP handshake");
-        let tools = client.list_all_tools().await.expect("tools/list");
+        let client =
+            ().serve_with_lifecycle(transport, mode)
+                .await
+                .map_err(|e| format!("MCP handshake: {e:?}"))?;
+        let tools = client
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list: {e:?}"))?;
         let schemas = tools
             .iter()
             .filter_map(|t| {
@@ -637,12 +655,12 @@ impl Kura {
                 ))
             })
             .collect();
-        Kura {
+        Ok(Kura {
             client,
             schemas,
             pid,
             _process: process,
-        }
+        })
     }
 
     pub async fn tools(&self) -> Vec<Tool> {

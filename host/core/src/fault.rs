@@ -12,7 +12,9 @@
 //! Steps are counted per tool call: every file-system change the call
 //! makes (a temporary file written and renamed into place, a rename, a
 //! removal, a folder made or removed, a move's journal) is one step,
-//! counted from 1 before it is made.
+//! counted from 1 before it is made. The history's background tasks count
+//! theirs the same way, under the names `history_prune` and
+//! `history_merge` in place of a tool's.
 
 use std::cell::RefCell;
 use std::io;
@@ -49,7 +51,8 @@ impl std::fmt::Debug for Meddler {
 /// One armed plan.
 #[derive(Clone, Debug, Default)]
 pub struct Plan {
-    /// The tool whose calls count steps (any tool when None).
+    /// The tool whose calls count steps (any tool when None), or a
+    /// background task's name (`history_prune`, `history_merge`).
     pub tool: Option<String>,
     /// The step that faults, and how.
     pub at: Option<(usize, Fault)>,

@@ -196,6 +196,19 @@ pub fn undo(
     })
 }
 
+/// How much of each root's history the settings keep.
+pub fn retention(config: &kura_core::config::Config) -> kura_history::Retention {
+    let n = |v: i64| u64::try_from(v).unwrap_or(0);
+    kura_history::Retention {
+        days: n(config.history_days),
+        max_bytes: n(config.history_max_mb).saturating_mul(1 << 20),
+        floor: kura_history::Floor {
+            changes: usize::try_from(config.history_keep_changes).unwrap_or(0),
+            days: n(config.history_keep_days),
+        },
+    }
+}
+
 /// A domain's root with its history attached, from the state folder's
 /// `history/<name>`: every change through the root is kept first. Without
 /// a usable history the root refuses every change (nothing it wrote could
@@ -216,13 +229,7 @@ pub fn attach(
     };
     let (recorder, history) = match opened {
         Ok(h) => {
-            h.keep(kura_history::Retention {
-                days: u64::try_from(o.config.history_days).unwrap_or(0),
-                max_bytes: u64::try_from(o.config.history_max_mb)
-                    .unwrap_or(0)
-                    .saturating_mul(1 << 20),
-                ..kura_history::Retention::default()
-            });
+            h.keep(retention(o.config));
             (h.recorder(), Some(h))
         }
         Err(e) => {

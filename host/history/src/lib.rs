@@ -33,11 +33,13 @@ mod undo;
 
 pub use call::{Call, Who, process_session};
 pub use log::{Entry, FileChange, Filter, unified_diff};
-pub use prune::{Floor, Retention};
+pub use prune::{Floor, Measure, Retention};
 pub use queue::settle_all;
 pub use undo::{Conflict, Plan, Restore};
 
 use std::sync::{Arc, Mutex};
+
+use kura_core::fault;
 
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root, StateDir};
@@ -174,6 +176,13 @@ impl History {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         self.inner.prune(r)
+    }
+
+    /// The history as `retention` would see it at its next prune (how
+    /// many changes, how many bytes, whether the floor holds it over its
+    /// size), without pruning.
+    pub fn measure(&self, retention: Retention) -> Result<Measure> {
+        self.inner.measure(retention)
     }
 
     /// Wait until the calls this process made are committed (a reader
@@ -376,9 +385,12 @@ impl Inner {
         *slot = std::thread::Builder::new()
             .name("kura-history".into())
             .spawn(move || {
-                me.prune_if_wanted();
-                work(&me);
-                me.prune_if_wanted();
+                // Each under its name in a test's fault plan (a kill point
+                // at each of its write steps); nothing in the `kura` binary.
+                let prune = |me: &Arc<Self>| fault::call("history_prune", || me.prune_if_wanted());
+                prune(&me);
+                fault::call("history_merge", || work(&me));
+                prune(&me);
             })
             .ok();
     }

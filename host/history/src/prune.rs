@@ -132,7 +132,67 @@ fn fixed_bytes(
     Ok(total)
 }
 
+/// What retention sees of a history (`kura doctor` shows it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Measure {
+    /// Changes listed.
+    pub changes: usize,
+    /// Bytes of packs.
+    pub bytes: u64,
+    /// Over its size, and kept there by the floor.
+    pub held_by_floor: bool,
+}
+
+/// A history as a prune finds it.
+struct Found {
+    /// Each change listed (id, time), oldest first.
+    listed: Vec<(String, String)>,
+    times: Vec<String>,
+    bytes: u64,
+    /// What no prune frees.
+    fixed: u64,
+    head: Option<ObjectId>,
+}
+
 impl Inner {
+    fn found(&self, retention: Retention) -> Result<Found> {
+        let failed =
+            |e: Box<dyn std::error::Error + Send + Sync>| self.fault("cannot be measured", e);
+        let listed: Vec<(String, String)> = self
+            .committed(&[])?
+            .into_iter()
+            .map(|e| (e.id, e.time))
+            .collect();
+        let times: Vec<String> = listed.iter().map(|(_, t)| t.clone()).collect();
+        let bytes = pack::packed_bytes(&self.state, &self.dir).map_err(failed)?;
+        let head = self.store.head().map_err(failed)?;
+        let fixed = match retention.max_bytes {
+            0 => 0,
+            _ => fixed_bytes(&self.store.repo(), head).map_err(failed)?,
+        };
+        Ok(Found {
+            listed,
+            times,
+            bytes,
+            fixed,
+            head,
+        })
+    }
+
+    /// The history as `retention` sees it.
+    pub(crate) fn measure(&self, retention: Retention) -> Result<Measure> {
+        let f = self.found(retention)?;
+        Ok(Measure {
+            changes: f.listed.len(),
+            bytes: f.bytes,
+            held_by_floor: retention.held_by_floor(
+                &f.times,
+                (f.bytes, f.fixed),
+                chrono::Utc::now(),
+            ),
+        })
+    }
+
     /// Prune what `retention` no longer keeps; how many changes went.
     pub(crate) fn prune(self: &Arc<Self>, retention: Retention) -> Result<usize> {
         let failed =
@@ -141,19 +201,14 @@ impl Inner {
             .kura
             .lock("merge.lock")
             .map_err(|e| self.fault("cannot be locked", e))?;
-        let listed: Vec<(String, String)> = self
-            .committed(&[])?
-            .into_iter()
-            .map(|e| (e.id, e.time))
-            .collect();
-        let times: Vec<String> = listed.iter().map(|(_, t)| t.clone()).collect();
-        let bytes = pack::packed_bytes(&self.state, &self.dir).map_err(failed)?;
+        let Found {
+            listed,
+            times,
+            bytes,
+            fixed,
+            head,
+        } = self.found(retention)?;
         let repo = self.store.repo();
-        let head = self.store.head().map_err(failed)?;
-        let fixed = match retention.max_bytes {
-            0 => 0,
-            _ => fixed_bytes(&repo, head).map_err(failed)?,
-        };
         let now = chrono::Utc::now();
         if retention.held_by_floor(&times, (bytes, fixed), now) {
             tracing::warn!(

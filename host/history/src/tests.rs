@@ -57,11 +57,32 @@ fn die(call: Call) {
     call::abandon();
 }
 
+/// Wait until no one holds a lock on the pending files: a dead process's
+/// locks outlive it while a child forked meanwhile (another test's `git`,
+/// between its fork and its exec) holds a copy of its descriptors, and a
+/// start then takes the file for a call in progress (recorded at a later
+/// commit, not at this open).
+fn gone(state: &StateDir, root: &Root) {
+    let pending = format!("{}/kura/pending", folder_of("vault", root));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        let names = state.list(&pending).unwrap_or_default();
+        if names
+            .iter()
+            .all(|(n, _, _)| matches!(state.try_lock(&format!("{pending}/{n}")), Ok(Some(_))))
+        {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 /// The history opened anew on the same folders, as the next start after a
 /// kill does, and a root without a recorder to look through.
 fn reopen(s: &Setup) -> (History, Root) {
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     let reader = Root::open(&s.vault).unwrap();
+    gone(&state, &reader);
     (
         History::open(&state, "vault", &reader, &[]).unwrap(),
         reader,

@@ -1,7 +1,8 @@
 //! `kura doctor`: what a person would otherwise debug by hand, one line
 //! each, with the fix — the configuration in force, the roots, the state
 //! folder, the model and dictionaries, the plugin slots, the sandbox the
-//! kernel allows, OAuth's issuer, and the clients that have kura. Exits
+//! kernel allows, OAuth's issuer, each root's history against its
+//! retention, and the clients that have kura. Exits
 //! non-zero when something would stop kura from serving.
 
 use std::path::{Path, PathBuf};
@@ -134,6 +135,7 @@ fn checks(r: &mut Report, config: &Config, a: &DoctorArgs) {
     let state = state(r, config);
     if let Some(state) = &state {
         models(r, state);
+        history(r, config, state);
     }
     plugins(r, config, state.as_ref());
     sandbox(r, config);
@@ -352,6 +354,57 @@ fn state(r: &mut Report, config: &Config) -> Option<StateDir> {
         r.add("state", Status::Ok, says);
     }
     Some(state)
+}
+
+/// Each root's history: its size against the settings, and whether the
+/// floor holds it over them (its oldest changes then stay past the size).
+/// Opening it records what a killed kura left, as any start does.
+fn history(r: &mut Report, config: &Config, state: &StateDir) {
+    let retention = crate::domain::history::retention(config);
+    let roots = [
+        ("vault", &config.vault_root, crate::vault::UNRECORDED),
+        ("vibe", &config.vibe_root, &[][..]),
+    ];
+    for (name, path, skip) in roots {
+        let Some(root) = path.as_ref().and_then(|p| Root::open(p).ok()) else {
+            continue;
+        };
+        let folder = crate::history::folder_of(name, &root);
+        if !matches!(state.read(&format!("{folder}/HEAD")), Ok(Some(_))) {
+            continue; // none yet: made at the first start
+        }
+        let measured = crate::history::History::open(state, name, &root, skip)
+            .and_then(|h| h.measure(retention));
+        let m = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                r.add("history", Status::Fail, format!("{name}: {}", e.message))
+                    .fix("see the state folder's history/ (git fsck there); until then changes to this root are refused");
+                continue;
+            }
+        };
+        let limit = match config.history_max_mb {
+            0 => "no size limit".to_owned(),
+            mb => format!("limit {mb} MB"),
+        };
+        let says = format!(
+            "{name}: {} change(s), {:.1} MB of packs ({limit}; at least the last {} changes and {} days kept)",
+            m.changes,
+            m.bytes as f64 / f64::from(1 << 20),
+            retention.floor.changes,
+            retention.floor.days
+        );
+        if m.held_by_floor {
+            r.add(
+                "history",
+                Status::Warn,
+                format!("{says}: over its size, held there by the floor"),
+            )
+            .fix("raise HISTORY_MAX_MB, or lower HISTORY_KEEP_CHANGES / HISTORY_KEEP_DAYS to let retention cut deeper");
+        } else {
+            r.add("history", Status::Ok, says);
+        }
+    }
 }
 
 fn models(r: &mut Report, state: &StateDir) {

@@ -199,3 +199,59 @@ fn doctor_lists_the_locks_in_force() {
     );
     assert!(!locks[0].contains("free.md"), "{locks:?}");
 }
+
+/// A history over its size that the floor keeps there is said, with the
+/// settings that would let retention cut deeper; without a floor it is not.
+#[test]
+fn doctor_says_when_the_floor_holds_a_history_over_its_size() {
+    let home = kura_tests::scratch::folder();
+    let vault = home.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let (v, s) = (
+        vault.display().to_string(),
+        home.path().join("state").display().to_string(),
+    );
+    let roots = ["--vault-root", &v, "--state-dir", &s];
+    // The person's big note, twice replaced by the agent: both versions
+    // (random text, about 600 KB packed each) go into the history.
+    let mut rng = fastrand::Rng::with_seed(67);
+    for _ in 0..2 {
+        let big: String = (0..800_000).map(|_| rng.alphanumeric()).collect();
+        std::fs::write(vault.join("big.md"), big).unwrap();
+        let mut call = Command::new(kura_bin());
+        call.arg("call").args(roots).args([
+            "vault_write",
+            r#"{"path": "big.md", "content": "small\n", "mode": "overwrite"}"#,
+        ]);
+        kura_tests::succeeded(&mut call);
+    }
+    let (_, held) = doctor(
+        home.path(),
+        &[&roots[..], &["--set", "history_max_mb=1"]].concat(),
+    );
+    let warned = said(&held, "history", "warn");
+    assert_eq!(warned.len(), 1, "{held}");
+    assert!(
+        warned[0].contains("held there by the floor") && warned[0].contains("HISTORY_KEEP_CHANGES"),
+        "{warned:?}"
+    );
+    let unfloored = [
+        &roots[..],
+        &[
+            "--set",
+            "history_max_mb=1",
+            "--set",
+            "history_keep_changes=0",
+            "--set",
+            "history_keep_days=0",
+        ],
+    ]
+    .concat();
+    let (_, free) = doctor(home.path(), &unfloored);
+    assert!(said(&free, "history", "warn").is_empty(), "{free}");
+    let ok = said(&free, "history", "ok");
+    assert!(
+        ok.len() == 1 && ok[0].contains("vault: ") && ok[0].contains("MB of packs"),
+        "{free}"
+    );
+}

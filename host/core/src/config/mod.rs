@@ -72,6 +72,8 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("locked_folders", Kind::List),
     ("history_days", Kind::Int),
     ("history_max_mb", Kind::Int),
+    ("history_keep_changes", Kind::Int),
+    ("history_keep_days", Kind::Int),
 ];
 
 /// Which tool calls kura asks the user to confirm first (through the
@@ -165,6 +167,11 @@ pub struct Config {
     /// Megabytes each root's history may take (0: any size); past it,
     /// its oldest changes go.
     pub history_max_mb: i64,
+    /// The newest changes each root's history keeps whatever its size
+    /// and their age (the floor retention never cuts into).
+    pub history_keep_changes: i64,
+    /// Days of changes each root's history keeps whatever its size.
+    pub history_keep_days: i64,
     /// Tool calls run at once, over all sessions; the others wait their
     /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
@@ -235,6 +242,8 @@ impl Default for Config {
             locked_folders: Vec::new(),
             history_days: 365,
             history_max_mb: 200,
+            history_keep_changes: 100,
+            history_keep_days: 7,
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }
@@ -486,6 +495,14 @@ impl Config {
         ] {
             if v < 0 {
                 return Err(bad(name, v.to_string(), "must be >= 0 (0: no limit)"));
+            }
+        }
+        for (name, v) in [
+            ("history_keep_changes", self.history_keep_changes),
+            ("history_keep_days", self.history_keep_days),
+        ] {
+            if v < 0 {
+                return Err(bad(name, v.to_string(), "must be >= 0 (0: no floor)"));
             }
         }
         if self.plugin_timeout_ms < 1 {
