@@ -1,8 +1,9 @@
 //! The crash simulator (issue 67): seeded sequences of an agent's writes
 //! (overwrite, append, replace-all, section edit, create, move with link
-//! rewrites, delete of a note or a folder, a bridge copy from a manual)
-//! and undos (of a change, of a session, of an undo, and `kura undo` from
-//! a terminal while the server runs), a person's edits in their editor, a
+//! rewrites, delete of a note or a folder, a bridge copy from a manual;
+//! vibe's document, task status, new task and session log) and undos (of a
+//! change, of a session, of an undo, vibe's own, and `kura undo` from a
+//! terminal while the server runs), a person's edits in their editor, a
 //! second kura on the same folders, and kills — SIGKILL right after an
 //! answer (before the call's commit, which a worker makes after it), an
 //! abort at a chosen write step of a call, commit included (`kura-faulty`,
@@ -41,6 +42,16 @@ const BIG: usize = 64 << 10;
 
 /// The files the sequences touch: few, so that calls and edits meet.
 const PATHS: [&str; 4] = ["sim/a.md", "sim/b.md", "sim/c.md", "sim/att/x.bin"];
+
+/// The vibe workspace's files the person edits and vibe's tools rewrite
+/// (the demo workspace's project `webapp`), under [`VIBE`] in a look at
+/// the files.
+const DOCS: [&str; 3] = [
+    "webapp/scratch/questions.md",
+    "webapp/references/auth-notes.md",
+    "webapp/tasks/001-add-rate-limiting.md",
+];
+const VIBE: &str = "vibe:";
 
 /// One step of a sequence. Paths are indexes into [`PATHS`]; a step that
 /// meets a state it does not fit (a write to a missing file) is answered
@@ -86,6 +97,30 @@ enum Op {
     },
     /// Undo the last undo that succeeded.
     Redo,
+    // vibe's calls.
+    /// update_doc of one of the first two [`DOCS`].
+    VibeDoc {
+        doc: usize,
+        text: String,
+    },
+    /// update_task_status of task 001 (the last of [`DOCS`]).
+    VibeStatus {
+        status: usize,
+    },
+    /// create_task: a new file at each call.
+    VibeTask {
+        title: u32,
+    },
+    /// log_session, appended to the day's note.
+    VibeLog {
+        text: String,
+    },
+    /// vibe's `undo` of the `pick`-th newest change of its `history`, or
+    /// of that change's whole session.
+    VibeUndo {
+        pick: usize,
+        session: bool,
+    },
     /// Undo every change of the session of the `pick`-th newest listed
     /// change.
     UndoSession {
@@ -117,6 +152,12 @@ enum Op {
     Attach {
         path: usize,
         seed: u8,
+    },
+    /// The person's save of (or append to) one of [`DOCS`].
+    VibeEdit {
+        doc: usize,
+        append: bool,
+        text: String,
     },
     // The processes.
     /// SIGKILL now: right after the last answer.
@@ -166,6 +207,9 @@ fn text(rng: &mut fastrand::Rng) -> String {
 }
 
 fn call(rng: &mut fastrand::Rng) -> Op {
+    if rng.usize(..5) == 0 {
+        return vibe_call(rng);
+    }
     let path = rng.usize(..PATHS.len());
     match rng.usize(..100) {
         0..14 => Op::Create {
@@ -207,6 +251,24 @@ fn call(rng: &mut fastrand::Rng) -> Op {
     }
 }
 
+fn vibe_call(rng: &mut fastrand::Rng) -> Op {
+    match rng.usize(..100) {
+        0..35 => Op::VibeDoc {
+            doc: rng.usize(..2),
+            text: text(rng),
+        },
+        35..50 => Op::VibeStatus {
+            status: rng.usize(..4),
+        },
+        50..60 => Op::VibeTask { title: rng.u32(..) },
+        60..70 => Op::VibeLog { text: text(rng) },
+        _ => Op::VibeUndo {
+            pick: rng.usize(..4),
+            session: rng.usize(..4) == 0,
+        },
+    }
+}
+
 /// `len` steps; with `tiny` retention the person drops attachments more
 /// often (each over what a tiny history may hold, once kura replaced two).
 fn sequence(rng: &mut fastrand::Rng, len: usize, tiny: bool) -> Vec<Op> {
@@ -220,8 +282,13 @@ fn sequence(rng: &mut fastrand::Rng, len: usize, tiny: bool) -> Vec<Op> {
                     path,
                     text: text(rng),
                 },
-                61..68 => Op::Append {
+                61..66 => Op::Append {
                     path,
+                    text: text(rng),
+                },
+                66..68 => Op::VibeEdit {
+                    doc: rng.usize(..DOCS.len()),
+                    append: rng.bool(),
                     text: text(rng),
                 },
                 68..71 => Op::Remove { path },
@@ -255,10 +322,50 @@ fn sequence(rng: &mut fastrand::Rng, len: usize, tiny: bool) -> Vec<Op> {
         .collect()
 }
 
-/// The files under the vault (`.trash/` included), by path.
+/// The files under the vault (`.trash/` included) and, under [`VIBE`],
+/// the vibe workspace, by path.
 type Files = BTreeMap<String, Vec<u8>>;
 
-fn walk(root: &Path, dir: &Path, out: &mut Files) {
+/// The history tool that lists the changes `op` would act on.
+fn history_of(op: &Op) -> &'static str {
+    match op {
+        Op::VibeDoc { .. }
+        | Op::VibeStatus { .. }
+        | Op::VibeTask { .. }
+        | Op::VibeLog { .. }
+        | Op::VibeUndo { .. } => "history",
+        _ => "vault_history",
+    }
+}
+
+/// Whether `tool` is an undo, and where its files are in a look at them.
+fn undo_prefix(tool: &str) -> Option<&'static str> {
+    match tool {
+        "vault_undo" => Some(""),
+        "undo" => Some(VIBE),
+        _ => None,
+    }
+}
+
+/// An error's code in kura's words: vibe's seed names a conflict
+/// `FILESYSTEM_ERROR` (with the files, or the undo that took the change
+/// back already) and an unknown change `FILE_NOT_FOUND`.
+fn code_of(body: &Value) -> String {
+    let e = &body["error"];
+    let code = e["code"].as_str().unwrap_or_default();
+    let conflict = e["details"]["files"].is_array()
+        || e["details"]["undone_by"].is_string()
+        || e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not keep the bytes"));
+    match code {
+        "FILESYSTEM_ERROR" | "CONFLICT" if conflict => "conflict".into(),
+        "FILE_NOT_FOUND" | "NOT_FOUND" => "not_found".into(),
+        _ => code.to_ascii_lowercase(),
+    }
+}
+
+fn walk(prefix: &str, root: &Path, dir: &Path, out: &mut Files) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -269,15 +376,15 @@ fn walk(root: &Path, dir: &Path, out: &mut Files) {
             if p.file_name().is_some_and(|n| n == ".system") {
                 continue;
             }
-            walk(root, &p, out);
+            walk(prefix, root, &p, out);
         } else if t.is_file()
             // A write's temporary file, left by a kill before its rename:
             // the write never happened (swept at the next start).
             && !e.file_name().to_string_lossy().contains(".kura-tmp-")
             && let Ok(bytes) = std::fs::read(&p)
         {
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            out.insert(rel, bytes);
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy();
+            out.insert(format!("{prefix}{rel}"), bytes);
         }
     }
 }
@@ -378,14 +485,18 @@ impl World {
 
     fn files(&self) -> Files {
         let mut out = Files::new();
-        walk(&self.fx.vault(), &self.fx.vault(), &mut out);
+        walk("", &self.fx.vault(), &self.fx.vault(), &mut out);
+        walk(VIBE, &self.fx.vibe(), &self.fx.vibe(), &mut out);
         out
     }
 
-    /// `kura serve`'s arguments: the vault, and the manuals for the bridge.
+    /// `kura serve`'s arguments: the vault, the manuals for the bridge,
+    /// and the vibe workspace.
     fn args(&self) -> Vec<String> {
         let manuals = self.fx.manuals().display().to_string();
-        self.fx.args(&["--manuals-root", &manuals])
+        let vibe = self.fx.vibe().display().to_string();
+        self.fx
+            .args(&["--manuals-root", &manuals, "--vibe-root", &vibe])
     }
 
     async fn kura(&mut self) -> &Kura {
@@ -467,19 +578,50 @@ impl World {
                 let c = listed.get(pick % listed.len().max(1))?;
                 ("vault_undo", json!({"session": c["session"]}))
             }
+            Op::VibeDoc { doc, text } => {
+                let (folder, file) = DOCS[*doc].trim_start_matches("webapp/").split_once('/')?;
+                (
+                    "update_doc",
+                    json!({"project": "webapp", "folder": folder, "filename": file, "content": text}),
+                )
+            }
+            Op::VibeStatus { status } => {
+                let status = ["pending", "in-progress", "done", "blocked"][*status];
+                (
+                    "update_task_status",
+                    json!({"project": "webapp", "task": "001", "status": status}),
+                )
+            }
+            Op::VibeTask { title } => (
+                "create_task",
+                json!({"project": "webapp", "title": format!("task {title}"), "objective": "o",
+                    "steps": ["s"], "acceptance_criteria": ["a"]}),
+            ),
+            Op::VibeLog { text } => (
+                "log_session",
+                json!({"project": "webapp", "content": text, "append": true}),
+            ),
+            Op::VibeUndo { pick, session } => {
+                let c = listed.get(pick % listed.len().max(1))?;
+                match session {
+                    true => ("undo", json!({"session": c["session"]})),
+                    false => ("undo", json!({"change": c["id"]})),
+                }
+            }
             _ => return None,
         })
     }
 
-    /// The changes listed now (newest first, at most 50).
+    /// The vault's changes listed now (newest first, at most 50).
     async fn listed(&mut self) -> Result<Vec<Value>, String> {
-        let r = self
-            .kura()
-            .await
-            .call("vault_history", json!({"limit": 50}))
-            .await;
+        self.listed_in("vault_history").await
+    }
+
+    /// The changes `history` (vault_history or vibe's) lists now.
+    async fn listed_in(&mut self, history: &str) -> Result<Vec<Value>, String> {
+        let r = self.kura().await.call(history, json!({"limit": 50})).await;
         if r.is_error {
-            return Err(format!("vault_history failed: {}", r.body));
+            return Err(format!("{history} failed: {}", r.body));
         }
         let listed = r.body["changes"].as_array().cloned().unwrap_or_default();
         self.seen(&listed);
@@ -527,6 +669,7 @@ impl World {
                 | Op::Remove { .. }
                 | Op::Rename { .. }
                 | Op::Attach { .. }
+                | Op::VibeEdit { .. }
         ) {
             self.tally.edits += 1;
         }
@@ -552,6 +695,20 @@ impl World {
             }
             Op::Remove { path } => {
                 let _ = std::fs::remove_file(at(path));
+            }
+            Op::VibeEdit { doc, append, text } => {
+                use std::io::Write as _;
+                let to = self.fx.vibe().join(DOCS[*doc]);
+                if *append {
+                    let mut f = std::fs::OpenOptions::new().append(true).open(&to).unwrap();
+                    f.write_all(text.as_bytes()).unwrap();
+                } else {
+                    let tmp = to.with_extension("tmp~");
+                    std::fs::write(&tmp, text).unwrap();
+                    std::fs::rename(&tmp, &to).unwrap();
+                }
+                let now = std::fs::read(&to).unwrap();
+                self.typed.insert(format!("{VIBE}{}", DOCS[*doc]), id(&now));
             }
             Op::Attach { path, seed } => {
                 let to = at(path);
@@ -580,7 +737,7 @@ impl World {
             }
             Op::Crash { step, call } => {
                 self.kura = None;
-                let listed = self.listed().await?;
+                let listed = self.listed_in(history_of(call)).await?;
                 self.kura = None;
                 let Some((tool, args)) = self.request(call, &listed) else {
                     return Ok(());
@@ -599,9 +756,9 @@ impl World {
                 let after = self.files();
                 if let Ok(r) = answered
                     && r.is_error != Some(true)
-                    && tool == "vault_undo"
+                    && let Some(prefix) = undo_prefix(tool)
                 {
-                    self.check_undo(&args, &listed, &before, &after)?;
+                    self.check_undo(prefix, &args, &listed, &before, &after)?;
                 }
                 self.kept_between(&before, &after);
             }
@@ -611,7 +768,7 @@ impl World {
                 // finishes what a killed kura left).
                 self.kura().await;
                 let second = self.start(command(&self.args())).await;
-                let r = second.call("vault_history", json!({"limit": 50})).await;
+                let r = second.call(history_of(call), json!({"limit": 50})).await;
                 let listed = r.body["changes"].as_array().cloned().unwrap_or_default();
                 let Some((tool, args)) = self.request(call, &listed) else {
                     return Ok(());
@@ -622,8 +779,9 @@ impl World {
                 self.tally.seconds += 1;
                 let after = self.files();
                 drop(second);
-                if tool == "vault_undo" {
-                    self.judge(&r, &args, &listed, &before, &after).await?;
+                if undo_prefix(tool).is_some() {
+                    self.judge(tool, &r, &args, &listed, &before, &after)
+                        .await?;
                 }
                 self.kept_between(&before, &after);
             }
@@ -654,7 +812,7 @@ impl World {
                 self.tally.terminal += 1;
                 let after = self.files();
                 if out.status.success() {
-                    self.check_undo(&args, &listed, &before, &after)?;
+                    self.check_undo("", &args, &listed, &before, &after)?;
                 } else {
                     let said = String::from_utf8_lossy(&out.stderr);
                     if before != after {
@@ -667,7 +825,10 @@ impl World {
                         text: String::new(),
                     };
                     let gone = unknown.is_error
-                        && (*session || self.pruned_meanwhile(&unknown, &args["change"]).await?);
+                        && (*session
+                            || self
+                                .pruned_meanwhile("vault_history", &unknown, &args["change"])
+                                .await?);
                     if !(conflict || gone) {
                         return Err(format!("`kura undo` refused with: {said}"));
                     }
@@ -689,7 +850,7 @@ impl World {
                 };
                 let mut alive = true;
                 for call in calls {
-                    let Ok(r) = faulty.raw("vault_history", json!({"limit": 50})).await else {
+                    let Ok(r) = faulty.raw(history_of(call), json!({"limit": 50})).await else {
                         alive = false;
                         break;
                     };
@@ -716,8 +877,9 @@ impl World {
                         text: String::new(),
                     };
                     self.count(&r);
-                    if tool == "vault_undo" {
-                        self.judge(&r, &args, &listed, &before, &after).await?;
+                    if undo_prefix(tool).is_some() {
+                        self.judge(tool, &r, &args, &listed, &before, &after)
+                            .await?;
                     }
                     self.kept_between(&before, &after);
                 }
@@ -734,7 +896,7 @@ impl World {
                 self.tally.aborted += usize::from(!alive);
             }
             call => {
-                let listed = self.listed().await?;
+                let listed = self.listed_in(history_of(call)).await?;
                 let Some((tool, args)) = self.request(call, &listed) else {
                     return Ok(());
                 };
@@ -742,8 +904,9 @@ impl World {
                 let r = self.kura().await.call(tool, args.clone()).await;
                 self.count(&r);
                 let after = self.files();
-                if tool == "vault_undo" {
-                    self.judge(&r, &args, &listed, &before, &after).await?;
+                if undo_prefix(tool).is_some() {
+                    self.judge(tool, &r, &args, &listed, &before, &after)
+                        .await?;
                 }
                 self.kept_between(&before, &after);
             }
@@ -757,22 +920,23 @@ impl World {
         if r.is_error && std::env::var_os("KURA_SIM_REFUSALS").is_some() {
             eprintln!("refused: {}", r.body["error"]);
         }
-        if r.is_error && r.body["error"]["code"] == "conflict" {
+        if r.is_error && code_of(&r.body) == "conflict" {
             self.tally.conflicts += 1;
         }
     }
 
     /// Whether `r` says change `id` is unknown because retention pruned it
     /// after it was listed (a tiny history only): it is listed no more.
-    async fn pruned_meanwhile(&mut self, r: &Reply, id: &Value) -> Result<bool, String> {
-        if !(self.tiny && r.is_error && r.body["error"]["code"] == "not_found") {
+    async fn pruned_meanwhile(
+        &mut self,
+        history: &str,
+        r: &Reply,
+        id: &Value,
+    ) -> Result<bool, String> {
+        if !(self.tiny && r.is_error && code_of(&r.body) == "not_found") {
             return Ok(false);
         }
-        let r = self
-            .kura()
-            .await
-            .call("vault_history", json!({"limit": 100}))
-            .await;
+        let r = self.kura().await.call(history, json!({"limit": 100})).await;
         let listed = r.body["changes"].as_array().cloned().unwrap_or_default();
         Ok(!listed.iter().any(|c| c["id"] == *id))
     }
@@ -781,13 +945,20 @@ impl World {
     /// pruned since it was listed, which is to change nothing.
     async fn judge(
         &mut self,
+        tool: &str,
         r: &Reply,
         args: &Value,
         listed: &[Value],
         before: &Files,
         after: &Files,
     ) -> Outcome {
-        if args["change"].is_string() && self.pruned_meanwhile(r, &args["change"]).await? {
+        let prefix = undo_prefix(tool).unwrap_or_default();
+        let history = if prefix.is_empty() {
+            "vault_history"
+        } else {
+            "history"
+        };
+        if args["change"].is_string() && self.pruned_meanwhile(history, r, &args["change"]).await? {
             if before != after {
                 return Err(format!(
                     "an undo of a change pruned meanwhile changed files: {}",
@@ -796,12 +967,13 @@ impl World {
             }
             return Ok(());
         }
-        self.judge_undo(r, args, listed, before, after)
+        self.judge_undo(prefix, r, args, listed, before, after)
     }
 
     /// An undo's answer against the files before and after it.
     fn judge_undo(
         &mut self,
+        prefix: &str,
         r: &kura_tests::Reply,
         args: &Value,
         listed: &[Value],
@@ -809,9 +981,9 @@ impl World {
         after: &Files,
     ) -> Outcome {
         if !r.is_error {
-            return self.check_undo(args, listed, before, after);
+            return self.check_undo(prefix, args, listed, before, after);
         }
-        let code = r.body["error"]["code"].as_str().unwrap_or_default();
+        let code = code_of(&r.body);
         if before != after {
             return Err(format!(
                 "an undo that failed ({code}) changed files: {}",
@@ -867,7 +1039,7 @@ impl World {
             // are.)
             for f in named.iter().filter(|_| args["change"].is_string()) {
                 let path = f["path"].as_str().unwrap_or_default();
-                let now = before.get(path).map(|b| id(b));
+                let now = before.get(&format!("{prefix}{path}")).map(|b| id(b));
                 if now.as_deref() == f["expected"].as_str() {
                     return Err(format!(
                         "a conflict on `{path}`, which holds what the change left: {}",
@@ -887,13 +1059,14 @@ impl World {
     /// left, and holds what it found.
     fn check_undo(
         &mut self,
+        prefix: &str,
         args: &Value,
         listed: &[Value],
         before: &Files,
         after: &Files,
     ) -> Outcome {
         if let Some(session) = args["session"].as_str() {
-            return self.check_session_undo(session, listed, before, after);
+            return self.check_session_undo(prefix, session, listed, before, after);
         }
         let target = args["change"].as_str().unwrap_or_default();
         let Some(change) = listed.iter().find(|c| c["id"] == target) else {
@@ -902,10 +1075,10 @@ impl World {
             ));
         };
         for f in change["files"].as_array().into_iter().flatten() {
-            let path = f["path"].as_str().unwrap_or_default();
-            let was = before.get(path).map(|b| id(b));
-            let now = after.get(path).map(|b| id(b));
-            if was.is_some() && self.typed.get(path) == was.as_ref() {
+            let path = format!("{prefix}{}", f["path"].as_str().unwrap_or_default());
+            let was = before.get(&path).map(|b| id(b));
+            let now = after.get(&path).map(|b| id(b));
+            if was.is_some() && self.typed.get(&path) == was.as_ref() {
                 return Err(format!(
                     "the undo of {target} replaced what the person wrote in `{path}` after it"
                 ));
@@ -932,6 +1105,7 @@ impl World {
     /// what the newest of them left, and holds what the oldest found.
     fn check_session_undo(
         &mut self,
+        prefix: &str,
         session: &str,
         listed: &[Value],
         before: &Files,
@@ -957,7 +1131,7 @@ impl World {
         let mut ends: BTreeMap<String, (Value, Value)> = BTreeMap::new();
         for c in &ours {
             for f in c["files"].as_array().into_iter().flatten() {
-                let path = f["path"].as_str().unwrap_or_default().to_owned();
+                let path = format!("{prefix}{}", f["path"].as_str().unwrap_or_default());
                 ends.entry(path)
                     .and_modify(|e| e.1 = f["before"].clone())
                     .or_insert((f["after"].clone(), f["before"].clone()));
@@ -1004,7 +1178,7 @@ impl World {
                     .await
                     .call("vault_history", json!({"change": c["id"]}))
                     .await;
-                if self.pruned_meanwhile(&r, &c["id"]).await? {
+                if self.pruned_meanwhile("vault_history", &r, &c["id"]).await? {
                     continue 'listing;
                 }
                 if r.is_error || !r.body["diff"].is_string() {
@@ -1017,68 +1191,78 @@ impl World {
             break;
         }
         self.kura = None;
+        let repos = [
+            history_repo(&self.fx, "vault-"),
+            history_repo(&self.fx, "vibe-"),
+        ];
         // With a tiny history, versions older than the oldest change still
-        // listed (read from the list itself, now that no kura runs) may
-        // have been pruned; every later one must be there.
+        // listed (read from the lists themselves, now that no kura runs)
+        // may have been pruned; every later one must be there. (Of the two
+        // roots' oldest, the later: a version's root is not kept here.)
         let oldest_kept = if self.tiny {
-            let list = std::fs::read_to_string(history_repo(&self.fx).join("kura/changes.jsonl"))
-                .unwrap_or_default();
-            let ids: Vec<String> = list
-                .lines()
-                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                .filter_map(|e| e["id"].as_str().map(str::to_owned))
-                .collect();
-            self.tally.pruned = self.appeared.len() - ids.len().min(self.appeared.len());
-            Some(
-                ids.iter()
+            let mut oldest = 0;
+            let mut listed = 0;
+            for repo in &repos {
+                let list =
+                    std::fs::read_to_string(repo.join("kura/changes.jsonl")).unwrap_or_default();
+                let ids: Vec<String> = list
+                    .lines()
+                    .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                    .filter_map(|e| e["id"].as_str().map(str::to_owned))
+                    .collect();
+                listed += ids.len();
+                let first = ids
+                    .iter()
                     .map(|id| self.appeared.get(id).copied().unwrap_or(self.step))
                     .min()
-                    .unwrap_or(self.step),
-            )
+                    .unwrap_or(self.step);
+                oldest = oldest.max(first);
+            }
+            self.tally.pruned = self.appeared.len().saturating_sub(listed);
+            Some(oldest)
         } else {
             None
         };
-        self.kura = None;
-        let repo = history_repo(&self.fx);
         let mut there: HashSet<String> = self.files().values().map(|b| id(b)).collect();
-        there.extend(blobs(&repo));
+        for repo in &repos {
+            there.extend(blobs(repo));
+        }
         for (blob, step) in &self.keep {
             if oldest_kept.is_some_and(|o| *step < o) {
                 continue;
             }
             if !there.contains(blob) {
                 return Err(format!(
-                    "a version seen at step {step} ({blob}) is neither in the vault nor in the history"
+                    "a version seen at step {step} ({blob}) is neither in the folders nor in a history"
                 ));
             }
         }
-        let fsck = std::process::Command::new("git")
-            .args(["-C", &repo.display().to_string(), "fsck", "--strict"])
-            .output()
-            .unwrap();
-        if !fsck.status.success() {
-            return Err(format!(
-                "git fsck --strict: {}",
-                String::from_utf8_lossy(&fsck.stderr)
-            ));
+        for repo in &repos {
+            let fsck = std::process::Command::new("git")
+                .args(["-C", &repo.display().to_string(), "fsck", "--strict"])
+                .output()
+                .unwrap();
+            if !fsck.status.success() {
+                return Err(format!(
+                    "git fsck --strict in {}: {}",
+                    repo.display(),
+                    String::from_utf8_lossy(&fsck.stderr)
+                ));
+            }
         }
         Ok(())
     }
 }
 
-fn history_repo(fx: &Fixture) -> PathBuf {
+/// The history repository whose name starts with `name` (`vault-`, `vibe-`).
+fn history_repo(fx: &Fixture, name: &str) -> PathBuf {
     let dir = fx.dir.path().join("state/history");
     std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
         .map(|e| e.path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("vault-")
-        })
-        .expect("the vault's history")
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(name))
+        .unwrap_or_else(|| panic!("no {name} history"))
 }
 
 /// Every blob id the repository holds.
