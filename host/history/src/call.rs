@@ -135,8 +135,17 @@ pub(crate) struct Touched {
     pub removed: Vec<String>,
     /// The pending file (locked while the call runs) and its name.
     pub pending: Option<(std::fs::File, String)>,
+    /// The call's identity ([`key`]), once its pending file names it.
+    pub key: String,
     /// The bytes of the blobs its steps name, written at the commit.
     pub blobs: Blobs,
+}
+
+/// A call's identity, which its commit carries (`Kura-Call:`): its pending
+/// file's name (unique to the process) and when the call first wrote it
+/// (the file is reused by the process's next calls).
+pub(crate) fn key(name: &str, at: u64) -> String {
+    format!("{name}@{at}")
 }
 
 /// Bytes a call holds in memory for its commit before they are written
@@ -325,6 +334,7 @@ impl Touched {
             made: Vec::new(),
             removed: Vec::new(),
             pending: None,
+            key: String::new(),
             blobs: Blobs::new(),
         }
     }
@@ -445,12 +455,13 @@ fn append(history: &Arc<Inner>, t: &mut Touched, meta: &Meta, line: &Line) -> Re
                 (file, name)
             }
         };
-        t.pending = Some((file, name));
         // The call's meta and its first step in one durable write.
         let mut meta = meta.clone();
         meta.at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
+        t.key = key(&name, meta.at);
+        t.pending = Some((file, name));
         let head = Line::Meta { meta };
         return write_lines(history, t, &[&head, line], true);
     }

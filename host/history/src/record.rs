@@ -22,6 +22,9 @@ fn action(before: &Option<String>, after: &Option<String>) -> &'static str {
     }
 }
 
+/// The line of a commit's message that names its call ([`call::key`]).
+const CALL: &str = "Kura-Call: ";
+
 impl Inner {
     /// Commit the call's part in this root (under the lock), record what a
     /// killed kura left first, and let its pending file go.
@@ -42,7 +45,7 @@ impl Inner {
         let change = call::net(&t.steps);
         if !change.is_empty() || !t.made.is_empty() || !t.removed.is_empty() {
             let (made, removed) = (std::mem::take(&mut t.made), std::mem::take(&mut t.removed));
-            self.record(meta, change, made, removed, false, &t.blobs)?;
+            self.record(meta, change, made, removed, (false, &t.key), &t.blobs)?;
             self.after_commit();
         }
         // Emptied (not synced: one that comes back full after a power cut
@@ -75,7 +78,7 @@ impl Inner {
         change: BTreeMap<String, (Option<String>, Option<String>)>,
         made: Vec<String>,
         removed: Vec<String>,
-        recovered: bool,
+        (recovered, key): (bool, &str),
         blobs: &Blobs,
     ) -> Result<String> {
         let files: Vec<FileChange> = change
@@ -121,10 +124,13 @@ impl Inner {
             [one] => format!("{}: {} {}", entry.tool, one.action, one.path),
             many => format!("{}: {} files", entry.tool, many.len()),
         };
-        let message = format!(
+        let mut message = format!(
             "{title}\n\n{TRAILER}{}\n",
             serde_json::to_string(&entry).unwrap_or_default()
         );
+        if !key.is_empty() {
+            message.push_str(&format!("{CALL}{key}\n"));
+        }
         let client = if entry.client.is_empty() {
             "kura"
         } else {
@@ -246,8 +252,12 @@ impl Inner {
                 ..
             } = pending;
             let fresh = !change.is_empty() || !made.is_empty() || !removed.is_empty();
-            if fresh && !self.listed_already(&meta, &change)? {
-                self.record(&meta, change, made, removed, true, &blobs)?;
+            let key = match meta.at {
+                0 => String::new(), // a kura's from before calls had one
+                at => call::key(&name, at),
+            };
+            if fresh && !self.listed_already(&meta, &change, &key)? {
+                self.record(&meta, change, made, removed, (true, &key), &blobs)?;
                 tracing::info!(
                     "{} history: recorded a change a stopped kura left pending",
                     self.name
@@ -260,15 +270,32 @@ impl Inner {
         Ok(())
     }
 
-    /// Whether `change` by `meta`'s call is the newest listed change of
-    /// its files already: a call committed whose pending file could not be
-    /// emptied (the next commit, in the same process, finds it) is not
-    /// recorded twice, while the same edit made again after an undo is.
+    /// Whether the call `key` of `meta`, whose pending file is found
+    /// again, was committed already: its pending file could not be emptied
+    /// (the next commit finds it), or it came back full after a power cut
+    /// (its emptying is not synced) when later changes of its files were
+    /// listed since. A commit carries its call's key; a pending file of a
+    /// kura from before keys is taken as committed when its change is the
+    /// newest listed change of its files, by the same session and tool
+    /// (the same edit made again after an undo is not).
     fn listed_already(
         &self,
         meta: &Meta,
         change: &BTreeMap<String, (Option<String>, Option<String>)>,
+        key: &str,
     ) -> Result<bool> {
+        if !key.is_empty() {
+            // Its commit is no older than its pending file (an hour of
+            // clock skew between two kuras allowed).
+            let since = i64::try_from(meta.at / 1_000_000_000).unwrap_or(0) - 3600;
+            let carried = self
+                .store
+                .carries(&format!("{CALL}{key}"), since)
+                .map_err(|e| self.fault("cannot be read", e))?;
+            if carried {
+                return Ok(true);
+            }
+        }
         if change.is_empty() {
             return Ok(false);
         }

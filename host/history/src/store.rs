@@ -292,6 +292,33 @@ impl Store {
         Ok(commit)
     }
 
+    /// Whether a commit from the head back to the first one made before
+    /// `since` (seconds since the epoch), along first parents, has the
+    /// line `line` in its message.
+    pub fn carries(&self, line: &str, since: i64) -> Result<bool, Failure> {
+        let repo = self.handle();
+        let boundary: Vec<ObjectId> = repo
+            .shallow_commits()?
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default();
+        let mut at = repo.head()?.id().map(|id| id.detach());
+        while let Some(id) = at {
+            if boundary.contains(&id) {
+                break;
+            }
+            let commit = repo.find_commit(id)?;
+            let message: &[u8] = commit.message_raw()?.as_ref();
+            if message.split(|b| *b == b'\n').any(|l| l == line.as_bytes()) {
+                return Ok(true);
+            }
+            if commit.time()?.seconds < since {
+                break;
+            }
+            at = commit.parent_ids().next().map(|p| p.detach());
+        }
+        Ok(false)
+    }
+
     /// The messages of the commits from the head back to `until`
     /// (excluded), oldest first, along first parents.
     pub fn messages_since(

@@ -1093,3 +1093,49 @@ fn patched(before: &str, diff: &str) -> String {
     out.extend(old[at..].iter().copied());
     out
 }
+
+/// A call's pending file that comes back full after a power cut (its
+/// emptying is not synced), once a later change of its file was listed:
+/// the call is found committed by the key its commit carries, not listed
+/// a second time (the newest listed change of the file is not its own).
+#[test]
+fn a_pending_file_back_after_a_power_cut_is_not_listed_twice() {
+    let s = setup();
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let pending = format!("{}/kura/pending", folder_of("vault", &s.root));
+    let saved = {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "one\n");
+        let names = state.list(&pending).unwrap();
+        assert_eq!(names.len(), 1, "{names:?}");
+        let name = format!("{pending}/{}", names[0].0);
+        let text = state.read(&name).unwrap().unwrap();
+        (name, text)
+    };
+    s.history.settle();
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "two\n");
+    }
+    s.history.settle();
+    assert_eq!(all(&s.history).len(), 2);
+    let Setup {
+        _dirs,
+        root,
+        history,
+        vault,
+    } = s;
+    drop((root, history));
+    // The power cut: the first call's pending file as it was before its
+    // emptying.
+    state.write(&saved.0, &saved.1).unwrap();
+    let reader = Root::open(&vault).unwrap();
+    gone(&state, &reader);
+    let again = History::open(&state, "vault", &reader, &[]).unwrap();
+    assert!(
+        state.list(&pending).unwrap().is_empty(),
+        "the pending file was taken"
+    );
+    let changes = all(&again);
+    assert_eq!(changes.len(), 2, "{changes:?}");
+}
