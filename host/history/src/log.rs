@@ -281,7 +281,7 @@ impl Inner {
     /// first, each marked with the live undo that took it back; this
     /// process's calls queued for their commit come first.
     pub(crate) fn entries(&self, needles: &[String]) -> Result<Vec<Entry>> {
-        self.queue.settle();
+        self.settled()?;
         self.committed(needles)
     }
 
@@ -329,7 +329,7 @@ impl Inner {
     ) -> Result<(Vec<Entry>, usize)> {
         if filter.admits_all() {
             // Every line is a change: only the page's are parsed.
-            self.queue.settle();
+            self.settled()?;
             let cache = self.marked()?;
             let total = cache.starts.len();
             let page = (0..total)

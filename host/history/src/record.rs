@@ -270,6 +270,27 @@ impl Inner {
         Ok(())
     }
 
+    /// Wait for this process's calls queued before now, and record what a
+    /// stopped kura left pending, if it left anything: a change answered by
+    /// a kura killed before its commit is in the next listing (or undo) of
+    /// any kura, not only after that kura's next commit or start.
+    pub(crate) fn settled(&self) -> Result<()> {
+        self.queue.settle();
+        let listed = self
+            .kura
+            .list("pending")
+            .map_err(|e| self.fault("cannot be read", e))?;
+        let left = listed.iter().any(|(file, _, _)| {
+            matches!(self.kura.try_lock(&format!("pending/{file}")), Ok(Some(_)))
+        });
+        if left {
+            let _held = self.lock()?;
+            self.recover(&Default::default())?;
+            self.catch_up()?;
+        }
+        Ok(())
+    }
+
     /// Whether the call `key` of `meta`, whose pending file is found
     /// again, was committed already: its pending file could not be emptied
     /// (the next commit finds it), or it came back full after a power cut

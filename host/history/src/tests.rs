@@ -1139,3 +1139,25 @@ fn a_pending_file_back_after_a_power_cut_is_not_listed_twice() {
     let changes = all(&again);
     assert_eq!(changes.len(), 2, "{changes:?}");
 }
+
+/// A change answered by a kura killed before its commit is in the next
+/// listing of a kura still running (found by the crash simulator: a
+/// session undo from a terminal, whose start recorded it, saw a change the
+/// running kura's listing lacked).
+#[test]
+fn a_killed_kuras_change_is_in_a_live_kuras_next_listing() {
+    let s = setup();
+    {
+        let (other, reader) = reopen(&s);
+        let root = reader.with_recorder(other.recorder());
+        let call = Call::begin("vault_write", None, &who("s2"));
+        write(&root, "a.md", "theirs\n");
+        die(call);
+    }
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    gone(&state, &s.root);
+    let changes = all(&s.history);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].session, "s2");
+    assert!(changes[0].recovered);
+}

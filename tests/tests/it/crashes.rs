@@ -1360,12 +1360,14 @@ async fn no_kill_edit_or_second_kura_loses_a_version_or_misleads_an_undo() {
     eprintln!("crash simulator: {tally:?}");
     // The sequences reached what they are for.
     assert!(
-        tally.undone > 0
-            && tally.conflicts > 0
-            && tally.kills > 0
-            && tally.terminal > 0
-            && tally.background > 0
-            && tally.pruned > 0,
+        tally.undone > 0 && tally.conflicts > 0 && tally.kills > 0,
         "{tally:?}"
     );
+    // The rarer steps: CI's seed reaches each (one other seed may not).
+    if soak::seeds() == [soak::CI_SEED] || soak::seeds().len() >= 10 {
+        assert!(
+            tally.terminal > 0 && tally.background > 0 && tally.pruned > 0,
+            "{tally:?}"
+        );
+    }
 }
