@@ -442,8 +442,8 @@ struct World {
     /// The step at which each change was first listed.
     appeared: BTreeMap<String, usize>,
     kura: Option<Kura>,
-    /// Every version kura replaced or wrote (blob id → the step that saw it).
-    keep: BTreeMap<String, usize>,
+    /// Every version kura replaced or wrote (blob id → the step that saw it, and where).
+    keep: BTreeMap<String, (usize, String)>,
     /// The change the last undo that succeeded took back.
     last_undone: Option<String>,
     /// What the person wrote last at each path, while kura has not
@@ -645,7 +645,9 @@ impl World {
         let there: HashSet<String> = after.values().map(|b| id(b)).collect();
         for (path, bytes) in before {
             if after.get(path) != Some(bytes) && !there.contains(&id(bytes)) {
-                self.keep.entry(id(bytes)).or_insert(self.step);
+                self.keep
+                    .entry(id(bytes))
+                    .or_insert((self.step, path.clone()));
             }
         }
         self.typed
@@ -653,7 +655,9 @@ impl World {
         let were: HashSet<String> = before.values().map(|b| id(b)).collect();
         for (path, bytes) in after {
             if before.get(path) != Some(bytes) && !were.contains(&id(bytes)) {
-                self.keep.entry(id(bytes)).or_insert(self.step);
+                self.keep
+                    .entry(id(bytes))
+                    .or_insert((self.step, path.clone()));
             }
         }
     }
@@ -1195,9 +1199,10 @@ impl World {
             history_repo(&self.fx, "vault-"),
             history_repo(&self.fx, "vibe-"),
         ];
-        // With a tiny history, versions older than the oldest change still
-        // listed (read from the lists themselves, now that no kura runs)
-        // may have been pruned; every later one must be there. (Of the two
+        // With a tiny history, versions seen up to the step at which the
+        // oldest change still listed first showed (read from the lists
+        // themselves, now that no kura runs) may have been pruned; every
+        // later one must be there. (Of the two
         // roots' oldest, the later: a version's root is not kept here.)
         let oldest_kept = if self.tiny {
             let mut oldest = 0;
@@ -1227,13 +1232,15 @@ impl World {
         for repo in &repos {
             there.extend(blobs(repo));
         }
-        for (blob, step) in &self.keep {
-            if oldest_kept.is_some_and(|o| *step < o) {
+        for (blob, (step, path)) in &self.keep {
+            // (A version of the step itself may go too: one step's calls
+            // can commit a change older than one it lists.)
+            if oldest_kept.is_some_and(|o| *step <= o) {
                 continue;
             }
             if !there.contains(blob) {
                 return Err(format!(
-                    "a version seen at step {step} ({blob}) is neither in the folders nor in a history"
+                    "a version of `{path}` seen at step {step} ({blob}) is neither in the folders nor in a history"
                 ));
             }
         }
@@ -1287,9 +1294,20 @@ fn blobs(repo: &Path) -> HashSet<String> {
 async fn play(ops: &[Op], tiny: bool) -> Result<Tally, (usize, String)> {
     let mut w = World::new(tiny);
     for (i, op) in ops.iter().enumerate() {
+        // KURA_SIM_TRACE=1: each step as it runs, to follow a failure.
+        if std::env::var_os("KURA_SIM_TRACE").is_some() {
+            eprintln!("step {}: {op:?}", i + 1);
+        }
         w.run(op).await.map_err(|e| (i, e))?;
     }
-    w.check_kept().await.map_err(|e| (ops.len(), e))?;
+    if let Err(e) = w.check_kept().await {
+        // KURA_SIM_KEEP=1: the failing sequence's folders are left to look at.
+        if std::env::var_os("KURA_SIM_KEEP").is_some() {
+            eprintln!("folders kept: {}", w.fx.dir.path().display());
+            std::mem::forget(w);
+        }
+        return Err((ops.len(), e));
+    }
     Ok(w.tally)
 }
 
