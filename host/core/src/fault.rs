@@ -137,6 +137,18 @@ pub fn call<T>(tool: &str, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Run background task `name` (`history_prune`, `history_merge`) under
+/// the armed plan only when the plan names it: a plan for any tool leaves
+/// the background alone.
+pub fn task<T>(name: &str, f: impl FnOnce() -> T) -> T {
+    match ARMED.get() {
+        Some(plan) if plan.tool.as_deref() == Some(name) && plan.at.is_some() => {
+            with(plan.clone(), f)
+        }
+        _ => f(),
+    }
+}
+
 /// One file-system step of the current call: counted, and faulted when
 /// the plan says so.
 pub fn step() -> io::Result<()> {

@@ -33,7 +33,7 @@ mod undo;
 
 pub use call::{Call, Who, process_session};
 pub use log::{Entry, FileChange, Filter, unified_diff};
-pub use prune::{Floor, Measure, Retention};
+pub use prune::{Floor, Measure, Retention, measure};
 pub use queue::settle_all;
 pub use undo::{Conflict, Plan, Restore};
 
@@ -176,13 +176,6 @@ impl History {
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         self.inner.prune(r)
-    }
-
-    /// The history as `retention` would see it at its next prune (how
-    /// many changes, how many bytes, whether the floor holds it over its
-    /// size), without pruning.
-    pub fn measure(&self, retention: Retention) -> Result<Measure> {
-        self.inner.measure(retention)
     }
 
     /// Wait until the calls this process made are committed (a reader
@@ -387,9 +380,9 @@ impl Inner {
             .spawn(move || {
                 // Each under its name in a test's fault plan (a kill point
                 // at each of its write steps); nothing in the `kura` binary.
-                let prune = |me: &Arc<Self>| fault::call("history_prune", || me.prune_if_wanted());
+                let prune = |me: &Arc<Self>| fault::task("history_prune", || me.prune_if_wanted());
                 prune(&me);
-                fault::call("history_merge", || work(&me));
+                fault::task("history_merge", || work(&me));
                 prune(&me);
             })
             .ok();

@@ -15,8 +15,11 @@ use std::sync::Arc;
 use gix::ObjectId;
 
 use crate::Inner;
-use crate::error::Result;
+use crate::error::{Code, Error, Result};
+use crate::fs::{Root, StateDir};
+use crate::log::Entry;
 use crate::pack;
+use crate::store::Store;
 
 /// How much history to keep: changes newer than `days` (0: any age), and
 /// at most `max_bytes` of packs (0: any size), but never less than `floor`.
@@ -143,6 +146,51 @@ pub struct Measure {
     pub held_by_floor: bool,
 }
 
+/// The history `name` of `root` in the state folder as `retention` would
+/// see it at its next prune, read without opening it to write (nothing
+/// recorded, nothing pruned, no lock waited for: `kura doctor`'s look);
+/// None when it has none yet.
+pub fn measure(
+    state: &StateDir,
+    name: &str,
+    root: &Root,
+    retention: Retention,
+) -> Result<Option<Measure>> {
+    let folder = crate::folder_of(name, root);
+    let failed = |e: Box<dyn std::error::Error + Send + Sync>| {
+        Error::new(
+            Code::FilesystemError,
+            format!("the {name} history cannot be read: {e}"),
+        )
+    };
+    let read = |sub: &str| {
+        state
+            .read(&format!("{folder}/{sub}"))
+            .map_err(|e| failed(e.into()))
+    };
+    if read("HEAD")?.is_none() {
+        return Ok(None);
+    }
+    let store = Store::open(&state.path().join(&folder), true).map_err(failed)?;
+    let list = read("kura/changes.jsonl")?.unwrap_or_default();
+    let times: Vec<String> = String::from_utf8_lossy(&list)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Entry>(l).ok())
+        .map(|e| e.time)
+        .collect();
+    let bytes = pack::packed_bytes(state, &folder).map_err(failed)?;
+    let head = store.head().map_err(failed)?;
+    let fixed = match retention.max_bytes {
+        0 => 0,
+        _ => fixed_bytes(&store.repo(), head).map_err(failed)?,
+    };
+    Ok(Some(Measure {
+        changes: times.len(),
+        bytes,
+        held_by_floor: retention.held_by_floor(&times, (bytes, fixed), chrono::Utc::now()),
+    }))
+}
+
 /// A history as a prune finds it.
 struct Found {
     /// Each change listed (id, time), oldest first.
@@ -176,20 +224,6 @@ impl Inner {
             bytes,
             fixed,
             head,
-        })
-    }
-
-    /// The history as `retention` sees it.
-    pub(crate) fn measure(&self, retention: Retention) -> Result<Measure> {
-        let f = self.found(retention)?;
-        Ok(Measure {
-            changes: f.listed.len(),
-            bytes: f.bytes,
-            held_by_floor: retention.held_by_floor(
-                &f.times,
-                (f.bytes, f.fixed),
-                chrono::Utc::now(),
-            ),
         })
     }
 

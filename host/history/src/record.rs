@@ -174,10 +174,20 @@ impl Inner {
             .list(folder)
             .map_err(|e| self.fault("cannot be read", e))?;
         let mut left = Vec::new();
+        // The calls still running (read without their locks), by when they
+        // began: what one begun after a stopped call found at a path is
+        // what came after that call there, when no committing call says
+        // (a listing's recovery, a start's).
+        let mut running = Vec::new();
         for (file, _, _) in listed {
             let name = format!("{folder}/{file}");
             let Ok(Some(held)) = self.kura.try_lock(&name) else {
-                continue; // a call in progress, or queued for its commit
+                // A call in progress, or queued for its commit.
+                if let Ok(Some(text)) = self.kura.read(&name) {
+                    let live = call::parse_pending(&String::from_utf8_lossy(&text));
+                    running.push((live.meta.at, call::tracks(&live.steps)));
+                }
+                continue;
             };
             let text = self
                 .kura
@@ -223,7 +233,14 @@ impl Inner {
                     let next = tracks[i + 1..]
                         .iter()
                         .find_map(|n| n.get(path).map(|n| n.before.clone()))
-                        .or_else(|| then.get(path).cloned());
+                        .or_else(|| then.get(path).cloned())
+                        .or_else(|| {
+                            running
+                                .iter()
+                                .filter(|(at, t)| *at > pending.meta.at && t.contains_key(path))
+                                .min_by_key(|(at, _)| *at)
+                                .map(|(_, t)| t[path].before.clone())
+                        });
                     let seen = match next {
                         Some(b) => b,
                         None => self.id_now(path)?,
@@ -274,19 +291,30 @@ impl Inner {
     /// stopped kura left pending, if it left anything: a change answered by
     /// a kura killed before its commit is in the next listing (or undo) of
     /// any kura, not only after that kura's next commit or start.
+    ///
+    /// Only when another process's pending files are there (a live kura
+    /// keeps its emptied ones), and under the history's lock, as a commit
+    /// recovers: a probe of their locks outside it could make a commit take
+    /// a dead call's file for a live one. A failure is logged: the listing
+    /// goes on with what is recorded.
     pub(crate) fn settled(&self) -> Result<()> {
         self.queue.settle();
-        let listed = self
-            .kura
-            .list("pending")
-            .map_err(|e| self.fault("cannot be read", e))?;
-        let left = listed.iter().any(|(file, _, _)| {
-            matches!(self.kura.try_lock(&format!("pending/{file}")), Ok(Some(_)))
-        });
-        if left {
-            let _held = self.lock()?;
-            self.recover(&Default::default())?;
-            self.catch_up()?;
+        let ours = format!("{}-", crate::fs::process_tag());
+        let others = match self.kura.list("pending") {
+            Ok(listed) => listed.iter().any(|(file, _, _)| !file.starts_with(&ours)),
+            Err(e) => {
+                tracing::warn!("{} history: pending calls not looked at ({e})", self.name);
+                false
+            }
+        };
+        if others {
+            let recovered = self.lock().and_then(|_held| {
+                self.recover(&Default::default())
+                    .and_then(|()| self.catch_up())
+            });
+            if let Err(e) = recovered {
+                tracing::warn!("{} history: {}", self.name, e.message);
+            }
         }
         Ok(())
     }
@@ -307,14 +335,15 @@ impl Inner {
     ) -> Result<bool> {
         if !key.is_empty() {
             // Its commit is no older than its pending file (an hour of
-            // clock skew between two kuras allowed).
+            // clock skew between two kuras allowed). Known either way
+            // unless the walk met the pruned boundary first.
             let since = i64::try_from(meta.at / 1_000_000_000).unwrap_or(0) - 3600;
             let carried = self
                 .store
                 .carries(&format!("{CALL}{key}"), since)
                 .map_err(|e| self.fault("cannot be read", e))?;
-            if carried {
-                return Ok(true);
+            if let Some(known) = carried {
+                return Ok(known);
             }
         }
         if change.is_empty() {

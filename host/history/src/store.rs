@@ -294,8 +294,9 @@ impl Store {
 
     /// Whether a commit from the head back to the first one made before
     /// `since` (seconds since the epoch), along first parents, has the
-    /// line `line` in its message.
-    pub fn carries(&self, line: &str, since: i64) -> Result<bool, Failure> {
+    /// line `line` in its message: None when the walk met the pruned
+    /// boundary first (a commit older than it cannot be told).
+    pub fn carries(&self, line: &str, since: i64) -> Result<Option<bool>, Failure> {
         let repo = self.handle();
         let boundary: Vec<ObjectId> = repo
             .shallow_commits()?
@@ -303,20 +304,20 @@ impl Store {
             .unwrap_or_default();
         let mut at = repo.head()?.id().map(|id| id.detach());
         while let Some(id) = at {
-            if boundary.contains(&id) {
-                break;
-            }
             let commit = repo.find_commit(id)?;
             let message: &[u8] = commit.message_raw()?.as_ref();
             if message.split(|b| *b == b'\n').any(|l| l == line.as_bytes()) {
-                return Ok(true);
+                return Ok(Some(true));
+            }
+            if boundary.contains(&id) {
+                return Ok(None);
             }
             if commit.time()?.seconds < since {
                 break;
             }
             at = commit.parent_ids().next().map(|p| p.detach());
         }
-        Ok(false)
+        Ok(Some(false))
     }
 
     /// The messages of the commits from the head back to `until`

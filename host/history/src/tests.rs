@@ -1156,8 +1156,83 @@ fn a_killed_kuras_change_is_in_a_live_kuras_next_listing() {
     }
     let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
     gone(&state, &s.root);
+    // Named as another process names its pending files (this test is one
+    // process; a listing leaves its own process's files to its commits).
+    let pending = format!("{}/kura/pending", folder_of("vault", &s.root));
+    let names = state.list(&pending).unwrap();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let name = format!("{pending}/{}", names[0].0);
+    let text = state.read(&name).unwrap().unwrap();
+    state
+        .write(&format!("{pending}/1-00000000-0.jsonl"), &text)
+        .unwrap();
+    state.remove(&name).unwrap();
     let changes = all(&s.history);
     assert_eq!(changes.len(), 1, "{changes:?}");
     assert_eq!(changes[0].session, "s2");
     assert!(changes[0].recovered);
+}
+
+/// A stopped call whose last write was not said done is judged by what
+/// came after it; when that is a call still running (another kura's, not
+/// committed yet), by what that call found, not by what the file holds
+/// now (found by a read-only review: a listing's or a start's recovery
+/// dropped the stopped call's write).
+#[test]
+fn a_stopped_write_not_said_done_is_judged_by_the_running_call_after_it() {
+    let s = setup();
+    write_outside(&s, "a.md", "x\n");
+    let state = StateDir::open(&s._dirs.1.path().join("state")).unwrap();
+    let pending = format!("{}/kura/pending", folder_of("vault", &s.root));
+    let call = Call::begin("vault_write", None, &who("s1"));
+    write(&s.root, "a.md", "y\n");
+    die(call);
+    // Killed between its rename and its `done` line.
+    let names = state.list(&pending).unwrap();
+    assert_eq!(names.len(), 1, "{names:?}");
+    let name = format!("{pending}/{}", names[0].0);
+    let text = String::from_utf8(state.read(&name).unwrap().unwrap()).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.starts_with("{\"done\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(kept, text, "a done line was there to drop");
+    state.write(&name, kept.as_bytes()).unwrap();
+    // Another call, still running, rewrites the file after it.
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let running = Call::begin("vault_write", None, &who("s2"));
+    write(&s.root, "a.md", "z\n");
+    let (again, _reader) = reopen(&s);
+    let changes = all(&again);
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0].session, "s1");
+    assert_eq!(
+        changes[0].files[0].after.as_deref(),
+        Some(store::Store::id_of(b"y\n").to_string().as_str())
+    );
+    drop(running);
+}
+
+/// The same edit made again by the same session after the person put the
+/// file back, killed before its commit, is recorded: its call's key is in
+/// no commit, so no resemblance to the first one hides it (found by a
+/// read-only review: the fallback comparison took it for the first).
+#[test]
+fn the_same_edit_made_again_and_killed_is_recorded_again() {
+    let s = setup();
+    write_outside(&s, "a.md", "a\n");
+    {
+        let _c = Call::begin("vault_write", None, &who("s1"));
+        write(&s.root, "a.md", "b\n");
+    }
+    s.history.settle();
+    write_outside(&s, "a.md", "a\n"); // the person puts it back
+    let call = Call::begin("vault_write", None, &who("s1"));
+    write(&s.root, "a.md", "b\n");
+    die(call);
+    let (again, _reader) = reopen(&s);
+    let changes = all(&again);
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(changes[0].recovered, "{changes:?}");
 }

@@ -358,25 +358,16 @@ fn state(r: &mut Report, config: &Config) -> Option<StateDir> {
 
 /// Each root's history: its size against the settings, and whether the
 /// floor holds it over them (its oldest changes then stay past the size).
-/// Opening it records what a killed kura left, as any start does.
+/// Read only: nothing is recorded or pruned, and no running kura waited for.
 fn history(r: &mut Report, config: &Config, state: &StateDir) {
     let retention = crate::domain::history::retention(config);
-    let roots = [
-        ("vault", &config.vault_root, crate::vault::UNRECORDED),
-        ("vibe", &config.vibe_root, &[][..]),
-    ];
-    for (name, path, skip) in roots {
+    for (name, path) in [("vault", &config.vault_root), ("vibe", &config.vibe_root)] {
         let Some(root) = path.as_ref().and_then(|p| Root::open(p).ok()) else {
             continue;
         };
-        let folder = crate::history::folder_of(name, &root);
-        if !matches!(state.read(&format!("{folder}/HEAD")), Ok(Some(_))) {
-            continue; // none yet: made at the first start
-        }
-        let measured = crate::history::History::open(state, name, &root, skip)
-            .and_then(|h| h.measure(retention));
-        let m = match measured {
-            Ok(m) => m,
+        let m = match crate::history::measure(state, name, &root, retention) {
+            Ok(Some(m)) => m,
+            Ok(None) => continue, // none yet: made at the first start
             Err(e) => {
                 r.add("history", Status::Fail, format!("{name}: {}", e.message))
                     .fix("see the state folder's history/ (git fsck there); until then changes to this root are refused");

@@ -103,7 +103,7 @@ fn root_of(c: &Config) -> Option<&Path> {
 }
 
 /// The vault's own files, never kept in its history: the audit records.
-pub const UNRECORDED: &[&str] = &[".system"];
+const UNRECORDED: &[&str] = &[".system"];
 
 fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
     let (root, history) = {

@@ -1382,10 +1382,9 @@ async fn no_kill_edit_or_second_kura_loses_a_version_or_misleads_an_undo() {
         "{tally:?}"
     );
     // The rarer steps: CI's seed reaches each (one other seed may not).
+    // (How many changes retention took is in the tally, not asserted: a
+    // prune runs in the background of a start, and a kill may come first.)
     if soak::seeds() == [soak::CI_SEED] || soak::seeds().len() >= 10 {
-        assert!(
-            tally.terminal > 0 && tally.background > 0 && tally.pruned > 0,
-            "{tally:?}"
-        );
+        assert!(tally.terminal > 0 && tally.background > 0, "{tally:?}");
     }
 }
