@@ -298,10 +298,7 @@ impl Store {
     /// boundary first (a commit older than it cannot be told).
     pub fn carries(&self, line: &str, since: i64) -> Result<Option<bool>, Failure> {
         let repo = self.handle();
-        let boundary: Vec<ObjectId> = repo
-            .shallow_commits()?
-            .map(|s| s.iter().copied().collect())
-            .unwrap_or_default();
+        let boundary = boundary(&repo)?;
         let mut at = repo.head()?.id().map(|id| id.detach());
         while let Some(id) = at {
             let commit = repo.find_commit(id)?;
@@ -328,10 +325,7 @@ impl Store {
     ) -> Result<Vec<(ObjectId, String)>, Failure> {
         let repo = self.handle();
         // Pruned changes end at the boundary git's `shallow` file names.
-        let boundary: Vec<ObjectId> = repo
-            .shallow_commits()?
-            .map(|s| s.iter().copied().collect())
-            .unwrap_or_default();
+        let boundary = boundary(&repo)?;
         let mut out = Vec::new();
         let mut at = repo.head()?.id().map(|id| id.detach());
         while let Some(id) = at {
@@ -345,6 +339,14 @@ impl Store {
         out.reverse();
         Ok(out)
     }
+}
+
+/// The commits git's `shallow` file names: the newest pruned change.
+fn boundary(repo: &gix::Repository) -> Result<Vec<ObjectId>, Failure> {
+    Ok(repo
+        .shallow_commits()?
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default())
 }
 
 /// `tree` with each path set to its state (a blob, or removed).

@@ -1200,7 +1200,11 @@ fn a_stopped_write_not_said_done_is_judged_by_the_running_call_after_it() {
     assert_ne!(kept, text, "a done line was there to drop");
     state.write(&name, kept.as_bytes()).unwrap();
     // Another call, still running, rewrites the file after it.
-    std::thread::sleep(std::time::Duration::from_millis(2));
+    // Begun after it: the clock has moved on since its pending file.
+    let stopped = std::time::SystemTime::now();
+    while std::time::SystemTime::now() <= stopped {
+        std::hint::spin_loop();
+    }
     let running = Call::begin("vault_write", None, &who("s2"));
     write(&s.root, "a.md", "z\n");
     let (again, _reader) = reopen(&s);

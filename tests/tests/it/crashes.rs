@@ -887,9 +887,10 @@ impl World {
                     }
                     self.kept_between(&before, &after);
                 }
-                if alive {
-                    // The task's time to reach its step, if it has that many.
-                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                // The task's time to reach its step, if it has that many:
+                // the kura answers until it dies there, or the time is up.
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(200);
+                while alive && tokio::time::Instant::now() < deadline {
                     alive = faulty
                         .raw("vault_history", json!({"limit": 1}))
                         .await
