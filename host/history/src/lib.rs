@@ -251,9 +251,6 @@ impl History {
 
 /// Commits between two looks at how many packs there are.
 const MERGE_EVERY: usize = 5;
-/// Commits between two openings of the repository anew (see
-/// `store::Store::reopen`), well under its 1,024 slots.
-const REOPEN_EVERY: usize = 200;
 /// Packs this process may write past the last merge before its next
 /// commit waits for a merge: a quarter of the object store's slots.
 const UNMERGED_MAX: usize = pack::PACK_SLOTS as usize / 4;
@@ -412,11 +409,6 @@ impl Inner {
             + 1;
         self.unmerged
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if n.is_multiple_of(REOPEN_EVERY) {
-            // Each commit's pack takes a slot of the object store, which a
-            // long merge leaves unreclaimed meanwhile.
-            self.reopen();
-        }
         if n.is_multiple_of(PRUNE_EVERY) {
             self.prune_later();
         } else if n.is_multiple_of(MERGE_EVERY) {

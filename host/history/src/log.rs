@@ -402,16 +402,25 @@ impl Inner {
     }
 
     pub(crate) fn diff(&self, entry: &Entry, max_chars: usize) -> Result<(String, bool)> {
-        let text = |id: &Option<String>| -> Result<String> {
-            let Some(id) = id else {
+        let id = |id: &str| {
+            ObjectId::from_hex(id.as_bytes()).map_err(|e| self.fault("holds a bad id", e))
+        };
+        let mut named = Vec::new();
+        for f in &entry.files {
+            for h in [&f.before, &f.after].into_iter().flatten() {
+                named.push(id(h)?);
+            }
+        }
+        let held = self.store.held(named);
+        let text = |h: &Option<String>| -> Result<String> {
+            let Some(h) = h else {
                 return Ok(String::new());
             };
-            let oid =
-                ObjectId::from_hex(id.as_bytes()).map_err(|e| self.fault("holds a bad id", e))?;
-            if !self.store.has(oid) {
+            let oid = id(h)?;
+            if !held.contains(&oid) {
                 // Renamed: the bytes went with the name, not into the store.
                 return Ok(format!(
-                    "(blob {id}: renamed, its bytes not kept by the history)\n"
+                    "(blob {h}: renamed, its bytes not kept by the history)\n"
                 ));
             }
             let bytes = self

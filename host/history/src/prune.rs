@@ -235,6 +235,9 @@ impl Inner {
             .kura
             .lock("merge.lock")
             .map_err(|e| self.fault("cannot be locked", e))?;
+        // What is reachable is read from a store that knows every pack:
+        // another kura's merge may have removed some this one loaded.
+        self.reopen();
         let Found {
             listed,
             times,

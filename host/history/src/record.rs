@@ -214,11 +214,18 @@ impl Inner {
             .iter()
             .map(|(_, _, p)| call::tracks(&p.steps))
             .collect();
+        let kept = self.store.held(
+            tracks
+                .iter()
+                .flat_map(|t| t.values())
+                .filter_map(|t| hex(&t.last))
+                .filter(|id| !blobs.contains_key(id)),
+        );
         for (i, (name, _held, pending)) in left.into_iter().enumerate() {
             let mut change = BTreeMap::new();
             for (path, t) in &tracks[i] {
                 let at_hand = |s: &Option<String>, blobs: &Blobs| {
-                    hex(s).is_none_or(|id| blobs.contains_key(&id) || self.store.has(id))
+                    hex(s).is_none_or(|id| blobs.contains_key(&id) || kept.contains(&id))
                 };
                 let before = &t.before;
                 let after = if t.last_done {

@@ -1,6 +1,6 @@
 //! The git repository: blobs in, commits of kura's view of the files out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 use gix::ObjectId;
@@ -9,11 +9,14 @@ use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 type Failure = Box<dyn std::error::Error + Send + Sync>;
 
 pub(crate) struct Store {
-    /// Opened anew after packs are merged: gix's object store gives each
-    /// pack index it loads a slot and reclaims none, so a long-running
-    /// kura whose packs come and go would run out (seen at ~2,700 changes
-    /// with 1,024 slots).
+    /// Opened anew after packs are merged, whenever a quarter of its slots
+    /// is left, and before an object is called missing (see `Self::read`):
+    /// gix's object store gives each pack index it loads one of a fixed
+    /// number of slots (packs written faster than merged ran out at ~2,700
+    /// changes with 1,024 slots).
     repo: std::sync::RwLock<gix::ThreadSafeRepository>,
+    /// Handles taken, counted for [`LOOK_EVERY`].
+    handles: std::sync::atomic::AtomicUsize,
     dir: std::path::PathBuf,
     /// The branch HEAD names, which each commit moves.
     branch: gix::refs::FullName,
@@ -30,6 +33,12 @@ pub(crate) struct Author<'a> {
     pub name: &'a str,
     pub email: &'a str,
 }
+
+/// Handles taken between two looks at the object store's free slots: a
+/// look reads each slot (about 1,024 atomic loads), a handle's reads can
+/// load every new pack on disk, and a quarter of the slots is far more
+/// than a few handles' reads take.
+const LOOK_EVERY: usize = 16;
 
 /// Neither the user's nor the system's git configuration is read (the
 /// history must not depend on them, and the sandbox hides them).
@@ -61,6 +70,7 @@ impl Store {
             .unwrap_or_else(|| "refs/heads/main".try_into().expect("a valid name"));
         Ok(Store {
             repo: std::sync::RwLock::new(repo),
+            handles: std::sync::atomic::AtomicUsize::new(0),
             dir: dir.to_path_buf(),
             branch,
         })
@@ -74,11 +84,29 @@ impl Store {
         Ok(())
     }
 
+    /// A handle on the repository, which is opened anew first when the
+    /// object store is short of slots: the packs this kura's commits and
+    /// merges write, and another kura's, each take one for good.
     fn handle(&self) -> gix::Repository {
+        let n = self
+            .handles
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if n.is_multiple_of(LOOK_EVERY)
+            && self.short_of_slots()
+            && let Err(e) = self.reopen()
+        {
+            tracing::warn!("the history's repository not opened anew ({e})");
+        }
         self.repo
             .read()
             .unwrap_or_else(|e| e.into_inner())
             .to_thread_local()
+    }
+
+    /// Whether a quarter of the object store's slots or less is unused.
+    fn short_of_slots(&self) -> bool {
+        let repo = self.repo.read().unwrap_or_else(|e| e.into_inner());
+        repo.objects.metrics().unused_slots <= usize::from(crate::pack::PACK_SLOTS) / 4
     }
 
     /// Pack the loose objects when there are at least `at` (the
@@ -103,10 +131,48 @@ impl Store {
         self.handle()
     }
 
-    /// Whether the store holds `id` (a miss looks for packs written since
-    /// the last look, by this kura or another).
+    /// Whether the store holds `id`: a miss looks for packs written since
+    /// the last look (by this kura or another), then asks the store opened
+    /// anew (see [`Self::again`]).
     pub fn has(&self, id: ObjectId) -> bool {
-        self.handle().has_object(id)
+        self.held([id]).contains(&id)
+    }
+
+    /// Which of `ids` the store holds, as [`Self::has`] tells, opening the
+    /// store anew at most once for all the misses.
+    pub fn held(&self, ids: impl IntoIterator<Item = ObjectId>) -> HashSet<ObjectId> {
+        let repo = self.handle();
+        let (mut held, missed): (HashSet<ObjectId>, HashSet<ObjectId>) =
+            ids.into_iter().partition(|id| repo.has_object(id));
+        if !missed.is_empty() {
+            let found = self.again(|repo| {
+                Ok(missed
+                    .iter()
+                    .filter(|id| repo.has_object(*id))
+                    .copied()
+                    .collect::<Vec<_>>())
+            });
+            held.extend(found.unwrap_or_default());
+        }
+        held
+    }
+
+    /// `read` on a handle, and once more on the store opened anew if it
+    /// failed. gix's object store can stay blind to a pack for good: one
+    /// whose index took the slot of a pack a merge removed is never loaded
+    /// (a second kura that only read missed every change's blobs from its
+    /// 200th on). Git's own reader likewise reads its packs again before
+    /// it says an object is missing.
+    fn read<T>(&self, read: impl Fn(&gix::Repository) -> Result<T, Failure>) -> Result<T, Failure> {
+        read(&self.handle()).or_else(|_| self.again(read))
+    }
+
+    fn again<T>(
+        &self,
+        read: impl Fn(&gix::Repository) -> Result<T, Failure>,
+    ) -> Result<T, Failure> {
+        self.reopen()?;
+        read(&self.handle())
     }
 
     /// Whether the store holds `id` among the packs it knows of (a miss
@@ -134,8 +200,7 @@ impl Store {
     }
 
     pub fn blob(&self, id: ObjectId) -> Result<Vec<u8>, Failure> {
-        let repo = self.handle();
-        Ok(repo.find_blob(id)?.take_data())
+        self.read(|repo| Ok(repo.find_blob(id)?.take_data()))
     }
 
     /// The id a file's bytes have as a blob (nothing written).
@@ -240,7 +305,17 @@ impl Store {
         if !refresh && named.clone().any(|id| !repo.has_object(id)) {
             return Err("a blob of the change is in no pack known yet".into());
         }
-        let held = |s: &State| s.filter(|id| repo.has_object(id));
+        // Asked of the store opened anew too (see `Self::read`): a blob
+        // left out of the tree would read as never kept.
+        let missed: HashSet<ObjectId> = named.filter(|id| !repo.has_object(id)).copied().collect();
+        let missed: HashSet<ObjectId> = match missed.is_empty() {
+            true => missed,
+            false => {
+                let held = self.held(missed.iter().copied());
+                missed.into_iter().filter(|id| !held.contains(id)).collect()
+            }
+        };
+        let held = |s: &State| s.filter(|id| !missed.contains(id));
         let mut found = Vec::new();
         {
             let kept = repo.find_tree(tree)?;
@@ -297,24 +372,7 @@ impl Store {
     /// line `line` in its message: None when the walk met the pruned
     /// boundary first (a commit older than it cannot be told).
     pub fn carries(&self, line: &str, since: i64) -> Result<Option<bool>, Failure> {
-        let repo = self.handle();
-        let boundary = boundary(&repo)?;
-        let mut at = repo.head()?.id().map(|id| id.detach());
-        while let Some(id) = at {
-            let commit = repo.find_commit(id)?;
-            let message: &[u8] = commit.message_raw()?.as_ref();
-            if message.split(|b| *b == b'\n').any(|l| l == line.as_bytes()) {
-                return Ok(Some(true));
-            }
-            if boundary.contains(&id) {
-                return Ok(None);
-            }
-            if commit.time()?.seconds < since {
-                break;
-            }
-            at = commit.parent_ids().next().map(|p| p.detach());
-        }
-        Ok(Some(false))
+        self.read(|repo| carries(repo, line, since))
     }
 
     /// The messages of the commits from the head back to `until`
@@ -323,22 +381,50 @@ impl Store {
         &self,
         until: Option<ObjectId>,
     ) -> Result<Vec<(ObjectId, String)>, Failure> {
-        let repo = self.handle();
-        // Pruned changes end at the boundary git's `shallow` file names.
-        let boundary = boundary(&repo)?;
-        let mut out = Vec::new();
-        let mut at = repo.head()?.id().map(|id| id.detach());
-        while let Some(id) = at {
-            if Some(id) == until || boundary.contains(&id) {
-                break;
-            }
-            let commit = repo.find_commit(id)?;
-            out.push((id, commit.message_raw()?.to_string()));
-            at = commit.parent_ids().next().map(|p| p.detach());
-        }
-        out.reverse();
-        Ok(out)
+        self.read(|repo| messages_since(repo, until))
     }
+}
+
+/// See [`Store::carries`].
+fn carries(repo: &gix::Repository, line: &str, since: i64) -> Result<Option<bool>, Failure> {
+    let boundary = boundary(repo)?;
+    let mut at = repo.head()?.id().map(|id| id.detach());
+    while let Some(id) = at {
+        let commit = repo.find_commit(id)?;
+        let message: &[u8] = commit.message_raw()?.as_ref();
+        if message.split(|b| *b == b'\n').any(|l| l == line.as_bytes()) {
+            return Ok(Some(true));
+        }
+        if boundary.contains(&id) {
+            return Ok(None);
+        }
+        if commit.time()?.seconds < since {
+            break;
+        }
+        at = commit.parent_ids().next().map(|p| p.detach());
+    }
+    Ok(Some(false))
+}
+
+/// See [`Store::messages_since`].
+fn messages_since(
+    repo: &gix::Repository,
+    until: Option<ObjectId>,
+) -> Result<Vec<(ObjectId, String)>, Failure> {
+    // Pruned changes end at the boundary git's `shallow` file names.
+    let boundary = boundary(repo)?;
+    let mut out = Vec::new();
+    let mut at = repo.head()?.id().map(|id| id.detach());
+    while let Some(id) = at {
+        if Some(id) == until || boundary.contains(&id) {
+            break;
+        }
+        let commit = repo.find_commit(id)?;
+        out.push((id, commit.message_raw()?.to_string()));
+        at = commit.parent_ids().next().map(|p| p.detach());
+    }
+    out.reverse();
+    Ok(out)
 }
 
 /// The commits git's `shallow` file names: the newest pruned change.

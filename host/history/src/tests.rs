@@ -1240,3 +1240,27 @@ fn the_same_edit_made_again_and_killed_is_recorded_again() {
     assert_eq!(changes.len(), 2, "{changes:?}");
     assert!(changes[0].recovered, "{changes:?}");
 }
+
+/// A second kura that only reads (a terminal's `kura history`, a server
+/// whose client only lists) sees the writer's merges remove the packs it
+/// loaded and new ones take their slots: gix's store stayed blind to one of
+/// them for good, and the diff said the change's bytes were never kept.
+#[test]
+fn a_second_kura_reads_every_change_across_the_writers_merges() {
+    let s = setup();
+    let (reader, _root) = reopen(&s);
+    for round in 0..300 {
+        {
+            let _c = Call::begin("vault_write", None, &who("s1"));
+            write(&s.root, "n.md", &format!("round {round}\n"));
+        }
+        s.history.inner.settle();
+        let newest = reader.list(&Filter::default(), 0, 1).unwrap().0;
+        let diff = reader.diff(&newest[0], 10_000);
+        assert!(
+            diff.as_ref()
+                .is_ok_and(|(d, _)| d.contains(&format!("+round {round}"))),
+            "round {round}: {diff:?}"
+        );
+    }
+}

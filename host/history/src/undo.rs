@@ -217,11 +217,17 @@ fn rename(root: &Root, from: &str, to: &str, id: &Option<String>) -> Result<()> 
 /// back). One with no such pair would be lost or cannot be had: the undo
 /// is refused.
 fn acts<'a>(history: &Inner, plan: &'a Plan) -> Result<Vec<Act<'a>>> {
-    let held = |s: &Option<String>| {
+    let id = |s: &Option<String>| {
         s.as_deref()
             .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
-            .is_none_or(|id| history.store.has(id))
     };
+    let kept = history.store.held(
+        plan.files
+            .iter()
+            .flat_map(|r| [id(&r.to), id(&r.from)])
+            .flatten(),
+    );
+    let held = |s: &Option<String>| id(s).is_none_or(|id| kept.contains(&id));
     let mut paired = vec![false; plan.files.len()];
     let mut out = Vec::new();
     for (i, r) in plan.files.iter().enumerate() {
