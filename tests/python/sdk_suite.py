@@ -133,7 +133,7 @@ async def checks(s, handshake):
         assert moved["links_rewritten"] == 3, moved
         with open(f"{VAULT}/sdk/links.md", encoding="utf-8") as fh:
             assert fh.read().endswith(
-                "[[Backup Guide]] ![[Backup Guide#Restore]] [g](../guides/Backup%20Guide.md)\n")
+                "[[Backup Guide|backup-guide]] ![[Backup Guide#Restore]] [g](../guides/Backup%20Guide.md)\n")
         sc(await call("vault_move", {"from": "guides/Backup Guide.md", "to": "research/backup-guide.md"}))
         h = sc(await call("vault_read", {"path": "sdk/links.md", "full": True}))["hash"]
         sc(await call("vault_edit", {"path": "sdk/links.md", "heading": "Links", "mode": "append",

@@ -6,7 +6,9 @@
 //! with its LICENSE), each given front matter and a `Related` section;
 //! around them topic hubs, people, daily notes, an inbox of notes nothing
 //! links to, and attachments. Every link form occurs: wikilinks by name,
-//! by path (with and without `.md`), by alias, to a heading and a block,
+//! by path (with and without `.md`), with an alias as display text (as
+//! Obsidian writes it) and by an alias alone (which, as in Obsidian, leads
+//! nowhere), to a heading and a block,
 //! with shown text; embeds of notes and attachments; markdown links
 //! relative (`%20`, `<...>`) and from the top; reference definitions;
 //! wikilinks in front-matter values; links in code that are not links;
@@ -337,7 +339,7 @@ pub fn build(dir: &Path, corpora: &Path) -> Truth {
                     1 => {
                         let alias = TOPICS.iter().find(|t| t.0 == topic).unwrap().1;
                         n.linked(
-                            format!("- Topic: [[{alias}|{topic}]]"),
+                            format!("- Topic: [[{topic}|{alias}]]"),
                             &[("wikilink", Some(&hub))],
                         )
                     }
@@ -384,7 +386,11 @@ pub fn build(dir: &Path, corpora: &Path) -> Truth {
         props.insert("aliases".into(), json!([alias]));
         props.insert(
             "owner".into(),
-            json!(format!("\"[[{}]]\"", PEOPLE[k % PEOPLE.len()].1)),
+            json!(format!(
+                "\"[[{}|{}]]\"",
+                PEOPLE[k % PEOPLE.len()].0,
+                PEOPLE[k % PEOPLE.len()].1
+            )),
         );
         n.front(props);
         // The owner wikilink is on the front matter's owner line.
@@ -428,7 +434,7 @@ pub fn build(dir: &Path, corpora: &Path) -> Truth {
                 2 => {
                     let number = stem.split('-').next().unwrap();
                     n.linked(
-                        format!("- [[en-{number}]] · [[es/{ch}/{stem}#Related|related]]"),
+                        format!("- [[{stem}|en-{number}]] · [[es/{ch}/{stem}#Related|related]]"),
                         &[("wikilink", Some(&en)), ("wikilink", Some(&es))],
                     )
                 }
@@ -495,10 +501,18 @@ pub fn build(dir: &Path, corpora: &Path) -> Truth {
             &[("wikilink", Some(&format!("{lang}/{ch}/{name}")))],
         );
         let (who, first) = PEOPLE[rng.next(PEOPLE.len())];
-        n.linked(
-            format!("- Met [[{first}]] #journal/meeting"),
-            &[("wikilink", Some(&format!("people/{who}.md")))],
-        );
+        if d % 5 == 2 {
+            // An alias as the destination: Obsidian resolves no link by it.
+            n.linked(
+                format!("- Met [[{first}]] #journal/meeting"),
+                &[("wikilink", None)],
+            );
+        } else {
+            n.linked(
+                format!("- Met [[{who}|{first}]] #journal/meeting"),
+                &[("wikilink", Some(&format!("people/{who}.md")))],
+            );
+        }
         n.tag("journal/meeting");
         if d % 7 == 3 {
             let (topic, ..) = TOPICS[rng.next(TOPICS.len())];

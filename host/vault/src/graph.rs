@@ -117,9 +117,9 @@ pub fn is_attachment(target: &str) -> bool {
 impl Graph {
     /// The graph of the notes the index holds (path, content hash, kept
     /// facts, size and times), reusing `previous`'s facts of unchanged notes. While the
-    /// notes and their aliases stay the same (an edit of a note's text),
-    /// only the changed notes' links are resolved again; otherwise every
-    /// link is, since a new name can change where any link points.
+    /// same notes are there (an edit of a note's text), only the changed
+    /// notes' links are resolved again; otherwise every link is, since a new
+    /// name can change where any link points.
     pub fn build<'a>(
         generation: u64,
         files: impl Iterator<Item = (&'a str, crate::index::FileInfo<'a>)>,
@@ -150,16 +150,14 @@ impl Graph {
             })
             .collect();
         match previous {
-            Some(p) if p.same_names(&notes, &changed) => p.updated(generation, notes, &changed),
+            Some(p) if p.same_names(&notes) => p.updated(generation, notes, &changed),
             _ => Graph::whole(generation, notes),
         }
     }
 
     /// Every link resolved.
     fn whole(generation: u64, notes: Vec<Note>) -> Graph {
-        let names = Names::new(notes.iter().map(|n| n.path.clone()).collect(), |i| {
-            &notes[i].facts.aliases
-        });
+        let names = Names::new(notes.iter().map(|n| n.path.clone()).collect());
         let mut back = vec![Vec::new(); notes.len()];
         let out: Vec<Vec<Option<u32>>> = (0..notes.len())
             .map(|from| resolve_links(&names, &notes, from, &mut back))
@@ -174,14 +172,11 @@ impl Graph {
         }
     }
 
-    /// Whether `notes` are this graph's notes by path, and the `changed`
-    /// ones declare the aliases they did: names resolve as they did.
-    fn same_names(&self, notes: &[Note], changed: &[usize]) -> bool {
+    /// Whether `notes` are this graph's notes by path: names resolve as
+    /// they did.
+    fn same_names(&self, notes: &[Note]) -> bool {
         self.notes.len() == notes.len()
             && self.notes.iter().zip(notes).all(|(a, b)| a.path == b.path)
-            && changed
-                .iter()
-                .all(|&i| self.notes[i].facts.aliases == notes[i].facts.aliases)
     }
 
     /// This graph with the `changed` notes' links resolved again.
@@ -358,7 +353,7 @@ pub fn attachments(root: &Root) -> Result<Names> {
         .map(|(p, _)| p.to_string())
         .collect();
     paths.sort();
-    Ok(Names::new(paths, |_| &[]))
+    Ok(Names::new(paths))
 }
 
 /// How a link's target is found: a note of the graph, a file of the
@@ -495,23 +490,23 @@ pub(crate) mod tests {
         assert!(Arc::ptr_eq(&g1.names, &g2.names), "names kept");
         assert_eq!(edges(&g2), edges(&build_from(&m, None)));
         assert_eq!(g2.tags, build_from(&m, None).tags, "tags kept");
-        // A changed alias changes the names: every link is resolved again.
+        // A renamed note changes the names: every link is resolved again.
         let renamed = [
             ("a.md", "[[d]] [[a]] [[bee]]\n"),
-            ("b.md", "---\naliases: [wasp]\n---\n[[c]] [[a]]\n"),
+            ("bee.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
             ("c.md", "[[d]] and [[a]] and [[nowhere]] #keep\n"),
             ("d.md", "[[bee]]\n"),
         ];
         let m = metas(&renamed);
         let g3 = build_from(&m, Some(&g2));
         assert!(!Arc::ptr_eq(&g2.names, &g3.names));
-        assert_eq!(g3.targets(3), [None], "d's [[bee]] no longer resolves");
+        assert_eq!(g3.targets(3), [Some(1)], "d's [[bee]] now names bee.md");
         assert_eq!(edges(&g3), edges(&build_from(&m, None)));
         assert_eq!(g3.tags, build_from(&m, None).tags);
         // A changed tag with the names unchanged: the tag index follows.
         let retagged = [
             ("a.md", "[[d]] [[a]] [[bee]]\n"),
-            ("b.md", "---\naliases: [wasp]\n---\n[[c]] [[a]]\n"),
+            ("bee.md", "---\naliases: [bee]\n---\n[[c]] [[a]]\n"),
             ("c.md", "[[d]] and [[a]] and [[nowhere]] #other\n"),
             ("d.md", "[[bee]]\n"),
         ];

@@ -530,27 +530,16 @@ impl Vault {
     }
 }
 
-/// Every file links may point to (the notes with their aliases, and the
-/// attachments) before the move and after it.
+/// Every file links may point to (the notes and the attachments) before
+/// the move and after it.
 fn universes(g: &Graph, attachments: &Names, to: &dyn Fn(&str) -> String) -> (Names, Names) {
-    let none: Vec<String> = Vec::new();
-    let mut files: Vec<(String, &[String])> = g
-        .notes
-        .iter()
-        .map(|n| (n.path.clone(), n.facts.aliases.as_slice()))
-        .collect();
-    files.extend(
-        attachments
-            .paths()
-            .iter()
-            .map(|p| (p.clone(), none.as_slice())),
-    );
-    let build = |mut v: Vec<(String, &[String])>| {
-        v.sort_by(|a, b| a.0.cmp(&b.0));
-        let (paths, aliases): (Vec<String>, Vec<&[String]>) = v.into_iter().unzip();
-        Names::new(paths, |i| aliases[i])
+    let mut files: Vec<String> = g.notes.iter().map(|n| n.path.clone()).collect();
+    files.extend(attachments.paths().iter().cloned());
+    let build = |mut v: Vec<String>| {
+        v.sort();
+        Names::new(v)
     };
-    let after: Vec<(String, &[String])> = files.iter().map(|(p, a)| (to(p), *a)).collect();
+    let after: Vec<String> = files.iter().map(|p| to(p)).collect();
     (build(files), build(after))
 }
 

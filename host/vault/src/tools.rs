@@ -113,7 +113,8 @@ pub static TOOLS: &[ToolDef] = &[
         description: "A note's links (each resolved, or null) and backlinks with their line, tags, aliases and properties.",
         details: "A note's links out, each with the file it resolves to (null: it points nowhere), and the links to it from \
                       other notes with the line each is on; also its tags, aliases and front-matter properties. Links are \
-                      resolved as Obsidian does: `[[name]]` without case or `.md`, a path shortened while unique, `aliases`; \
+                      resolved as Obsidian does: `[[name]]` without case or `.md`, a path shortened while unique, never by \
+                      a note's `aliases` (`[[AI]]` points nowhere; Obsidian writes `[[Artificial Intelligence|AI]]`); \
                       markdown links relative to their note. `path` may also be an attachment (its backlinks) or a wikilink \
                       target such as `Note A`. Answered from the index, without reading notes.",
         effect: Effect::Read,

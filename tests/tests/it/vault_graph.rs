@@ -158,7 +158,73 @@ async fn a_renamed_note_s_links_in_daily_notes_follow_it() {
     .ok();
     assert_eq!(
         f.read("daily/2026-01-06.md"),
-        "# 2026-01-06\nRead [[Backup Guide v2]] today.\n"
+        "# 2026-01-06\nRead [[Backup Guide v2|backup-guide]] today.\n",
+        "renamed: the sentence reads as it did"
+    );
+    k.stop().await;
+}
+
+/// The case, from Obsidian's help vault: `Aliases.md` lists
+/// "alias" and "aliases" among its aliases. Renamed, every link to it is
+/// rewritten (kura had resolved `[[Aliases]]` through the renamed note's
+/// aliases and rewrote none, leaving six links that lead nowhere in
+/// Obsidian), and a link by an alias alone resolves nowhere, as there.
+#[tokio::test]
+async fn a_rename_rewrites_links_that_only_an_alias_would_still_match() {
+    let f = Fixture::new();
+    f.write(
+        "Linking notes and files/Aliases.md",
+        "---\naliases: alias, aliases, Add aliases to note\n---\nAn alias is another name.\n",
+    );
+    f.write(
+        "Linking notes and files/Internal links.md",
+        "See [[Aliases]] and [[Aliases#Link to a note using an alias|linking by alias]].\n",
+    );
+    f.write("Home.md", "Start with [[Aliases]], then [[aliases]].\n");
+    f.write(
+        "Reference.md",
+        "| topic | page |\n| --- | --- |\n| names | [[Aliases]] |\n",
+    );
+    f.write("Other.md", "By alias alone: [[Add aliases to note]].\n");
+    let k = f.start().await;
+    let before = k
+        .call("vault_links", json!({"path": "Other.md"}))
+        .await
+        .ok()["links"][0]["resolved"]
+        .clone();
+    assert_eq!(before, serde_json::Value::Null, "no link resolves by alias");
+    let moved = k
+        .call(
+            "vault_move",
+            json!({"from": "Linking notes and files/Aliases.md", "to": "Note aliases.md"}),
+        )
+        .await;
+    assert_eq!(moved.ok()["links_rewritten"], 5, "{}", moved.body);
+    assert_eq!(
+        f.read("Linking notes and files/Internal links.md"),
+        "See [[Note aliases|Aliases]] and [[Note aliases#Link to a note using an alias|linking by alias]].\n"
+    );
+    assert_eq!(
+        f.read("Home.md"),
+        "Start with [[Note aliases|Aliases]], then [[Note aliases|aliases]].\n"
+    );
+    assert_eq!(
+        f.read("Reference.md"),
+        "| topic | page |\n| --- | --- |\n| names | [[Note aliases\\|Aliases]] |\n",
+        "a table's pipe is escaped"
+    );
+    assert_eq!(
+        f.read("Other.md"),
+        "By alias alone: [[Add aliases to note]].\n"
+    );
+    let back = k
+        .call("vault_links", json!({"path": "Note aliases.md"}))
+        .await;
+    assert_eq!(
+        back.ok()["backlinks"].as_array().unwrap().len(),
+        5,
+        "{}",
+        back.body
     );
     k.stop().await;
 }

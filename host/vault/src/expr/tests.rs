@@ -41,7 +41,7 @@ fn vault() -> Vault {
         _dir: dir,
         root,
         graph: crate::graph::tests::graph(NOTES),
-        others: Names::new(vec!["cover.png".to_owned()], |_| &[]),
+        others: Names::new(vec!["cover.png".to_owned()]),
         types: Types::default(),
     }
 }

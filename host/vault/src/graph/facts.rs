@@ -84,6 +84,12 @@ pub struct Occurrence {
     pub path: Range<usize>,
     /// A markdown destination written between `<` and `>`.
     pub angled: bool,
+    /// Where a wikilink's path and heading end (at its `|`, or its `]]`).
+    pub target_end: usize,
+    /// A wikilink's display text, after its `|`.
+    pub shown: Option<Range<usize>>,
+    /// Written in a table, where a wikilink's `|` is escaped: `\|`.
+    pub in_table: bool,
 }
 
 fn options() -> Options {
@@ -116,10 +122,12 @@ fn split_fragment(s: &str) -> (&str, Option<&str>) {
 }
 
 /// A wikilink's occurrence from its whole span `[[...]]` or `![[...]]`.
-fn wikilink(text: &str, span: Range<usize>, embed: bool) -> Option<Occurrence> {
+fn wikilink(text: &str, span: Range<usize>, embed: bool, in_table: bool) -> Option<Occurrence> {
     let open = span.start + if embed { 3 } else { 2 };
-    let inner = text.get(open..span.end.checked_sub(2)?)?;
+    let close = span.end.checked_sub(2)?;
+    let inner = text.get(open..close)?;
     let target_part = inner.split('|').next().unwrap_or(inner);
+    let shown = (target_part.len() < inner.len()).then(|| open + target_part.len() + 1..close);
     // In a table the pipe is escaped: `[[note\|shown]]`.
     let target_part = target_part.strip_suffix('\\').unwrap_or(target_part);
     let (path, fragment) = split_fragment(target_part);
@@ -132,6 +140,9 @@ fn wikilink(text: &str, span: Range<usize>, embed: bool) -> Option<Occurrence> {
         span,
         path: open + lead..open + lead + target.len(),
         angled: false,
+        target_end: open + target_part.len(),
+        shown,
+        in_table,
     })
 }
 
@@ -168,9 +179,12 @@ fn markdown(
                 .decode_utf8_lossy()
                 .into_owned()
         }),
+        path: at..at + destination::path_end(&text[raw.clone()]),
+        target_end: raw.end,
         span,
-        path: at..at + destination::path_end(&text[raw]),
         angled,
+        shown: None,
+        in_table: false,
     })
 }
 
@@ -214,6 +228,8 @@ struct Pass<'a> {
     code: usize,
     /// A link's shown text carries no tags (`[[#Heading]]`).
     link: usize,
+    /// Inside a table: a wikilink's `|` is written `\|` there.
+    table: usize,
     heading: Option<String>,
     opened: Vec<Open<'a>>,
 }
@@ -241,7 +257,7 @@ impl Scan {
         for m in wikilink_in_yaml().captures_iter(split.front_raw) {
             let whole = m.get(0).expect("group 0");
             let embed = !m[1].is_empty();
-            if let Some(o) = wikilink(text, whole.range(), embed) {
+            if let Some(o) = wikilink(text, whole.range(), embed, false) {
                 scan.occurrences.push(o);
             }
         }
@@ -277,6 +293,8 @@ impl Scan {
             Event::End(TagEnd::CodeBlock | TagEnd::MetadataBlock(_)) => {
                 pass.code = pass.code.saturating_sub(1)
             }
+            Event::Start(Tag::Table(_)) => pass.table += 1,
+            Event::End(TagEnd::Table) => pass.table = pass.table.saturating_sub(1),
             Event::Start(Tag::Heading { .. }) => pass.heading = Some(String::new()),
             Event::End(TagEnd::Heading(_)) => {
                 if let Some(h) = pass.heading.take() {
@@ -297,7 +315,7 @@ impl Scan {
                 let embed = text[range.clone()].starts_with('!');
                 if let LinkType::WikiLink { .. } = link_type {
                     self.occurrences
-                        .extend(wikilink(text, range.clone(), embed));
+                        .extend(wikilink(text, range.clone(), embed, pass.table > 0));
                 }
                 pass.opened.push(Open {
                     text_end: range.start + if embed { 2 } else { 1 },

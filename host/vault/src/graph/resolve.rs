@@ -1,7 +1,9 @@
 //! Which file a link points to, as Obsidian decides: case does not matter,
 //! `.md` may be left out, a path may be shortened to its last segments
-//! while it stays unique, and a wikilink may name a note by one of its
-//! front-matter `aliases`. A target that is a path from the vault's top
+//! while it stays unique. Never by a note's front-matter `aliases`: Obsidian
+//! offers an alias when a link is typed but writes the note's name with the
+//! alias as display text (`[[Artificial Intelligence|AI]]`), and `[[AI]]`
+//! leads nowhere in it (its help page on aliases). A target that is a path from the vault's top
 //! (with or without `.md`) is that file; a markdown link is first relative
 //! to its note, and one that starts with `/` is from the vault's top only. Where several files fit a shortened path, the one in the
 //! linking note's folder wins, then the one with the shortest path, then
@@ -22,8 +24,6 @@ pub struct Names {
     exact: HashMap<String, usize>,
     /// Lowercase file name (and, for a `.md` file, its stem) → files.
     by_name: HashMap<String, Vec<usize>>,
-    /// Lowercase alias → the notes that declare it.
-    aliases: HashMap<String, Vec<usize>>,
 }
 
 fn stem_md(lower: &str) -> Option<&str> {
@@ -50,8 +50,8 @@ pub fn join(base: &str, rel: &str) -> Option<String> {
 }
 
 impl Names {
-    /// `paths` in path order (sorted); `aliases(i)` are file `i`'s aliases.
-    pub fn new<'a>(paths: Vec<String>, aliases: impl Fn(usize) -> &'a [String]) -> Names {
+    /// `paths` in path order (sorted).
+    pub fn new(paths: Vec<String>) -> Names {
         let mut n = Names {
             exact: HashMap::with_capacity(paths.len() * 2),
             by_name: HashMap::with_capacity(paths.len() * 2),
@@ -66,12 +66,6 @@ impl Names {
             n.by_name.entry(name).or_default().push(i);
             n.exact.insert(lower.clone(), i);
             n.lower.push(lower);
-            for a in aliases(i) {
-                n.aliases
-                    .entry(a.trim().to_lowercase())
-                    .or_default()
-                    .push(i);
-            }
         }
         // A real file named like another's path without `.md` keeps its name.
         for (i, p) in paths.iter().enumerate() {
@@ -140,13 +134,7 @@ impl Names {
             .get(name)
             .map(|c| c.iter().filter(fits).copied().collect::<Vec<_>>())
             .unwrap_or_default();
-        if let Some(best) = self.best(from, &found) {
-            return Some(best);
-        }
-        if form != Form::Markdown && !wanted.contains('/') {
-            return self.best(from, self.aliases.get(&wanted).map_or(&[], Vec::as_slice));
-        }
-        None
+        self.best(from, &found)
     }
 
     /// Of several files a link fits, the one Obsidian's users expect.
@@ -180,19 +168,7 @@ mod tests {
     use super::*;
 
     fn names(paths: &[&str]) -> Names {
-        let aliases: Vec<Vec<String>> = paths
-            .iter()
-            .map(|p| {
-                if *p == "people/Ada Lovelace.md" {
-                    vec!["Ada".to_owned()]
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
-        Names::new(paths.iter().map(|p| p.to_string()).collect(), |i| {
-            &aliases[i]
-        })
+        Names::new(paths.iter().map(|p| p.to_string()).collect())
     }
 
     const VAULT: &[&str] = &[
@@ -254,11 +230,6 @@ mod tests {
             Some("b/c/Deep.md"),
             "by name"
         );
-        assert_eq!(
-            at(&n, "Home.md", "Ada", m),
-            None,
-            "aliases are for wikilinks"
-        );
     }
 
     #[test]
@@ -283,15 +254,17 @@ mod tests {
         );
     }
 
+    /// Obsidian's help, "Aliases": a link made from an alias is written
+    /// `[[Artificial Intelligence|AI]]` "rather than just using the alias
+    /// as the link destination (`[[AI]]`)"; such a link leads nowhere.
     #[test]
-    fn aliases_resolve_when_no_file_has_the_name() {
+    fn a_link_never_resolves_by_alias() {
         let n = names(VAULT);
+        for form in [Form::Wikilink, Form::Embed, Form::Markdown] {
+            assert_eq!(at(&n, "Home.md", "Ada", form), None);
+        }
         assert_eq!(
-            at(&n, "Home.md", "ada", Form::Wikilink),
-            Some("people/Ada Lovelace.md")
-        );
-        assert_eq!(
-            at(&n, "Home.md", "ADA", Form::Embed),
+            at(&n, "Home.md", "Ada Lovelace", Form::Wikilink),
             Some("people/Ada Lovelace.md")
         );
     }

@@ -5,7 +5,12 @@
 //! `.md` if it had it); a markdown link gets the path relative to its note
 //! (from the vault's top if it began with `/`), `%20` for spaces unless it
 //! was written between `<` and `>`. Headings, block ids, shown text and
-//! the `!` of an embed are kept: only the path part of a link changes.
+//! the `!` of an embed are kept: only the path part of a link changes, but
+//! for what a reader sees. A renamed file's wikilink without display text
+//! gets the link as it was written as its display text (`[[Aliases]]` →
+//! `[[Note aliases|Aliases]]`, `\|` in a table), so that the sentence it
+//! is in reads as it did; display text that is then the link itself goes
+//! (`[[Draft|Draft]]` → `[[Draft]]`, the rename undone).
 
 use super::facts::{Form, Occurrence, occurrences};
 use super::resolve::{Names, parent};
@@ -71,6 +76,33 @@ fn relative(dir: &str, to: &str) -> String {
     let mut parts: Vec<&str> = vec![".."; a.len() - common];
     parts.extend(&b[common..]);
     parts.join("/")
+}
+
+/// A file's name as a link shows it: its last segment, without `.md`.
+fn name_of(target: &str) -> String {
+    let last = target.rsplit('/').next().unwrap_or(target).to_lowercase();
+    last.strip_suffix(".md").map(str::to_owned).unwrap_or(last)
+}
+
+/// The display text of wikilink `o` whose path is now `written` (the text
+/// copied up to `copied`): the link as it was written when it had none and
+/// its file's name changed, none when it is the link itself. Returns where
+/// the copy goes on.
+fn shown(text: &str, o: &Occurrence, written: &str, copied: usize, out: &mut String) -> usize {
+    let rest = &text[o.path.end..o.target_end];
+    match &o.shown {
+        None if name_of(&o.target) != name_of(written) => {
+            out.push_str(rest);
+            out.push_str(if o.in_table { "\\|" } else { "|" });
+            out.push_str(&text[o.path.start..o.target_end]);
+            o.target_end
+        }
+        Some(s) if text[s.clone()] == format!("{written}{rest}") => {
+            out.push_str(rest);
+            s.end
+        }
+        _ => copied,
+    }
 }
 
 fn has_md(target: &str) -> bool {
@@ -161,6 +193,9 @@ impl Move<'_> {
             out.push_str(&text[copied..o.path.start]);
             out.push_str(&written);
             copied = o.path.end;
+            if o.form == Form::Wikilink {
+                copied = shown(text, &o, &written, copied, &mut out);
+            }
             n += 1;
         }
         if n == 0 {
@@ -178,7 +213,7 @@ mod tests {
     fn names(paths: &[&str]) -> Names {
         let mut p: Vec<String> = paths.iter().map(|s| s.to_string()).collect();
         p.sort();
-        Names::new(p, |_| &[])
+        Names::new(p)
     }
 
     fn moved(before: &[&str], from: &str, to: &str, note: &str, text: &str) -> String {
@@ -221,8 +256,34 @@ mod tests {
         let got = moved(VAULT, "a/Old Name.md", "c/New Name.md", "Home.md", text);
         assert_eq!(
             got,
-            "[[New Name]] [[New Name#Part|shown]] ![[New Name#^blk]] [[c/New Name]] [[New Name.md]]\n[x](c/New%20Name.md#Part) [y](<c/New Name.md>) [z](/c/New%20Name.md) [[Other]]\n"
+            "[[New Name|Old Name]] [[New Name#Part|shown]] ![[New Name#^blk]] [[c/New Name|a/Old Name]] [[New Name.md|Old Name.md]]\n[x](c/New%20Name.md#Part) [y](<c/New Name.md>) [z](/c/New%20Name.md) [[Other]]\n"
         );
+    }
+
+    /// The case from Obsidian's help vault: `Aliases.md` renamed
+    /// `Note aliases.md`. A sentence reads as it did; in a table the
+    /// display text's `|` is escaped; moved back, the links are as written.
+    #[test]
+    fn a_renamed_file_s_bare_wikilinks_keep_what_the_reader_sees() {
+        let vault = ["Aliases.md", "Home.md", "people/Ada.md"];
+        let text = "Add [[Aliases]] to a note, or [[Aliases#Add an alias|one]]; ![[Aliases]].\n\n| page | link |\n| --- | --- |\n| x | [[Aliases]] |\n| y | [[Aliases\\|shown]] |\n";
+        let got = moved(&vault, "Aliases.md", "Note aliases.md", "Home.md", text);
+        assert_eq!(
+            got,
+            "Add [[Note aliases|Aliases]] to a note, or [[Note aliases#Add an alias|one]]; ![[Note aliases]].\n\n| page | link |\n| --- | --- |\n| x | [[Note aliases\\|Aliases]] |\n| y | [[Note aliases\\|shown]] |\n"
+        );
+        let after = ["Home.md", "Note aliases.md", "people/Ada.md"];
+        let back = moved(&after, "Note aliases.md", "Aliases.md", "Home.md", &got);
+        assert_eq!(back, text);
+        // Moved, not renamed: what the reader sees is the name, unchanged.
+        let got = moved(
+            &vault,
+            "people/Ada.md",
+            "team/Ada.md",
+            "Home.md",
+            "[[people/Ada]] [[Ada]]\n",
+        );
+        assert_eq!(got, "[[team/Ada]] [[Ada]]\n");
     }
 
     #[test]
@@ -387,13 +448,18 @@ mod tests {
             ])
         }
 
-        /// The text with every link destination's bytes taken out.
+        /// The text with every link destination's bytes taken out (and a
+        /// wikilink's display text, which a rename may add or drop).
         fn without_destinations(text: &str) -> String {
             let mut out = String::new();
             let mut at = 0;
             for o in occurrences(text) {
                 out.push_str(&text[at..o.path.start]);
                 at = o.path.end;
+                if o.form == Form::Wikilink {
+                    out.push_str(&text[at..o.target_end]);
+                    at = o.shown.as_ref().map_or(o.target_end, |s| s.end);
+                }
             }
             out.push_str(&text[at..]);
             out
