@@ -43,6 +43,8 @@ pub struct BaseInput {
     /// The previous call's next_cursor
     #[arg(min = 0)]
     pub cursor: Option<i64>,
+    /// The note embedding it (`![[X.base]]`): `this`
+    pub embedded_in: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -99,10 +101,23 @@ pub struct BaseOutput {
     pub warnings: Vec<String>,
 }
 
-/// Whether Obsidian shows this file: no segment hidden (`.obsidian/`,
-/// `.trash/`, `.system/`).
+/// The formats Obsidian recognises (its help, "Accepted file formats":
+/// notes, images, audio, video, PDF), and its own canvases and bases: the
+/// files a base lists. A `data.csv` or a `script.py` is in the vault but
+/// in no view.
+const FORMATS: &[&str] = &[
+    "md", "avif", "bmp", "gif", "jpeg", "jpg", "png", "svg", "webp", "flac", "m4a", "mp3", "ogg",
+    "wav", "webm", "3gp", "mkv", "mov", "mp4", "ogv", "pdf", "canvas", "base",
+];
+
+/// Whether Obsidian shows this file: of a format it recognises, and no
+/// segment hidden (`.obsidian/`, `.trash/`, `.system/`).
 fn shown(path: &str) -> bool {
-    !path.split('/').any(|s| s.starts_with('.'))
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let known = name.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && FORMATS.iter().any(|f| ext.eq_ignore_ascii_case(f))
+    });
+    known && !path.split('/').any(|s| s.starts_with('.'))
 }
 
 /// One row while the view is worked out.
@@ -145,7 +160,7 @@ impl Vault {
         }
     }
 
-    pub fn base(&self, input: BaseInput) -> Result<BaseOutput> {
+    pub fn base(&self, input: BaseInput, job: crate::job::Job) -> Result<BaseOutput> {
         // As the graph spells it (`./Projects.base` is `Projects.base`).
         let path = RelPath::parse(&input.path, false)?.to_string();
         let (text, embedded) = self.base_text(&path, input.block)?;
@@ -167,7 +182,19 @@ impl Vault {
         let view = &base.views[v];
         let cx = self.context()?;
         let g = &cx.graph;
-        let this = if embedded {
+        // `this`: the note showing the base (its own ```base block, or the
+        // note named as embedding it), else the base file itself.
+        let this = if let Some(note) = &input.embedded_in {
+            let note = RelPath::parse(note, false)?.to_string();
+            let i = g.find(&note).ok_or_else(|| {
+                Error::new(
+                    Code::NotFound,
+                    format!("no note `{note}` to embed the base"),
+                )
+                .with("embedded_in", note.clone())
+            })?;
+            Some(FileRef::Note(i as u32))
+        } else if embedded {
             g.find(&path).map(|i| FileRef::Note(i as u32))
         } else {
             cx.others
@@ -176,7 +203,7 @@ impl Vault {
                 .ok()
                 .map(|j| FileRef::Other(j as u32))
         };
-        let env = cx.env(self, this, &base.formulas);
+        let env = cx.env(self, this, &base.formulas, job);
         // The columns, then the properties only a summary reads.
         let mut columns: Vec<(String, Ex)> = view.order.clone();
         for (id, _) in &view.summaries {
@@ -185,7 +212,8 @@ impl Vault {
                 columns.push((id.clone(), e));
             }
         }
-        let (work, skipped) = rows(&env, &base, v, &columns, &shown_files(g, &cx.others));
+        let (work, skipped) = rows(&env, &base, v, &columns, &shown_files(g, &cx.others))
+            .map_err(|(fault, text)| fault.stopped("the base", &text).expect("a stop"))?;
         let mut work = ordered(view, work);
         if let Some(limit) = view.limit {
             work.truncate(limit);
@@ -244,7 +272,7 @@ fn rows(
     v: usize,
     columns: &[(String, Ex)],
     files: &[FileRef],
-) -> (Vec<Work>, Skipped) {
+) -> std::result::Result<(Vec<Work>, Skipped), (Fault, String)> {
     type Made = std::result::Result<Option<Work>, (FileRef, Fault, String)>;
     let made: Vec<Made> = files
         .par_chunks(512)
@@ -265,10 +293,11 @@ fn rows(
         match r {
             Ok(Some(w)) => work.push(w),
             Ok(None) => {}
+            Err((_, fault, text)) if fault.stop.is_some() => return Err((fault, text)),
             Err((f, fault, text)) => skipped.add(env.path(f), &fault, &text),
         }
     }
-    (work, skipped)
+    Ok((work, skipped))
 }
 
 /// A file's row of view `v` (its `columns` computed), or None when the
@@ -295,10 +324,11 @@ fn view_row(
         .iter()
         .map(|k| eval(&k.id, &k.by))
         .collect::<std::result::Result<Vec<_>, _>>()?;
+    // Links grouped by the file they resolve to, not by their spelling.
     let group = view
         .group
         .as_ref()
-        .map(|g| eval(&g.id, &g.by))
+        .map(|g| eval(&g.id, &g.by).map(|v| env.canonical(v)))
         .transpose()?;
     // A row is left out whole when a column fails on it, as when its
     // filter does: never shown with a hole.
@@ -406,6 +436,28 @@ fn ordered(view: &spec::View, work: Vec<Work>) -> Vec<Work> {
         .collect()
 }
 
+/// Whether any of `items` holds `wanted` (`or`: one holds; `and`: one
+/// does not); a fault only when none does and one failed.
+fn decided(
+    env: &Env<'_>,
+    items: &[Cond],
+    row: &Row,
+    wanted: bool,
+) -> std::result::Result<bool, (crate::expr::Fault, String)> {
+    let mut first = None;
+    for c in items {
+        match holds(env, c, row) {
+            Ok(h) if h == wanted => return Ok(true),
+            Ok(_) => {}
+            Err(f) if f.0.stop.is_some() => return Err(f),
+            Err(f) => {
+                first.get_or_insert(f);
+            }
+        }
+    }
+    first.map_or(Ok(false), Err)
+}
+
 fn holds(
     env: &Env<'_>,
     c: &Cond,
@@ -413,30 +465,14 @@ fn holds(
 ) -> std::result::Result<bool, (crate::expr::Fault, String)> {
     Ok(match c {
         Cond::Expr(e, text) => env.test(e, row).map_err(|f| (f, text.clone()))?,
-        Cond::And(all) => {
-            for c in all {
-                if !holds(env, c, row)? {
-                    return Ok(false);
-                }
-            }
-            true
-        }
-        Cond::Or(any) => {
-            for c in any {
-                if holds(env, c, row)? {
-                    return Ok(true);
-                }
-            }
-            false
-        }
-        Cond::Not(none) => {
-            for c in none {
-                if holds(env, c, row)? {
-                    return Ok(false);
-                }
-            }
-            true
-        }
+        // An item that fails decides nothing while another decides the
+        // whole: `or` holds when any item holds, `and` fails when any item
+        // fails to hold, whatever an item before it did (a stop of the
+        // query ends it at once). Only when none decides is the first
+        // fault the file's.
+        Cond::And(all) => !decided(env, all, row, false)?,
+        Cond::Or(any) => decided(env, any, row, true)?,
+        Cond::Not(none) => !decided(env, none, row, true)?,
     })
 }
 

@@ -24,6 +24,17 @@ pub struct Fault {
     pub at: usize,
     /// A property whose value is not of its declared type.
     pub malformed: bool,
+    /// The whole query stops here, not only this file's row.
+    pub stop: Option<Stop>,
+}
+
+/// Why a query stopped before its last file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// Its time ran out (`QUERY_BUDGET_MS`).
+    Budget,
+    /// The client cancelled the call.
+    Cancelled,
 }
 
 impl Fault {
@@ -32,7 +43,27 @@ impl Fault {
             message: message.into(),
             at,
             malformed: false,
+            stop: None,
         }
+    }
+
+    /// As the tool error of a query (`what`, its text `text`) that stopped
+    /// here: `timeout` or `cancelled`, with where it stopped.
+    pub fn stopped(&self, what: &str, text: &str) -> Option<Error> {
+        let code = match self.stop? {
+            Stop::Budget => crate::error::Code::Timeout,
+            Stop::Cancelled => crate::error::Code::Cancelled,
+        };
+        Some(
+            Error::new(
+                code,
+                format!(
+                    "{what} stopped: {} (at column {} of `{text}`)",
+                    self.message, self.at
+                ),
+            )
+            .with("column", self.at),
+        )
     }
 
     /// As the tool error for argument `param` holding `text`.
@@ -138,6 +169,7 @@ pub fn walk(e: &Ex, f: &mut impl FnMut(&Ex)) {
     f(e);
     match &e.node {
         Node::List(items) | Node::Call(_, items) => items.iter().for_each(|i| walk(i, f)),
+        Node::Object(entries) => entries.iter().for_each(|(_, i)| walk(i, f)),
         Node::Field(on, _) | Node::Not(on) | Node::Neg(on) => walk(on, f),
         Node::Index(a, b) | Node::Bin(_, a, b) => {
             walk(a, f);

@@ -499,7 +499,7 @@ impl Vault {
             ));
         }
         let scope_arg = input.scope.unwrap_or_default();
-        let scope = self.scope(&scope_arg)?;
+        let scope = self.scope(&scope_arg, job)?;
         let budget = input.budget.unwrap_or_default();
         let max_candidates = budget.max_candidates.unwrap_or(200) as u64;
         let time_ms = budget.time_ms.unwrap_or(60_000) as u64;
@@ -640,7 +640,7 @@ impl Vault {
 
     /// The folder and glob a search is limited to, checked: the folder
     /// must exist, the glob must parse.
-    fn scope(&self, arg: &ScopeInput) -> Result<Scope> {
+    fn scope(&self, arg: &ScopeInput, job: Job) -> Result<Scope> {
         let dir = RelPath::parse(arg.relative_dir.as_deref().unwrap_or(""), true)?;
         if !dir.is_root() {
             match self.root.stat(&dir)? {
@@ -664,7 +664,7 @@ impl Vault {
             Some(g) => Some(super::search::glob_matcher(g, "scope.glob")?),
             None => None,
         };
-        let kept = self.kept_by(arg.filter.as_deref())?;
+        let kept = self.kept_by(arg.filter.as_deref(), job)?;
         Ok(Scope { dir, glob, kept })
     }
 

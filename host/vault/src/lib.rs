@@ -77,6 +77,8 @@ pub struct Vault {
     pub history: Option<crate::domain::history::History>,
     /// What the notes are written in.
     pub languages: crate::text::lang::Judged,
+    /// `QUERY_BUDGET_MS`: how long one filter or base may evaluate.
+    pub query_budget_ms: u64,
 }
 
 /// The names this vault's move journals start with in the state folder.
@@ -134,6 +136,7 @@ fn open(mut o: Opening<'_>) -> Result<Arc<dyn Domain>, StartError> {
         moving: std::sync::Mutex::new(()),
         history,
         languages: Default::default(),
+        query_budget_ms: o.config.query_budget_ms.max(1) as u64,
     }))
 }
 

@@ -137,13 +137,14 @@ impl Vault {
     pub(crate) fn kept_by(
         &self,
         filter: Option<&str>,
+        job: crate::job::Job,
     ) -> Result<Option<std::collections::HashSet<String>>> {
         let Some(text) = filter else {
             return Ok(None);
         };
         let filter = Filter::parse(text)?;
         let cx = self.context()?;
-        let kept = self.keep(&cx, &filter, text);
+        let kept = self.keep(&cx, &filter, text, job)?;
         Ok(Some(
             kept.notes
                 .into_iter()
@@ -249,7 +250,7 @@ impl Vault {
         })
     }
 
-    pub fn notes(&self, input: NotesInput) -> Result<NotesOutput> {
+    pub fn notes(&self, input: NotesInput, job: crate::job::Job) -> Result<NotesOutput> {
         let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
         let sort = input
             .sort
@@ -269,7 +270,7 @@ impl Vault {
             .collect::<Result<Vec<_>>>()?;
         let cx = self.context()?;
         let g = cx.graph.clone();
-        let env = cx.env(self, None, &[]);
+        let env = cx.env(self, None, &[], job);
         let limit = input.limit.unwrap_or(50) as usize;
         let files = match input.only {
             Some("unresolved") => Some(cx.others.clone()),
@@ -279,13 +280,13 @@ impl Vault {
         let mut total = 0u64;
         let (mut pool, mut skipped) = match (&filter, input.filter.as_deref()) {
             (Some(f), Some(text)) => {
-                let k = self.keep(&cx, f, text);
+                let k = self.keep(&cx, f, text, job)?;
                 (k.notes, k.skipped)
             }
             _ => ((0..g.notes.len()).collect(), Skipped::default()),
         };
         if !sort.is_empty() {
-            pool = sorted(&env, pool, &sort, &mut skipped);
+            pool = sorted(&env, pool, &sort, &mut skipped)?;
         }
         for i in pool {
             let note = &g.notes[i];
@@ -317,15 +318,18 @@ impl Vault {
                     note.facts.props.clone()
                 } else {
                     let row = Row::new(FileRef::Note(i as u32), 0);
-                    chosen
-                        .iter()
-                        .map(|(id, e)| {
-                            let v = env
-                                .eval(e, &row, Vars::default())
-                                .map_or(Value::Null, |v| env.json_of(&v));
-                            (id.clone(), v)
-                        })
-                        .collect()
+                    let mut out = Map::new();
+                    for (id, e) in &chosen {
+                        let v = match env.eval(e, &row, Vars::default()) {
+                            Ok(v) => env.json_of(&v),
+                            Err(f) => match f.stopped("the properties", id) {
+                                Some(e) => return Err(e),
+                                None => Value::Null,
+                            },
+                        };
+                        out.insert(id.clone(), v);
+                    }
+                    out
                 };
                 notes.push(NoteOut {
                     path: note.path.clone(),
@@ -372,8 +376,14 @@ impl SortKey {
 }
 
 /// Notes in the order `keys` put them (ties keep path order); a note whose
-/// key fails to evaluate is left out and counted.
-fn sorted(env: &Env<'_>, pool: Vec<usize>, keys: &[SortKey], skipped: &mut Skipped) -> Vec<usize> {
+/// key fails to evaluate is left out and counted. `Err`: the query's
+/// budget ran out, or its call was cancelled.
+fn sorted(
+    env: &Env<'_>,
+    pool: Vec<usize>,
+    keys: &[SortKey],
+    skipped: &mut Skipped,
+) -> Result<Vec<usize>> {
     let mut keyed: Vec<(usize, Vec<Val>)> = Vec::with_capacity(pool.len());
     'notes: for i in pool {
         let row = Row::new(FileRef::Note(i as u32), 0);
@@ -382,6 +392,9 @@ fn sorted(env: &Env<'_>, pool: Vec<usize>, keys: &[SortKey], skipped: &mut Skipp
             match env.eval(&k.by, &row, Vars::default()) {
                 Ok(v) => vals.push(v),
                 Err(f) => {
+                    if let Some(e) = f.stopped("the sort", &k.id) {
+                        return Err(e);
+                    }
                     skipped.add(env.path(row.file), &f, &k.id);
                     continue 'notes;
                 }
@@ -398,7 +411,7 @@ fn sorted(env: &Env<'_>, pool: Vec<usize>, keys: &[SortKey], skipped: &mut Skipp
         }
         std::cmp::Ordering::Equal
     });
-    keyed.into_iter().map(|(i, _)| i).collect()
+    Ok(keyed.into_iter().map(|(i, _)| i).collect())
 }
 
 fn backlink(g: &Graph, from: usize, k: usize) -> Backlink {

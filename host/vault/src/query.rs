@@ -11,13 +11,14 @@ use rayon::prelude::*;
 use super::Vault;
 use crate::error::Result;
 use crate::expr::Fault;
-use crate::expr::eval::{Env, Row};
+use crate::expr::eval::{Budget, Env, Row};
 use crate::expr::parse::Ex;
 use crate::expr::types::Types;
 use crate::expr::value::FileRef;
 use crate::graph::Graph;
 use crate::graph::filter::Filter;
 use crate::graph::resolve::Names;
+use crate::job::Job;
 
 /// What a query evaluates against, taken once per call.
 pub struct Context {
@@ -25,6 +26,9 @@ pub struct Context {
     pub others: Arc<Names>,
     pub types: Types,
     pub now: i64,
+    /// When the query's budget (`QUERY_BUDGET_MS`, from the call's start)
+    /// runs out.
+    pub deadline: std::time::Instant,
 }
 
 impl Context {
@@ -33,6 +37,7 @@ impl Context {
         vault: &'a Vault,
         this: Option<FileRef>,
         formulas: &'a [(String, Ex)],
+        job: Job<'a>,
     ) -> Env<'a> {
         Env {
             graph: &self.graph,
@@ -42,6 +47,11 @@ impl Context {
             now: self.now,
             this,
             formulas,
+            budget: Budget {
+                deadline: self.deadline,
+                ms: vault.query_budget_ms,
+                job,
+            },
         }
     }
 }
@@ -92,6 +102,8 @@ pub struct Kept {
 
 impl Vault {
     pub(crate) fn context(&self) -> Result<Context> {
+        let deadline =
+            std::time::Instant::now() + std::time::Duration::from_millis(self.query_budget_ms);
         let graph = self.current_graph()?;
         let others = self.attachments()?;
         Ok(Context {
@@ -99,44 +111,44 @@ impl Vault {
             others,
             types: Types::load(&self.root),
             now: chrono::Utc::now().timestamp_millis(),
+            deadline,
         })
     }
 
-    /// The notes `filter` (its text `text`) keeps, of the context's graph.
-    pub(crate) fn keep(&self, cx: &Context, filter: &Filter, text: &str) -> Kept {
-        match filter {
-            Filter::Clauses(c) => Kept {
-                notes: cx.graph.kept(c),
-                skipped: Skipped::default(),
-            },
-            Filter::Expr(e) => {
-                let env = cx.env(self, None, &[]);
-                let pool = cx.graph.pool(crate::expr::required_tag(e).as_deref());
-                // Every note may be tested: on both cores, in path order.
-                let tested: Vec<(usize, Result<bool, Fault>)> = pool
-                    .par_chunks(512)
-                    .flat_map_iter(|chunk| {
-                        let mut row = Row::new(FileRef::Note(0), 0);
-                        chunk
-                            .iter()
-                            .map(|&i| {
-                                row.reset(FileRef::Note(i as u32));
-                                (i, env.test(e, &row))
-                            })
-                            .collect::<Vec<_>>()
+    /// The notes `filter` (its text `text`) keeps, of the context's graph;
+    /// `Err` when the query ran past its budget or was cancelled.
+    pub(crate) fn keep(&self, cx: &Context, filter: &Filter, text: &str, job: Job) -> Result<Kept> {
+        let e = filter.expr();
+        let env = cx.env(self, None, &[], job);
+        let pool = cx.graph.pool(filter.first_tag().as_deref());
+        // Every note may be tested: on both cores, in path order.
+        let tested: Vec<(usize, Result<bool, Fault>)> = pool
+            .par_chunks(512)
+            .flat_map_iter(|chunk| {
+                let mut row = Row::new(FileRef::Note(0), 0);
+                chunk
+                    .iter()
+                    .map(|&i| {
+                        row.reset(FileRef::Note(i as u32));
+                        (i, env.test(e, &row))
                     })
-                    .collect();
-                let mut skipped = Skipped::default();
-                let mut notes = Vec::new();
-                for (i, t) in tested {
-                    match t {
-                        Ok(true) => notes.push(i),
-                        Ok(false) => {}
-                        Err(f) => skipped.add(&cx.graph.notes[i].path, &f, text),
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut skipped = Skipped::default();
+        let mut notes = Vec::new();
+        for (i, t) in tested {
+            match t {
+                Ok(true) => notes.push(i),
+                Ok(false) => {}
+                Err(f) => {
+                    if let Some(e) = f.stopped("the filter", text) {
+                        return Err(e);
                     }
+                    skipped.add(&cx.graph.notes[i].path, &f, text)
                 }
-                Kept { notes, skipped }
             }
         }
+        Ok(Kept { notes, skipped })
     }
 }

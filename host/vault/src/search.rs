@@ -194,7 +194,7 @@ pub(super) fn glob_matcher(pattern: &str, name: &str) -> Result<globset::GlobMat
 }
 
 impl Vault {
-    pub fn search(&self, input: SearchInput) -> Result<SearchOutput> {
+    pub fn search(&self, input: SearchInput, job: crate::job::Job) -> Result<SearchOutput> {
         let query = input.query.as_str();
         let mode = input.mode.unwrap_or("regex");
         let limit = input.limit.unwrap_or(50);
@@ -203,7 +203,7 @@ impl Vault {
             None => None,
         };
         let dir = RelPath::parse(input.relative_dir.as_deref().unwrap_or(""), true)?;
-        let kept = self.kept_by(input.filter.as_deref())?;
+        let kept = self.kept_by(input.filter.as_deref(), job)?;
         let mut regex_error = None;
         let matcher = match mode {
             "plain" => Matcher::Plain(query.to_owned()),

@@ -89,7 +89,7 @@ pub static TOOLS: &[ToolDef] = &[
                       to plain text), `plain` (exact text) or `loose` (all words, ignoring case and width). \
                       Filter by `glob` (on the relative path) and `relative_dir`; `limit` defaults to 50.",
         effect: Effect::Read,
-        handler: &Typed(|d, i: crate::SearchInput, _| d.get::<Vault>()?.search(i)),
+        handler: &Typed(|d, i: crate::SearchInput, job| d.get::<Vault>()?.search(i, job)),
     },
     ToolDef {
         name: "vault_find",
@@ -114,7 +114,7 @@ pub static TOOLS: &[ToolDef] = &[
         details: "A note's links out, each with the file it resolves to (null: it points nowhere), and the links to it from \
                       other notes with the line each is on; also its tags, aliases and front-matter properties. Links are \
                       resolved as Obsidian does: `[[name]]` without case or `.md`, a path shortened while unique, never by \
-                      a note's `aliases` (`[[AI]]` points nowhere; Obsidian writes `[[Artificial Intelligence|AI]]`); \
+                      `aliases`; \
                       markdown links relative to their note. `path` may also be an attachment (its backlinks) or a wikilink \
                       target such as `Note A`. Answered from the index, without reading notes.",
         effect: Effect::Read,
@@ -129,12 +129,12 @@ pub static TOOLS: &[ToolDef] = &[
                       (only those named in `properties`, `file.*` included) and link counts. `filter` is a Bases expression, as in \
                       Obsidian's `.base` files: `==`, `!=`, `<`, `>=`, `&&`, `||`, `!`, arithmetic, dates (`due < today() + \"1 week\"`, \
                       `file.mtime > now() - \"3d\"`), `file.hasTag()`, `file.inFolder()`, `file.hasLink()`, `contains()`, ...; or \
-                      clauses joined by `and`: `#tag` (nested tags match), `key = value` (also `!=`, `<`, `<=`, `>`, `>=`), `key \
-                      contains value`, `key exists`. Property types follow `.obsidian/types.json`; a note whose property is not of \
+                      clauses joined by `and`, each read as the expression it stands for: `#tag`, `key = value` \
+                      (`==`; also `!=`, `<`, `<=`, `>`, `>=`), `key contains value`, `key exists`. Property types follow `.obsidian/types.json`; a note whose property is not of \
                       its type is left out and counted in `warnings`. `only`: `orphans` or `unresolved` (each with its links that \
                       point nowhere). vault_search and vault_find take the same `filter`.",
         effect: Effect::Read,
-        handler: &Typed(|d, i: crate::NotesInput, _| d.get::<Vault>()?.notes(i)),
+        handler: &Typed(|d, i: crate::NotesInput, job| d.get::<Vault>()?.notes(i, job)),
     },
     ToolDef {
         name: "vault_base",
@@ -148,7 +148,7 @@ pub static TOOLS: &[ToolDef] = &[
                       embedding it. `limit`/`cursor` page the rows. A construct kura does not evaluate is refused as \
                       `invalid_parameter` naming it and where it is, never evaluated differently.",
         effect: Effect::Read,
-        handler: &Typed(|d, i: crate::BaseInput, _| d.get::<Vault>()?.base(i)),
+        handler: &Typed(|d, i: crate::BaseInput, job| d.get::<Vault>()?.base(i, job)),
     },
     ToolDef {
         name: "vault_move",

@@ -74,6 +74,7 @@ const SETTINGS: &[(&str, Kind)] = &[
     ("history_max_mb", Kind::Int),
     ("history_keep_changes", Kind::Int),
     ("history_keep_days", Kind::Int),
+    ("query_budget_ms", Kind::Int),
 ];
 
 /// Which tool calls kura asks the user to confirm first (through the
@@ -172,6 +173,9 @@ pub struct Config {
     pub history_keep_changes: i64,
     /// Days of changes each root's history keeps whatever its size.
     pub history_keep_days: i64,
+    /// How long one vault filter or base may evaluate before it stops
+    /// with `timeout`.
+    pub query_budget_ms: i64,
     /// Tool calls run at once, over all sessions; the others wait their
     /// turn. 0: four per core.
     pub max_concurrent_calls: i64,
@@ -244,6 +248,7 @@ impl Default for Config {
             history_max_mb: 200,
             history_keep_changes: 100,
             history_keep_days: 7,
+            query_budget_ms: 2000,
             max_concurrent_calls: 0,
             plugins: PluginsConfig::default(),
         }
@@ -505,12 +510,13 @@ impl Config {
                 return Err(bad(name, v.to_string(), "must be >= 0 (0: no floor)"));
             }
         }
-        if self.plugin_timeout_ms < 1 {
-            return Err(bad(
-                "plugin_timeout_ms",
-                self.plugin_timeout_ms.to_string(),
-                "must be >= 1",
-            ));
+        for (name, v) in [
+            ("plugin_timeout_ms", self.plugin_timeout_ms),
+            ("query_budget_ms", self.query_budget_ms),
+        ] {
+            if v < 1 {
+                return Err(bad(name, v.to_string(), "must be >= 1"));
+            }
         }
         for slot in Slot::ALL {
             let c = self.plugins.slot(slot);

@@ -162,8 +162,10 @@ fn view(v: &Value, k: usize) -> Result<View> {
         return Err(bad(&at, "a view is a mapping with `type` and `name`"));
     };
     let text = |key: &str| m.get(key).and_then(statement);
+    // `filters:` with nothing after it is no filter, as Obsidian reads it.
     let filters = m
         .get("filters")
+        .filter(|f| !f.is_null())
         .map(|f| cond(f, &format!("{at}.filters")))
         .transpose()?;
     let mut order = list_of(
@@ -277,7 +279,11 @@ impl Base {
                 ));
             }
         };
-        let filters = m.get("filters").map(|f| cond(f, "filters")).transpose()?;
+        let filters = m
+            .get("filters")
+            .filter(|f| !f.is_null())
+            .map(|f| cond(f, "filters"))
+            .transpose()?;
         let formulas = named_map(m.get("formulas"), "formulas", false)?;
         let custom = named_map(m.get("summaries"), "summaries", true)?;
         let display = match m.get("properties") {
@@ -404,10 +410,12 @@ impl Base {
                 .eval(e, &row, Vars::summary(&values))
                 .map(|v| env.json_of(&v))
                 .map_err(|f| {
-                    bad(
-                        &format!("summaries.{how}"),
-                        format!("{} (column {})", f.message, f.at),
-                    )
+                    f.stopped("the summary", how).unwrap_or_else(|| {
+                        bad(
+                            &format!("summaries.{how}"),
+                            format!("{} (column {})", f.message, f.at),
+                        )
+                    })
                 });
         }
         let nums: Vec<f64> = vals
@@ -455,7 +463,9 @@ impl Base {
             "Empty" => count(vals.iter().filter(|v| v.is_empty()).count()),
             "Filled" => count(vals.iter().filter(|v| !v.is_empty()).count()),
             "Unique" => {
-                let mut seen: Vec<&Val> = vals.iter().filter(|v| !v.is_empty()).collect();
+                // Links by the file they resolve to, as `unique()` tells them.
+                let same: Vec<Val> = vals.iter().map(|v| env.canonical(v.clone())).collect();
+                let mut seen: Vec<&Val> = same.iter().filter(|v| !v.is_empty()).collect();
                 seen.sort_by(|a, b| sort_order(a, b));
                 seen.dedup_by(|a, b| sort_order(a, b) == std::cmp::Ordering::Equal);
                 count(seen.len())
@@ -528,6 +538,14 @@ mod tests {
         assert!(m.contains("property"), "{m}");
         let m = refused("filters: 'a = 1'\n");
         assert!(m.contains("=="), "{m}");
+    }
+
+    /// `filters:` with no value, as a person leaves it after removing the
+    /// last filter in Obsidian, is no filter (it was refused).
+    #[test]
+    fn an_empty_filters_key_is_no_filter() {
+        let b = Base::parse("filters:\nviews:\n  - type: table\n    filters:\n").unwrap();
+        assert!(b.filters.is_none() && b.views[0].filters.is_none());
     }
 
     #[test]

@@ -93,7 +93,7 @@ pub fn method(env: &Env<'_>, v: Val, m: &str, a: &[Val], at: usize) -> Result<Va
             }
             "toFixed" => {
                 let digits = num_arg(a, 0, m, at)?.unwrap_or(0.0).clamp(0.0, 100.0) as usize;
-                Val::Str(format!("{n:.digits$}"))
+                Val::Str(to_fixed(n, digits))
             }
             _ => return Err(wrong()),
         },
@@ -313,12 +313,15 @@ fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, 
             if s.len().saturating_add(times.saturating_mul(with.len())) > MAX_TEXT {
                 return Err(fault("`replace()` would make a text over 1 MiB", at));
             }
+            // `$1`, `$<name>`, `$&`, `` $` ``, `$'` and `$$` as JavaScript
+            // expands them.
             match a.first() {
-                Some(Val::Regex(re, global)) => Val::Str(if *global {
-                    re.replace_all(s, regex::NoExpand(&with)).into_owned()
-                } else {
-                    re.replace(s, regex::NoExpand(&with)).into_owned()
-                }),
+                Some(Val::Regex(re, global)) => Val::Str(replaced(re, s, &with, *global, at)?),
+                _ if with.contains('$') => {
+                    let re = regex::Regex::new(&regex::escape(&arg(0)?))
+                        .map_err(|e| fault(format!("`replace()`: {e}"), at))?;
+                    Val::Str(replaced(&re, s, &with, true, at)?)
+                }
                 _ => Val::Str(s.replace(&arg(0)?, &with)),
             }
         }
@@ -378,8 +381,9 @@ fn list(env: &Env<'_>, items: Vec<Val>, m: &str, a: &[Val], at: usize) -> Result
             let mut seen = HashSet::new();
             let mut out: Vec<Val> = Vec::new();
             for v in items {
+                let same = env.canonical(v.clone());
                 let key =
-                    serde_json::to_string(&env.json_of(&v)).unwrap_or_default() + v.type_name();
+                    serde_json::to_string(&env.json_of(&same)).unwrap_or_default() + v.type_name();
                 if seen.insert(key) {
                     out.push(v);
                 }
@@ -401,4 +405,143 @@ fn list(env: &Env<'_>, items: Vec<Val>, m: &str, a: &[Val], at: usize) -> Result
         // filter, map and reduce are evaluated per item before this.
         _ => return Err(fault(format!("`{m}()` does not apply to a list"), at)),
     })
+}
+
+/// A replacement as JavaScript's `String.prototype.replace` expands it for
+/// match `c` in `text`: `$$` a `$`, `$&` the match, `` $` `` and `$'` the
+/// text before and after it, `$n` and `$nn` a group (when the pattern has
+/// it; otherwise the characters as they are), `$<name>` a named group.
+fn js_replacement(with: &str, c: &regex::Captures, text: &str) -> String {
+    let whole = c.get(0).expect("a match");
+    let mut out = String::with_capacity(with.len());
+    let b = with.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' || i + 1 == b.len() {
+            let ch = with[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+            continue;
+        }
+        match b[i + 1] {
+            b'$' => {
+                out.push('$');
+                i += 2;
+            }
+            b'&' => {
+                out.push_str(whole.as_str());
+                i += 2;
+            }
+            b'`' => {
+                out.push_str(&text[..whole.start()]);
+                i += 2;
+            }
+            b'\'' => {
+                out.push_str(&text[whole.end()..]);
+                i += 2;
+            }
+            b'<' => match with[i + 2..].find('>') {
+                Some(end) => {
+                    let name = &with[i + 2..i + 2 + end];
+                    out.push_str(c.name(name).map_or("", |m| m.as_str()));
+                    i += end + 3;
+                }
+                None => {
+                    out.push('$');
+                    i += 1;
+                }
+            },
+            d if d.is_ascii_digit() => {
+                // Two digits when that group exists, else one.
+                let two = b
+                    .get(i + 2)
+                    .filter(|e| e.is_ascii_digit())
+                    .map(|e| usize::from(d - b'0') * 10 + usize::from(e - b'0'))
+                    .filter(|&n| n >= 1 && n < c.len());
+                let one = usize::from(d - b'0');
+                match two {
+                    Some(n) => {
+                        out.push_str(c.get(n).map_or("", |m| m.as_str()));
+                        i += 3;
+                    }
+                    None if one >= 1 && one < c.len() => {
+                        out.push_str(c.get(one).map_or("", |m| m.as_str()));
+                        i += 2;
+                    }
+                    None => {
+                        out.push('$');
+                        i += 1;
+                    }
+                }
+            }
+            _ => {
+                out.push('$');
+                i += 1;
+            }
+        }
+    }
+    out
+}
+
+/// `text` with the matches of `re` (the first, or all when `global`)
+/// replaced as JavaScript expands `with`; a fault as soon as the text
+/// would pass 1 MiB (`$'` can copy the rest of the text at each match).
+fn replaced(
+    re: &regex::Regex,
+    text: &str,
+    with: &str,
+    global: bool,
+    at: usize,
+) -> Result<String, Fault> {
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for c in re
+        .captures_iter(text)
+        .take(if global { usize::MAX } else { 1 })
+    {
+        let m = c.get(0).expect("a match");
+        out.push_str(&text[last..m.start()]);
+        out.push_str(&js_replacement(with, &c, text));
+        last = m.end();
+        if out.len() > MAX_TEXT {
+            return Err(fault("`replace()` would make a text over 1 MiB", at));
+        }
+    }
+    out.push_str(&text[last..]);
+    Ok(out)
+}
+
+/// `n.toFixed(digits)` as JavaScript writes it: the nearest number of
+/// `digits` decimals to the exact value of `n`, a half rounded away from
+/// zero (`(1.25).toFixed(1)` is `1.3`, `(2.5).toFixed(0)` is `3`; Rust's
+/// formatting rounds halves to even). Past 10²¹, as `toString()`.
+fn to_fixed(n: f64, digits: usize) -> String {
+    if !n.is_finite() || n.abs() >= 1e21 {
+        return super::value::num_text(n);
+    }
+    // Exact digits well past the last kept one: the first dropped digit
+    // decides (an exact double never hides a 5 behind 40 more digits).
+    const MORE: usize = 40;
+    let exact = format!("{:.*}", digits + MORE, n.abs());
+    let (kept, dropped) = exact.split_at(exact.len() - MORE);
+    let mut out: Vec<u8> = kept.trim_end_matches('.').as_bytes().to_vec();
+    if dropped.as_bytes()[0] >= b'5' {
+        let mut carry = true;
+        for b in out.iter_mut().rev() {
+            match *b {
+                b'.' => continue,
+                b'9' => *b = b'0',
+                d => {
+                    *b = d + 1;
+                    carry = false;
+                    break;
+                }
+            }
+        }
+        if carry {
+            out.insert(0, b'1');
+        }
+    }
+    let text = String::from_utf8(out).expect("digits");
+    if n < 0.0 { format!("-{text}") } else { text }
 }

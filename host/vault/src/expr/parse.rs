@@ -39,6 +39,8 @@ pub enum Bin {
 pub enum Node {
     Lit(Val),
     List(Vec<Ex>),
+    /// `{"a": 1, b: 2}`: keys in the order written.
+    Object(Vec<(String, Ex)>),
     /// A note property of the file evaluated.
     Prop(String),
     /// The file evaluated.
@@ -338,6 +340,41 @@ impl Parser {
         }
     }
 
+    /// An object's `key: value` entries up to its `}` (a key a text or a
+    /// name, as JavaScript writes them).
+    fn entries(&mut self) -> Result<Vec<(String, Ex)>, Fault> {
+        let mut out = Vec::new();
+        if self.is_op("}") {
+            self.next();
+            return Ok(out);
+        }
+        loop {
+            let t = self.next();
+            let key = match t.tok {
+                Tok::Str(k) | Tok::Name(k) => k,
+                other => {
+                    return Err(Fault::new(
+                        format!("a key expected in an object, found {}", shown(&other)),
+                        t.at,
+                    ));
+                }
+            };
+            self.expect(":")?;
+            out.push((key, self.expr(0)?));
+            let t = self.next();
+            match t.tok {
+                Tok::Op(",") => continue,
+                Tok::Op("}") => return Ok(out),
+                _ => {
+                    return Err(Fault::new(
+                        format!("`,` or `}}` expected, found {}", shown(&t.tok)),
+                        t.at,
+                    ));
+                }
+            }
+        }
+    }
+
     /// `.name` or `["name"]` after `note`, `formula` or `this`.
     fn key_after(&mut self, what: &str) -> Result<Option<String>, Fault> {
         if self.is_op(".") {
@@ -383,12 +420,7 @@ impl Parser {
             Tok::Op("!") => Node::Not(Box::new(self.expr(UNARY)?)),
             Tok::Op("-") => Node::Neg(Box::new(self.expr(UNARY)?)),
             Tok::Op("+") => return self.expr(UNARY),
-            Tok::Op("{") => {
-                return Err(Fault::new(
-                    "an object literal `{…}` is not supported by kura",
-                    at,
-                ));
-            }
+            Tok::Op("{") => Node::Object(self.entries()?),
             Tok::Name(name) => return self.name(name, at),
             other => return Err(unexpected(&Token { tok: other, at })),
         };
@@ -482,8 +514,54 @@ impl Parser {
     }
 }
 
+/// A JavaScript pattern as the `regex` crate reads it with JavaScript's
+/// meaning: `\w`, `\d` and `\b` are ASCII there (`/^\w+$/` does not match
+/// `café`), Unicode in the crate. Anything else is the same in both for
+/// what kura accepts; what the crate refuses is refused by name.
+pub fn js_pattern(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut class = false;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('w') if class => out.push_str("0-9A-Za-z_"),
+                Some('w') => out.push_str("[0-9A-Za-z_]"),
+                Some('W') => out.push_str("[^0-9A-Za-z_]"),
+                Some('d') if class => out.push_str("0-9"),
+                Some('d') => out.push_str("[0-9]"),
+                Some('D') => out.push_str("[^0-9]"),
+                Some('b') if !class => out.push_str("(?-u:\\b)"),
+                Some('B') if !class => out.push_str("(?-u:\\B)"),
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !class => {
+                class = true;
+                out.push(c);
+                // `[]` and `[^]` as JavaScript reads them are not
+                // classes the crate has; a `]` first closes nothing here.
+                let mut ahead = chars.clone();
+                if ahead.next() == Some('^') {
+                    out.push('^');
+                    chars.next();
+                }
+            }
+            ']' if class => {
+                class = false;
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn regex(pattern: &str, flags: &str, at: usize) -> Result<Node, Fault> {
-    let mut b = regex::RegexBuilder::new(pattern);
+    let mut b = regex::RegexBuilder::new(&js_pattern(pattern));
     let mut global = false;
     for f in flags.chars() {
         match f {

@@ -1,7 +1,10 @@
 //! Dates and durations as Bases has them: a date is a moment (milliseconds
 //! since the epoch) read and shown in the machine's time zone, with or
-//! without a time of day; a duration is months and milliseconds (`"1M"`
-//! adds a calendar month, `"1d"` 24 hours).
+//! without a time of day; a duration is calendar months, calendar days and
+//! milliseconds, as Moment.js adds them: `"1M"` a month, `"1d"` and `"1w"`
+//! days on the calendar (a day across a change of summer time is 23 or 25
+//! hours, and `due <= today() + "1 week"` means the date a week on), `"1h"`,
+//! `"1m"` and `"1s"` elapsed time.
 
 use chrono::{Datelike, Local, NaiveDate, NaiveDateTime, TimeZone, Timelike};
 
@@ -15,20 +18,27 @@ pub struct Date {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dur {
     pub months: i64,
+    pub days: i64,
     pub ms: i64,
 }
+
+/// The moments JavaScript's dates hold: ±8.64·10¹⁵ ms (years -271821 to
+/// 275760); a date past them is refused, not shown as another.
+pub const MAX_MS: i64 = 8_640_000_000_000_000;
 
 const DAY: i64 = 86_400_000;
 
 impl Dur {
-    /// Its length in milliseconds, a month counted as 30 days.
+    /// Its length in milliseconds, a month counted as 30 days and a day
+    /// as 24 hours.
     pub fn approx_ms(self) -> f64 {
-        self.months as f64 * 30.0 * DAY as f64 + self.ms as f64
+        (self.months as f64 * 30.0 + self.days as f64) * DAY as f64 + self.ms as f64
     }
 
     pub fn scaled(self, by: f64) -> Dur {
         Dur {
             months: (self.months as f64 * by).round() as i64,
+            days: (self.days as f64 * by).round() as i64,
             ms: (self.ms as f64 * by).round() as i64,
         }
     }
@@ -38,6 +48,7 @@ impl Dur {
             months: self
                 .months
                 .saturating_add(other.months.saturating_mul(sign)),
+            days: self.days.saturating_add(other.days.saturating_mul(sign)),
             ms: self.ms.saturating_add(other.ms.saturating_mul(sign)),
         }
     }
@@ -49,7 +60,11 @@ impl Dur {
         if rest.is_empty() {
             return None;
         }
-        let mut out = Dur { months: 0, ms: 0 };
+        let mut out = Dur {
+            months: 0,
+            days: 0,
+            ms: 0,
+        };
         while !rest.is_empty() {
             let num_end = rest
                 .char_indices()
@@ -65,18 +80,23 @@ impl Dur {
                 .map_or(rest.len(), |(i, _)| i);
             let unit = &rest[..unit_end];
             rest = rest[unit_end..].trim_start_matches([' ', ',']);
-            let (months, ms) = match unit {
-                "y" | "year" | "years" => (12.0, 0.0),
-                "M" | "month" | "months" => (1.0, 0.0),
-                "w" | "week" | "weeks" => (0.0, 7.0 * DAY as f64),
-                "d" | "day" | "days" => (0.0, DAY as f64),
-                "h" | "hour" | "hours" => (0.0, 3_600_000.0),
-                "m" | "minute" | "minutes" => (0.0, 60_000.0),
-                "s" | "second" | "seconds" => (0.0, 1000.0),
+            let (months, days, ms) = match unit {
+                "y" | "year" | "years" => (12.0, 0.0, 0.0),
+                "M" | "month" | "months" => (1.0, 0.0, 0.0),
+                "w" | "week" | "weeks" => (0.0, 7.0, 0.0),
+                "d" | "day" | "days" => (0.0, 1.0, 0.0),
+                "h" | "hour" | "hours" => (0.0, 0.0, 3_600_000.0),
+                "m" | "minute" | "minutes" => (0.0, 0.0, 60_000.0),
+                "s" | "second" | "seconds" => (0.0, 0.0, 1000.0),
                 _ => return None,
             };
+            // A fraction of a day is elapsed time (`"1.5d"`: a day and 12 h).
+            let whole = (n * days).trunc();
             out.months = out.months.saturating_add((n * months).round() as i64);
-            out.ms = out.ms.saturating_add((n * ms).round() as i64);
+            out.days = out.days.saturating_add(whole as i64);
+            out.ms = out
+                .ms
+                .saturating_add((n * ms + (n * days - whole) * DAY as f64).round() as i64);
         }
         Some(out)
     }
@@ -99,10 +119,14 @@ fn local_ms(n: NaiveDateTime) -> Option<i64> {
         if seen.len() >= 4096 {
             seen.clear();
         }
-        let ms = Local
-            .from_local_datetime(&n)
-            .earliest()
-            .map(|d| d.timestamp_millis());
+        // A time the clocks skipped (summer time starting at midnight, as
+        // in Santiago) is read past the gap, as JavaScript's dates read it.
+        let ms = [0, 30, 60, 90, 120, 180].into_iter().find_map(|later| {
+            Local
+                .from_local_datetime(&(n + chrono::Duration::minutes(later)))
+                .earliest()
+                .map(|d| d.timestamp_millis())
+        });
         seen.insert(n, ms);
         ms
     })
@@ -192,6 +216,9 @@ impl Date {
         }
     }
 
+    /// The date `d` later (`sign` 1) or earlier (-1): months and days on
+    /// the calendar of the machine's time zone, then the elapsed time;
+    /// None past what a date holds.
     pub fn add(self, d: Dur, sign: i64) -> Option<Date> {
         let mut n = local(self.ms);
         if d.months != 0 {
@@ -202,8 +229,16 @@ impl Date {
                 n.checked_sub_months(m)?
             };
         }
+        if d.days != 0 {
+            let days = chrono::Days::new(d.days.unsigned_abs());
+            n = if (d.days > 0) == (sign > 0) {
+                n.checked_add_days(days)?
+            } else {
+                n.checked_sub_days(days)?
+            };
+        }
         let ms = local_ms(n)?.checked_add(d.ms.checked_mul(sign)?)?;
-        Some(Date {
+        (ms.abs() <= MAX_MS).then_some(Date {
             ms,
             time: self.time || d.ms % DAY != 0,
         })
@@ -238,86 +273,116 @@ impl Date {
         local(self.ms).format("%H:%M:%S").to_string()
     }
 
-    /// Formatted with a Moment.js format string (`YYYY-MM-DD`, `MMM D`,
-    /// `dddd`, `HH:mm`, `[literal]`); other characters are kept.
+    /// Formatted with a Moment.js format string, its English locale's
+    /// tokens (`YYYY-MM-DD`, `MMM D`, `dddd`, `HH:mm`, `L`, `LL`, `LT`,
+    /// `X`, `Q`, `W`, `DDD`, `E`, `Z`, `k`, …, `[literal]`); any other
+    /// character is kept as it is.
     pub fn format(self, f: &str) -> String {
         let n = local(self.ms);
-        let chars: Vec<char> = f.chars().collect();
         let mut out = String::new();
-        let mut i = 0;
-        const MONTHS: [&str; 12] = [
-            "January",
-            "February",
-            "March",
-            "April",
-            "May",
-            "June",
-            "July",
-            "August",
-            "September",
-            "October",
-            "November",
-            "December",
-        ];
-        const DAYS: [&str; 7] = [
-            "Sunday",
-            "Monday",
-            "Tuesday",
-            "Wednesday",
-            "Thursday",
-            "Friday",
-            "Saturday",
-        ];
-        while i < chars.len() {
-            if chars[i] == '[' {
-                let end = chars[i..].iter().position(|&c| c == ']').map(|p| i + p);
-                if let Some(end) = end {
-                    out.extend(&chars[i + 1..end]);
-                    i = end + 1;
-                    continue;
+        let mut rest = f;
+        while let Some(c) = rest.chars().next() {
+            if c == '['
+                && let Some(end) = rest.find(']')
+            {
+                out.push_str(&rest[1..end]);
+                rest = &rest[end + 1..];
+                continue;
+            }
+            match TOKENS.iter().find(|t| rest.starts_with(**t)) {
+                Some(t) => {
+                    match long_form(t) {
+                        Some(expanded) => out.push_str(&self.format(expanded)),
+                        None => out.push_str(&self.token(n, t)),
+                    }
+                    rest = &rest[t.len()..];
+                }
+                None => {
+                    out.push(c);
+                    rest = &rest[c.len_utf8()..];
                 }
             }
-            let c = chars[i];
-            let run = chars[i..].iter().take_while(|&&x| x == c).count();
-            let wd = n.weekday().num_days_from_sunday() as usize;
-            let h12 = match n.hour() % 12 {
-                0 => 12,
-                h => h,
-            };
-            let (text, used) = match (c, run) {
-                ('Y', r) if r >= 4 => (format!("{:04}", n.year()), 4),
-                ('Y', r) if r >= 2 => (format!("{:02}", n.year() % 100), 2),
-                ('M', r) if r >= 4 => (MONTHS[n.month0() as usize].to_owned(), 4),
-                ('M', 3) => (MONTHS[n.month0() as usize][..3].to_owned(), 3),
-                ('M', 2) => (format!("{:02}", n.month()), 2),
-                ('M', _) => (n.month().to_string(), 1),
-                ('D', r) if r >= 2 => (format!("{:02}", n.day()), 2),
-                ('D', _) if chars.get(i + 1) == Some(&'o') => (ordinal(n.day()), 2),
-                ('D', _) => (n.day().to_string(), 1),
-                ('d', r) if r >= 4 => (DAYS[wd].to_owned(), 4),
-                ('d', 3) => (DAYS[wd][..3].to_owned(), 3),
-                ('d', 2) => (DAYS[wd][..2].to_owned(), 2),
-                ('d', _) => (wd.to_string(), 1),
-                ('H', r) if r >= 2 => (format!("{:02}", n.hour()), 2),
-                ('H', _) => (n.hour().to_string(), 1),
-                ('h', r) if r >= 2 => (format!("{h12:02}"), 2),
-                ('h', _) => (h12.to_string(), 1),
-                ('m', r) if r >= 2 => (format!("{:02}", n.minute()), 2),
-                ('m', _) => (n.minute().to_string(), 1),
-                ('s', r) if r >= 2 => (format!("{:02}", n.second()), 2),
-                ('s', _) => (n.second().to_string(), 1),
-                ('S', r) => {
-                    let ms = format!("{:03}", n.nanosecond() / 1_000_000);
-                    (ms[..r.min(3)].to_owned(), r.min(3))
-                }
-                ('A', _) => ((if n.hour() < 12 { "AM" } else { "PM" }).to_owned(), 1),
-                ('a', _) => ((if n.hour() < 12 { "am" } else { "pm" }).to_owned(), 1),
-                (c, _) => (c.to_string(), 1),
-            };
-            out.push_str(&text);
-            i += used;
         }
         out
+    }
+
+    /// One Moment.js token of the local time `n`.
+    fn token(self, n: NaiveDateTime, t: &str) -> String {
+        let wd = n.weekday().num_days_from_sunday();
+        let h12 = match n.hour() % 12 {
+            0 => 12,
+            h => h,
+        };
+        // The English locale's week: it starts on Sunday, and week 1 is
+        // the one holding January 1st.
+        let (week, week_year) = us_week(n.date());
+        let iso = n.iso_week();
+        let offset = Local
+            .timestamp_millis_opt(self.ms)
+            .single()
+            .map_or(0, |d| d.offset().local_minus_utc());
+        let zone = |sep: &str| {
+            let (sign, m) = if offset < 0 {
+                ('-', -offset / 60)
+            } else {
+                ('+', offset / 60)
+            };
+            format!("{sign}{:02}{sep}{:02}", m / 60, m % 60)
+        };
+        let y = n.year();
+        match t {
+            "YYYY" => format!("{y:04}"),
+            "YY" => format!("{:02}", y.rem_euclid(100)),
+            "Y" if y > 9999 => format!("+{y}"),
+            "Y" => y.to_string(),
+            "GGGG" => format!("{:04}", iso.year()),
+            "gggg" => format!("{week_year:04}"),
+            "Q" => (n.month0() / 3 + 1).to_string(),
+            "Qo" => ordinal(n.month0() / 3 + 1),
+            "MMMM" => MONTHS[n.month0() as usize].to_owned(),
+            "MMM" => MONTHS[n.month0() as usize][..3].to_owned(),
+            "MM" => format!("{:02}", n.month()),
+            "Mo" => ordinal(n.month()),
+            "M" => n.month().to_string(),
+            "DDDD" => format!("{:03}", n.ordinal()),
+            "DDDo" => ordinal(n.ordinal()),
+            "DDD" => n.ordinal().to_string(),
+            "DD" => format!("{:02}", n.day()),
+            "Do" => ordinal(n.day()),
+            "D" => n.day().to_string(),
+            "dddd" => DAYS[wd as usize].to_owned(),
+            "ddd" => DAYS[wd as usize][..3].to_owned(),
+            "dd" => DAYS[wd as usize][..2].to_owned(),
+            "do" => ordinal(wd),
+            "d" | "e" => wd.to_string(),
+            "E" => n.weekday().number_from_monday().to_string(),
+            "WW" => format!("{:02}", iso.week()),
+            "Wo" => ordinal(iso.week()),
+            "W" => iso.week().to_string(),
+            "ww" => format!("{week:02}"),
+            "wo" => ordinal(week),
+            "w" => week.to_string(),
+            "HH" => format!("{:02}", n.hour()),
+            "H" => n.hour().to_string(),
+            "hh" => format!("{h12:02}"),
+            "h" => h12.to_string(),
+            "kk" => format!("{:02}", n.hour() + if n.hour() == 0 { 24 } else { 0 }),
+            "k" => (n.hour() + if n.hour() == 0 { 24 } else { 0 }).to_string(),
+            "mm" => format!("{:02}", n.minute()),
+            "m" => n.minute().to_string(),
+            "ss" => format!("{:02}", n.second()),
+            "s" => n.second().to_string(),
+            "SSS" | "SS" | "S" => {
+                format!("{:03}", n.nanosecond() / 1_000_000)[..t.len()].to_owned()
+            }
+            "A" => (if n.hour() < 12 { "AM" } else { "PM" }).to_owned(),
+            "a" => (if n.hour() < 12 { "am" } else { "pm" }).to_owned(),
+            "X" => self.ms.div_euclid(1000).to_string(),
+            "x" => self.ms.to_string(),
+            "ZZ" => zone(""),
+            "Z" => zone(":"),
+            other => other.to_owned(),
+        }
     }
 
     /// How long ago (or ahead) from `now`, as Moment.js words it: `3 days
@@ -355,6 +420,69 @@ impl Date {
             format!("in {words}")
         }
     }
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
+
+/// Moment.js's tokens, longest first where one begins another.
+const TOKENS: &[&str] = &[
+    "LLLL", "LLL", "LTS", "LT", "LL", "L", "llll", "lll", "ll", "l", "YYYY", "YY", "Y", "GGGG",
+    "gggg", "Qo", "Q", "MMMM", "MMM", "MM", "Mo", "M", "DDDD", "DDDo", "DDD", "DD", "Do", "D",
+    "dddd", "ddd", "dd", "do", "d", "E", "e", "WW", "Wo", "W", "ww", "wo", "w", "HH", "H", "hh",
+    "h", "kk", "k", "mm", "m", "ss", "s", "SSS", "SS", "S", "A", "a", "X", "x", "ZZ", "Z",
+];
+
+/// The English locale's long date formats, in the tokens above.
+fn long_form(t: &str) -> Option<&'static str> {
+    Some(match t {
+        "LT" => "h:mm A",
+        "LTS" => "h:mm:ss A",
+        "L" => "MM/DD/YYYY",
+        "LL" => "MMMM D, YYYY",
+        "LLL" => "MMMM D, YYYY h:mm A",
+        "LLLL" => "dddd, MMMM D, YYYY h:mm A",
+        "l" => "M/D/YYYY",
+        "ll" => "MMM D, YYYY",
+        "lll" => "MMM D, YYYY h:mm A",
+        "llll" => "ddd, MMM D, YYYY h:mm A",
+        _ => return None,
+    })
+}
+
+/// The week of the year as the English locale counts it (weeks start on
+/// Sunday; week 1 holds January 1st), and the year that week belongs to.
+fn us_week(d: NaiveDate) -> (u32, i32) {
+    // The Saturday ending `d`'s week decides its year: the week holding
+    // January 1st is week 1 of the year it ends in.
+    let saturday = d + chrono::Days::new(u64::from(6 - d.weekday().num_days_from_sunday()));
+    let year = saturday.year();
+    let jan1 = NaiveDate::from_ymd_opt(year, 1, 1).expect("a date");
+    let first_sunday = jan1 - chrono::Days::new(u64::from(jan1.weekday().num_days_from_sunday()));
+    let week = (d - first_sunday).num_days().div_euclid(7) + 1;
+    (week as u32, year)
 }
 
 fn ordinal(n: u32) -> String {
@@ -403,7 +531,7 @@ mod tests {
             .add(Dur::parse("3m").unwrap(), 1)
             .unwrap();
         assert_eq!(r.format("YYYY-MM-DD HH:mm:ss"), "2025-01-01 04:03:00");
-        assert_eq!(Dur::parse("1 week").unwrap().ms, 7 * DAY);
+        assert_eq!(Dur::parse("1 week").unwrap().days, 7);
         assert_eq!(Dur::parse("1y 2 months").unwrap().months, 14);
         assert!(Dur::parse("3 fortnights").is_none());
         assert!(Dur::parse("").is_none());
@@ -437,6 +565,82 @@ mod tests {
             "Thursday, March 5th 2026 at 12 AM"
         );
         assert_eq!(d("2026-03-05").field("month"), Some(3.0));
+    }
+
+    /// Moment.js's documented tokens (momentjs.com, "Display"), the English
+    /// locale; `Z` and `X` depend on the machine's zone, so their shape.
+    #[test]
+    fn moment_tokens_format_as_moment_does() {
+        let t = d("2026-03-05T14:07:09.045");
+        for (f, want) in [
+            ("L", "03/05/2026"),
+            ("LL", "March 5, 2026"),
+            ("LLL", "March 5, 2026 2:07 PM"),
+            ("LLLL", "Thursday, March 5, 2026 2:07 PM"),
+            ("LT", "2:07 PM"),
+            ("LTS", "2:07:09 PM"),
+            ("l", "3/5/2026"),
+            ("ll", "Mar 5, 2026"),
+            ("lll", "Mar 5, 2026 2:07 PM"),
+            ("llll", "Thu, Mar 5, 2026 2:07 PM"),
+            ("Q Qo", "1 1st"),
+            ("DDD DDDD DDDo", "64 064 64th"),
+            ("E e d", "4 4 4"),
+            ("W WW Wo GGGG", "10 10 10th 2026"),
+            ("w ww wo gggg", "10 10 10th 2026"),
+            ("k kk", "14 14"),
+            ("Y YY YYYY", "2026 26 2026"),
+            ("Mo Do do", "3rd 5th 4th"),
+            ("SSS SS S", "045 04 0"),
+            ("[Q]Q [at] LT", "Q1 at 2:07 PM"),
+        ] {
+            assert_eq!(t.format(f), want, "{f}");
+        }
+        assert_eq!(d("2026-03-05").format("k"), "24");
+        // 2027-01-01 is a Friday: its English week is week 1 of 2027, and
+        // so is 2026-12-27 (that Sunday starts it); ISO puts it in 2026's 53rd.
+        assert_eq!(d("2026-12-27").format("w gggg"), "1 2027");
+        assert_eq!(d("2027-01-01").format("W GGGG"), "53 2026");
+        assert_eq!(t.format("X").parse::<i64>().unwrap(), t.ms / 1000);
+        assert_eq!(t.format("x"), t.ms.to_string());
+        let z = t.format("Z ZZ");
+        let b = z.as_bytes();
+        assert!(
+            z.len() == 12
+                && matches!(b[0], b'+' | b'-')
+                && b[3] == b':'
+                && matches!(b[7], b'+' | b'-'),
+            "{z}"
+        );
+    }
+
+    /// A day on the calendar, not 24 hours; a month the same day next
+    /// month; elapsed time for hours; a date past JavaScript's range none.
+    #[test]
+    fn durations_add_calendar_days() {
+        let day = Dur::parse("1d").unwrap();
+        assert_eq!((day.days, day.ms), (1, 0));
+        let r = d("2026-01-30").add(day, 1).unwrap();
+        assert_eq!(r.iso(), "2026-01-31");
+        assert!(!r.time);
+        let half = Dur::parse("1.5d").unwrap();
+        assert_eq!((half.days, half.ms), (1, DAY / 2));
+        assert_eq!(
+            d("2026-01-30").add(half, 1).unwrap().iso(),
+            "2026-01-31T12:00:00"
+        );
+        assert_eq!(
+            d("2026-01-30")
+                .add(Dur::parse("2w").unwrap(), -1)
+                .unwrap()
+                .iso(),
+            "2026-01-16"
+        );
+        assert!(
+            d("2026-01-01")
+                .add(Dur::parse("9999999999999s").unwrap(), 1)
+                .is_none()
+        );
     }
 
     #[test]

@@ -1,164 +1,95 @@
 //! The note filter of vault_notes, vault_search and vault_find: a Bases
-//! expression ([`crate::expr`]: `file.hasTag("book") && rating >= 4`), or,
-//! as before it, clauses joined by `and`, each a tag (`#project/x`, which its nested tags
-//! `#project/x/y` match too) or a property compared with a value
-//! (`status = done`, `due < 2026-12-01`, `tags contains project/x`,
-//! `reviewed exists`). Values are typed as the front matter's are: numbers
-//! compare as numbers, dates (`YYYY-MM-DD`, with a time or not) as dates,
-//! `true`/`false` as booleans, anything else as text without case; a list
-//! property matches when one of its items does. A text that reads whole
-//! as clauses keeps their meaning (`status != done` compares with the text
-//! `done`); anything else is read as an expression, and what is neither is
-//! refused by name.
+//! expression ([`crate::expr`]: `file.hasTag("book") && rating >= 4`). The
+//! clauses of kura before expressions (`#project/x and status = done`,
+//! `tags contains project/x`, `reviewed exists`) are still read, but only
+//! where the text is not an expression, and only as the expression they
+//! stand for, evaluated by the one evaluator: no text has two meanings.
+//! `#t` and `tags contains t` are `file.hasTag("t")` (its nested tags too,
+//! without case); `key = value` is `key == value` (and `!=`, `<`, `<=`,
+//! `>`, `>=` the same), the value a number, `true`/`false`, a date
+//! (`YYYY-MM-DD`, with a time or not) or else a text, compared as Bases
+//! compares: texts with their case, a list as a list; `key contains value`
+//! is `key.contains(value)` (an item of a list, a part of a text); `key
+//! exists` is `file.hasProperty("key")`; `and` is `&&`. What is neither is
+//! refused by name, with the expression's column.
 
-use std::cmp::Ordering;
-
-use serde_json::Value;
-
-use super::facts::Facts;
 use crate::error::{Error, Result};
+use crate::expr::parse::{Bin, Ex, Node};
+use crate::expr::value::Val;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Op {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    Contains,
-    Exists,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Clause {
-    Tag(String),
-    Prop { key: String, op: Op, value: Scalar },
-}
-
-/// A value as the filter compares it.
-#[derive(Clone, Debug, PartialEq)]
-enum Scalar {
-    Number(f64),
-    Bool(bool),
-    Date(String),
-    Text(String),
-}
-
-fn is_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 10
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'-'
-        && b[5..7].iter().all(u8::is_ascii_digit)
-        && b[7] == b'-'
-        && b[8..10].iter().all(u8::is_ascii_digit)
-        && (b.len() == 10 || b[10] == b'T' || b[10] == b' ')
-}
-
-impl Scalar {
-    fn parse(s: &str) -> Scalar {
-        let s = s.trim();
-        if let Ok(n) = s.parse::<f64>()
-            && n.is_finite()
-        {
-            return Scalar::Number(n);
-        }
-        match s.to_ascii_lowercase().as_str() {
-            "true" => Scalar::Bool(true),
-            "false" => Scalar::Bool(false),
-            _ if is_date(s) => Scalar::Date(s.to_owned()),
-            _ => Scalar::Text(s.to_lowercase()),
-        }
-    }
-
-    /// A front-matter value (not a list).
-    fn of(v: &Value) -> Option<Scalar> {
-        match v {
-            Value::Number(n) => n.as_f64().map(Scalar::Number),
-            Value::Bool(b) => Some(Scalar::Bool(*b)),
-            Value::String(s) => Some(Scalar::parse(s)),
-            _ => None,
-        }
-    }
-
-    /// The order of two values of one type; None across types.
-    fn cmp(&self, other: &Scalar) -> Option<Ordering> {
-        match (self, other) {
-            (Scalar::Number(a), Scalar::Number(b)) => a.partial_cmp(b),
-            (Scalar::Bool(a), Scalar::Bool(b)) => Some(a.cmp(b)),
-            // `2026-12-01` and `2026-12-01T10:00` compare on their text.
-            (Scalar::Date(a), Scalar::Date(b)) => Some(a.as_str().cmp(b.as_str())),
-            (Scalar::Text(a), Scalar::Text(b)) => Some(a.cmp(b)),
-            _ => None,
-        }
-    }
-}
-
-/// A parsed filter.
+/// A parsed filter: the expression every note is tested with.
 #[derive(Clone, Debug)]
-pub enum Filter {
-    Clauses(Clauses),
-    Expr(crate::expr::parse::Ex),
-}
-
-/// Clauses joined by `and`.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Clauses(Vec<Clause>);
+pub struct Filter(Ex);
 
 impl Filter {
     pub fn parse(text: &str) -> Result<Filter> {
-        if let Some(c) = Clauses::strict(text) {
-            return Ok(Filter::Clauses(c));
-        }
-        crate::expr::parse(text, false).map(Filter::Expr).map_err(|f| {
-            let mut e = f.error("filter", text);
-            e.message.push_str(
-                ": write a Bases expression such as `file.hasTag(\"book\") && rating >= 4`, or clauses such as `#book and rating >= 4`",
-            );
-            e
-        })
+        let (expression, clauses) = (crate::expr::parse(text, false), clauses(text));
+        let fault = match (expression, clauses) {
+            // Read both ways, to the same tree: one meaning.
+            (Ok(e), Some(c)) if tree(&e) == tree(&c) => return Ok(Filter(e)),
+            (Ok(_), Some(_)) => {
+                return Err(Error::invalid_parameter(
+                    "filter",
+                    format!(
+                        "`{text}` reads two ways, as kura's clauses and as a Bases expression, with different meanings \
+                         (unquoted, `done` is a property and `2026-12-01` is 2026 - 12 - 1 in an expression): write the \
+                         expression you mean, texts quoted and dates as `date(\"2026-12-01\")`, e.g. `status != \"done\"`"
+                    ),
+                ));
+            }
+            (Ok(e), None) => return Ok(Filter(e)),
+            (Err(_), Some(c)) => return Ok(Filter(c)),
+            (Err(f), None) => f,
+        };
+        let mut e = fault.error("filter", text);
+        e.message.push_str(
+            ": write a Bases expression such as `file.hasTag(\"book\") && rating >= 4`, or clauses such as `#book and rating >= 4`",
+        );
+        Err(e)
+    }
+
+    /// The expression every note is tested with.
+    pub fn expr(&self) -> &Ex {
+        &self.0
     }
 
     /// A tag (lowercase) every note the filter keeps carries, by which a
     /// caller may narrow the notes first.
     pub fn first_tag(&self) -> Option<String> {
-        match self {
-            Filter::Clauses(c) => c.first_tag().map(str::to_owned),
-            Filter::Expr(e) => crate::expr::required_tag(e),
-        }
+        crate::expr::required_tag(&self.0)
     }
 }
 
-const OPS: &[(&str, Op)] = &[
-    ("<=", Op::Le),
-    (">=", Op::Ge),
-    ("!=", Op::Ne),
-    ("=", Op::Eq),
-    ("<", Op::Lt),
-    (">", Op::Gt),
+const OPS: &[(&str, Bin)] = &[
+    ("<=", Bin::Le),
+    (">=", Bin::Ge),
+    ("!=", Bin::Ne),
+    ("=", Bin::Eq),
+    ("<", Bin::Lt),
+    (">", Bin::Gt),
 ];
 
-fn bad(message: String) -> Error {
-    Error::invalid_parameter("filter", message)
-}
-
-/// `text` split at ` and ` outside double quotes.
-fn clauses(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
+/// `text` split at ` and ` outside double quotes: each clause with the
+/// column (1-based) it starts at.
+fn split(text: &str) -> Vec<(usize, String)> {
+    let mut out = vec![(1, String::new())];
     let mut quoted = false;
-    let words: Vec<&str> = text.split(' ').collect();
-    for w in words {
-        let cur = out.last_mut().expect("never empty");
+    let mut col = 1;
+    for w in text.split(' ') {
+        let here = col;
+        col += w.chars().count() + 1;
         if !quoted && w.eq_ignore_ascii_case("and") {
-            out.push(String::new());
+            out.push((col, String::new()));
             continue;
         }
         quoted ^= w.matches('"').count() % 2 == 1;
-        if !cur.is_empty() {
-            cur.push(' ');
+        let cur = out.last_mut().expect("never empty");
+        if cur.1.is_empty() {
+            cur.0 = here;
+        } else {
+            cur.1.push(' ');
         }
-        cur.push_str(w);
+        cur.1.push_str(w);
     }
     out
 }
@@ -194,111 +125,140 @@ fn plain_value(value: &str) -> bool {
         && !v.contains("||")
 }
 
-impl Clauses {
-    /// The text read as clauses only when every clause is plainly one.
-    fn strict(text: &str) -> Option<Clauses> {
-        let parsed = Clauses::parse(text).ok()?;
-        let plain = parsed.0.iter().all(|c| match c {
-            Clause::Tag(t) => !t.is_empty() && !t.contains(['(', ')', '"', '\'', ' ']),
-            Clause::Prop { .. } => true,
-        }) && clauses(text).iter().all(|c| {
-            let c = c.trim();
-            if c.starts_with('#') {
-                return true;
+fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+        && (b.len() == 10 || b[10] == b'T' || b[10] == b' ')
+}
+
+/// An expression's tree without its columns, to tell whether two
+/// readings of one text mean the same.
+fn tree(e: &Ex) -> String {
+    let text = format!("{e:?}");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("at: ") {
+        out.push_str(&rest[..i]);
+        rest = rest[i + 4..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
+}
+
+fn ex(node: Node, at: usize) -> Ex {
+    Ex { node, at }
+}
+
+/// A clause's value as the literal it stands for.
+fn literal(value: &str, at: usize) -> Ex {
+    let quoted = value.trim().starts_with('"');
+    let v = unquote(value);
+    if !quoted {
+        if let Ok(n) = v.parse::<f64>()
+            && n.is_finite()
+        {
+            return ex(Node::Lit(Val::Num(n)), at);
+        }
+        match v {
+            "true" | "TRUE" | "True" => return ex(Node::Lit(Val::Bool(true)), at),
+            "false" | "FALSE" | "False" => return ex(Node::Lit(Val::Bool(false)), at),
+            // Read once, as the parser reads `date("…")` of a text.
+            _ if is_date(v) => {
+                return ex(
+                    crate::expr::time::Date::parse(v).map_or_else(
+                        || Node::Call("date", vec![ex(Node::Lit(Val::Str(v.to_owned())), at)]),
+                        |d| Node::Lit(Val::Date(d)),
+                    ),
+                    at,
+                );
             }
-            let lower = c.to_ascii_lowercase();
-            if let Some(key) = lower.strip_suffix(" exists") {
-                return plain_key(key.trim());
-            }
-            if let Some(at) = lower.find(" contains ") {
-                return plain_key(c[..at].trim()) && plain_value(&c[at + " contains ".len()..]);
-            }
-            OPS.iter()
-                .find_map(|(sym, _)| c.find(sym).map(|at| (at, sym.len())))
-                .is_some_and(|(at, len)| plain_key(c[..at].trim()) && plain_value(&c[at + len..]))
+            _ => {}
+        }
+    }
+    ex(Node::Lit(Val::Str(v.to_owned())), at)
+}
+
+fn has_tag(tag: &str, at: usize) -> Ex {
+    let t = tag.trim().trim_start_matches('#');
+    ex(
+        Node::Method(
+            Box::new(ex(Node::File, at)),
+            "hasTag",
+            vec![ex(Node::Lit(Val::Str(t.to_lowercase())), at)],
+        ),
+        at,
+    )
+}
+
+/// One clause (at column `at`) as its expression; None when it is not
+/// plainly a clause.
+fn clause(c: &str, at: usize) -> Option<Ex> {
+    if let Some(tag) = c.strip_prefix('#') {
+        let ok = !tag.is_empty() && !tag.contains(['(', ')', '"', '\'', ' ']);
+        return ok.then(|| has_tag(tag, at));
+    }
+    let lower = c.to_ascii_lowercase();
+    if let Some(key) = lower.strip_suffix(" exists") {
+        let key = c[..key.len()].trim();
+        return plain_key(key).then(|| {
+            ex(
+                Node::Method(
+                    Box::new(ex(Node::File, at)),
+                    "hasProperty",
+                    vec![ex(Node::Lit(Val::Str(key.to_owned())), at)],
+                ),
+                at,
+            )
         });
-        plain.then_some(parsed)
     }
+    if let Some(i) = lower.find(" contains ") {
+        let (key, value) = (c[..i].trim(), &c[i + " contains ".len()..]);
+        if !plain_key(key) || !plain_value(value) {
+            return None;
+        }
+        if key.eq_ignore_ascii_case("tags") || key.eq_ignore_ascii_case("tag") {
+            return Some(has_tag(unquote(value), at));
+        }
+        let value = ex(Node::Lit(Val::Str(unquote(value).to_owned())), at);
+        return Some(ex(
+            Node::Method(
+                Box::new(ex(Node::Prop(key.to_owned()), at)),
+                "contains",
+                vec![value],
+            ),
+            at,
+        ));
+    }
+    let (i, sym, op) = OPS
+        .iter()
+        .find_map(|(sym, op)| c.find(sym).map(|i| (i, *sym, *op)))?;
+    let (key, value) = (c[..i].trim(), &c[i + sym.len()..]);
+    (plain_key(key) && plain_value(value)).then(|| {
+        ex(
+            Node::Bin(
+                op,
+                Box::new(ex(Node::Prop(key.to_owned()), at)),
+                Box::new(literal(value, at)),
+            ),
+            at,
+        )
+    })
+}
 
-    fn parse(text: &str) -> Result<Clauses> {
-        let mut out = Vec::new();
-        for c in clauses(text) {
-            let c = c.trim();
-            if c.is_empty() {
-                return Err(bad(format!(
-                    "`{text}` has an empty clause: write clauses such as `#tag and status = done`"
-                )));
-            }
-            out.push(Self::clause(c)?);
-        }
-        Ok(Clauses(out))
-    }
-
-    fn clause(c: &str) -> Result<Clause> {
-        if let Some(tag) = c.strip_prefix('#') {
-            return Ok(Clause::Tag(tag.trim().to_lowercase()));
-        }
-        let lower = c.to_ascii_lowercase();
-        if let Some(key) = lower.strip_suffix(" exists") {
-            return Ok(Clause::Prop {
-                key: c[..key.len()].trim().to_owned(),
-                op: Op::Exists,
-                value: Scalar::Bool(true),
-            });
-        }
-        if let Some(at) = lower.find(" contains ") {
-            let key = c[..at].trim();
-            let value = unquote(&c[at + " contains ".len()..]);
-            if key.eq_ignore_ascii_case("tags") || key.eq_ignore_ascii_case("tag") {
-                return Ok(Clause::Tag(value.trim_start_matches('#').to_lowercase()));
-            }
-            return Ok(Clause::Prop {
-                key: key.to_owned(),
-                op: Op::Contains,
-                value: Scalar::parse(value),
-            });
-        }
-        for (sym, op) in OPS {
-            if let Some(at) = c.find(sym) {
-                let key = c[..at].trim();
-                if key.is_empty() {
-                    break;
-                }
-                return Ok(Clause::Prop {
-                    key: key.to_owned(),
-                    op: *op,
-                    value: Scalar::parse(unquote(&c[at + sym.len()..])),
-                });
-            }
-        }
-        Err(bad(format!(
-            "`{c}` is not a clause: write `#tag`, `key = value` (also !=, <, <=, >, >=), `key contains value` or `key exists`"
-        )))
-    }
-
-    /// The filter's first tag clause (lowercase), by which a caller may
-    /// narrow the notes before [`Clauses::matches`].
-    pub fn first_tag(&self) -> Option<&str> {
-        self.0.iter().find_map(|c| match c {
-            Clause::Tag(t) => Some(t.as_str()),
-            Clause::Prop { .. } => None,
-        })
-    }
-
-    /// Whether a note with these facts passes every clause.
-    pub fn matches(&self, facts: &Facts) -> bool {
-        self.0.iter().all(|c| match c {
-            Clause::Tag(t) => facts.tags.iter().any(|have| tag_is(have, t)),
-            Clause::Prop { key, op, value } => {
-                let found = facts
-                    .props
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(key))
-                    .map(|(_, v)| v);
-                holds(found, *op, value)
-            }
-        })
-    }
+/// The text read as clauses joined by `and`, when every one plainly is a
+/// clause: the expression they stand for.
+fn clauses(text: &str) -> Option<Ex> {
+    let mut parts = split(text).into_iter().map(|(at, c)| clause(c.trim(), at));
+    let first = parts.next()??;
+    parts.try_fold(first, |acc, next| {
+        let at = acc.at;
+        Some(ex(Node::Bin(Bin::And, Box::new(acc), Box::new(next?)), at))
+    })
 }
 
 /// Whether tag `have` is `want` (lowercase) or nested under it, without
@@ -313,124 +273,95 @@ pub fn tag_is(have: &str, want: &str) -> bool {
     matches!(h.next(), None | Some('/'))
 }
 
-fn holds(found: Option<&Value>, op: Op, want: &Scalar) -> bool {
-    let Some(v) = found.filter(|v| !v.is_null()) else {
-        // A note without the property is not equal to any value.
-        return op == Op::Ne;
-    };
-    if op == Op::Exists {
-        return true;
-    }
-    let items: Vec<Scalar> = match v {
-        Value::Array(a) => a.iter().filter_map(Scalar::of).collect(),
-        v => Scalar::of(v).into_iter().collect(),
-    };
-    let text_contains = |s: &Scalar| match (s, want) {
-        (Scalar::Text(a), Scalar::Text(b)) => a.contains(b.as_str()),
-        _ => s.cmp(want) == Some(Ordering::Equal),
-    };
-    let ord = |s: &Scalar| s.cmp(want);
-    match op {
-        Op::Eq => items.iter().any(|s| ord(s) == Some(Ordering::Equal)),
-        Op::Ne => !items.iter().any(|s| ord(s) == Some(Ordering::Equal)),
-        Op::Lt => items.iter().any(|s| ord(s) == Some(Ordering::Less)),
-        Op::Le => items
-            .iter()
-            .any(|s| matches!(ord(s), Some(Ordering::Less | Ordering::Equal))),
-        Op::Gt => items.iter().any(|s| ord(s) == Some(Ordering::Greater)),
-        Op::Ge => items
-            .iter()
-            .any(|s| matches!(ord(s), Some(Ordering::Greater | Ordering::Equal))),
-        Op::Contains => items.iter().any(text_contains),
-        Op::Exists => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn facts(text: &str) -> Facts {
-        Facts::of(text)
+    fn read(text: &str) -> String {
+        tree(Filter::parse(text).unwrap().expr())
     }
 
-    fn passes(filter: &str, text: &str) -> bool {
-        match Filter::parse(filter).unwrap() {
-            Filter::Clauses(c) => c.matches(&facts(text)),
-            Filter::Expr(e) => panic!("`{filter}` read as an expression: {e:?}"),
-        }
-    }
-
-    const TASK: &str = "---\nstatus: Done\ndue: 2026-11-30\npriority: 2\nreviewed: true\nowners: [ana, Luis]\ntags: project/x/api\n---\nBody #urgent\n";
-
+    /// Each clause is the expression it stands for, node for node: one
+    /// evaluator gives both their rows.
     #[test]
-    fn properties_compare_by_their_type() {
-        for (f, want) in [
-            ("status = done", true),
-            ("status != done", false),
-            ("due < 2026-12-01", true),
-            ("due >= 2026-12-01", false),
-            ("priority > 1", true),
-            ("priority <= 1", false),
-            ("reviewed = true", true),
-            ("owners contains luis", true),
-            ("owners = ana", true),
-            ("owners contains pedro", false),
-            ("status contains on", true),
-            ("missing exists", false),
-            ("missing != x", true),
-            ("status exists", true),
-            ("due < 10", false),
+    fn a_clause_is_the_expression_it_stands_for() {
+        for (clauses, expression) in [
+            ("status = done", "status == \"done\""),
+            ("status != \"Done\"", "status != \"Done\""),
+            (
+                "due < 2026-12-01 and #x",
+                "due < date(\"2026-12-01\") && file.hasTag(\"x\")",
+            ),
+            ("priority >= 2", "priority >= 2"),
+            ("reviewed = true", "reviewed == true"),
+            ("owners contains Luis", "owners.contains(\"Luis\")"),
+            ("missing exists", "file.hasProperty(\"missing\")"),
+            ("#Project/X", "file.hasTag(\"project/x\")"),
+            ("tags contains project/x", "file.hasTag(\"project/x\")"),
+            (
+                "#urgent and status = done and title = \"salt and pepper\"",
+                "file.hasTag(\"urgent\") && status == \"done\" && title == \"salt and pepper\"",
+            ),
+            (
+                "status = 2026-01-01T10:00",
+                "status == date(\"2026-01-01T10:00\")",
+            ),
         ] {
-            assert_eq!(passes(f, TASK), want, "{f}");
+            let want = tree(&crate::expr::parse(expression, false).unwrap());
+            assert_eq!(read(clauses), want, "{clauses}");
         }
     }
 
+    /// The issue's case: a text that is an expression is read as one, so
+    /// that `vault_notes` and a `.base` filter give the same rows.
     #[test]
-    fn tags_match_their_nested_tags_without_case() {
-        for (f, want) in [
-            ("#project/x", true),
-            ("#PROJECT", true),
-            ("#project/x/api", true),
-            ("#project/xy", false),
-            ("tags contains project/x", true),
-            ("#urgent and status = done", true),
-            ("#urgent and status = open", false),
+    fn a_text_that_is_an_expression_is_never_read_as_clauses() {
+        for f in [
+            "status != \"done\"",
+            "budget > 100",
+            "status == \"done\"",
+            "due < today()",
+            "!reviewed",
+            "file.hasTag(\"book\") && rating >= 4",
         ] {
-            assert_eq!(passes(f, TASK), want, "{f}");
+            let want = tree(&crate::expr::parse(f, false).unwrap());
+            assert_eq!(read(f), want, "{f}");
         }
     }
 
+    /// A text both readings accept with different trees is refused: it
+    /// would otherwise give one answer as an expression and another as
+    /// clauses (`2026-12-01` subtracts, an unquoted `done` is a property).
     #[test]
-    fn quoted_values_keep_their_and() {
-        let t = "---\ntitle: salt and pepper\n---\n";
-        assert!(passes("title = \"salt and pepper\"", t));
+    fn a_text_with_two_meanings_is_refused_by_name() {
+        for f in ["due < 2026-12-01", "status != done"] {
+            let e = Filter::parse(f).unwrap_err();
+            assert_eq!(e.code, crate::error::Code::InvalidParameter, "{f}");
+            assert!(e.message.contains("two ways"), "{f}: {}", e.message);
+        }
+        assert!(Filter::parse("rating >= 4").is_ok(), "one meaning");
     }
 
     #[test]
     fn a_clause_that_is_not_one_is_an_invalid_parameter() {
-        for f in ["#a and", "= done", "status ==", "a &&", "status = done and"] {
+        for f in [
+            "#a and",
+            "= done",
+            "status ==",
+            "a &&",
+            "status = done and",
+            "rating >= 4 || #x",
+        ] {
             let e = Filter::parse(f).unwrap_err();
             assert_eq!(e.code, crate::error::Code::InvalidParameter, "{f}");
+            assert!(e.message.contains("column"), "{f}: {}", e.message);
         }
     }
 
     #[test]
-    fn a_text_that_is_not_plainly_clauses_is_read_as_an_expression() {
-        for f in [
-            "file.hasTag(\"book\") && rating >= 4",
-            "status == \"done\"",
-            "due < today()",
-            "!reviewed",
-            "rating >= 4 || #x",
-        ] {
-            match Filter::parse(f) {
-                Ok(Filter::Expr(_)) => {}
-                Ok(Filter::Clauses(c)) => panic!("`{f}` read as clauses: {c:?}"),
-                Err(e) => assert!(f.contains('#'), "`{f}`: {}", e.message),
-            }
-        }
-        let e = Filter::parse("file.hasTag(\"book\") && rating >= 4 &&").unwrap_err();
-        assert!(e.message.contains("column"), "{}", e.message);
+    fn the_first_tag_narrows_the_notes() {
+        let f = Filter::parse("#PROJECT/X and status = done").unwrap();
+        assert_eq!(f.first_tag().as_deref(), Some("project/x"));
+        assert_eq!(Filter::parse("status = done").unwrap().first_tag(), None);
     }
 }
