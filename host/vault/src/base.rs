@@ -18,7 +18,8 @@ use crate::error::{Code, Error, Result};
 use rayon::prelude::*;
 
 use crate::expr::Fault;
-use crate::expr::eval::{Env, Row, Vars};
+use crate::expr::env::Env;
+use crate::expr::eval::{Row, Vars};
 use crate::expr::parse::Ex;
 use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
 use crate::fs::RelPath;

@@ -7,6 +7,7 @@
 //! differently.
 
 mod call;
+pub mod env;
 pub mod eval;
 mod lex;
 pub mod parse;
@@ -123,7 +124,7 @@ fn only_values(e: &Ex) -> Result<(), Fault> {
 pub fn property(id: &str) -> Result<Ex, Fault> {
     let id = id.trim();
     let node = if let Some(f) = id.strip_prefix("file.") {
-        if !eval::FILE_FIELDS.contains(&f) {
+        if !env::FILE_FIELDS.contains(&f) {
             return Err(Fault::new(format!("`file.{f}` is not a file property"), 1));
         }
         Node::Field(
@@ -152,7 +153,7 @@ fn check(e: &Ex) -> Result<(), Fault> {
     walk(e, &mut |e| {
         if let Node::Field(on, name) = &e.node
             && matches!(on.node, Node::File | Node::This)
-            && !eval::FILE_FIELDS.contains(&name.as_str())
+            && !env::FILE_FIELDS.contains(&name.as_str())
             && bad.is_none()
         {
             bad = Some(Fault::new(

@@ -8,7 +8,6 @@
 
 mod destination;
 pub mod facts;
-pub mod filter;
 pub mod resolve;
 pub mod rewrite;
 
@@ -112,6 +111,18 @@ pub fn is_attachment(target: &str) -> bool {
             && ext.chars().all(|c| c.is_ascii_alphanumeric())
             && !matches!(ext.to_ascii_lowercase().as_str(), "md" | "markdown" | "txt")
     })
+}
+
+/// Whether tag `have` is `want` (lowercase) or nested under it, without
+/// case and without allocating.
+pub fn tag_is(have: &str, want: &str) -> bool {
+    let mut h = have.chars().flat_map(char::to_lowercase);
+    for w in want.chars() {
+        if h.next() != Some(w) {
+            return false;
+        }
+    }
+    matches!(h.next(), None | Some('/'))
 }
 
 impl Graph {
@@ -277,7 +288,7 @@ impl Graph {
                 let mut v: Vec<usize> = self
                     .tags
                     .iter()
-                    .filter(|(have, _)| filter::tag_is(have, t))
+                    .filter(|(have, _)| tag_is(have, t))
                     .flat_map(|(_, notes)| notes.iter().map(|&i| i as usize))
                     .collect();
                 v.sort_unstable();
@@ -526,7 +537,7 @@ pub(crate) mod tests {
         ]);
         for tag in ["project/x", "inline", "nowhere", "project/xy", "done"] {
             let every: Vec<usize> = (0..g.notes.len())
-                .filter(|&i| g.notes[i].facts.tags.iter().any(|t| filter::tag_is(t, tag)))
+                .filter(|&i| g.notes[i].facts.tags.iter().any(|t| tag_is(t, tag)))
                 .collect();
             assert_eq!(g.pool(Some(tag)), every, "{tag}");
         }

@@ -15,6 +15,7 @@ mod audit;
 mod base;
 pub mod coverage;
 pub mod expr;
+mod filter;
 mod find;
 pub mod graph;
 mod history;

@@ -11,12 +11,13 @@ use rayon::prelude::*;
 use super::Vault;
 use crate::error::Result;
 use crate::expr::Fault;
-use crate::expr::eval::{Budget, Env, Row};
+use crate::expr::env::{Budget, Env};
+use crate::expr::eval::Row;
 use crate::expr::parse::Ex;
 use crate::expr::types::Types;
 use crate::expr::value::FileRef;
+use crate::filter::Filter;
 use crate::graph::Graph;
-use crate::graph::filter::Filter;
 use crate::graph::resolve::Names;
 use crate::job::Job;
 

@@ -6,7 +6,8 @@
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::expr::eval::{Env, Row, Vars};
+use crate::expr::env::Env;
+use crate::expr::eval::{Row, Vars};
 use crate::expr::parse::{Ex, Node};
 use crate::expr::value::{Val, compare, sort_order};
 use crate::expr::{self, walk};
@@ -422,7 +423,7 @@ impl Base {
             .iter()
             .filter_map(|v| if let Val::Num(n) = v { Some(*n) } else { None })
             .collect();
-        let num = |n: Option<f64>| n.map_or(Value::Null, crate::expr::eval::num_json);
+        let num = |n: Option<f64>| n.map_or(Value::Null, crate::expr::env::num_json);
         let count = |n: usize| Value::from(n as u64);
         let mut sorted = nums.clone();
         sorted.sort_by(|a, b| a.total_cmp(b));

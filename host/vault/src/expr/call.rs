@@ -10,9 +10,10 @@ use std::collections::HashSet;
 use super::Fault;
 use std::cmp::Ordering;
 
-use super::eval::{Env, link_text, sorted};
+use super::env::Env;
 use super::time::{self, Date};
 use super::value::{LinkVal, Val, compare};
+use super::value::{heavy, link_text, sorted};
 
 fn fault(message: impl Into<String>, at: usize) -> Fault {
     Fault::new(message, at)
@@ -338,7 +339,7 @@ fn string(env: &Env<'_>, s: &str, m: &str, a: &[Val], at: usize) -> Result<Val, 
                 }
             };
             let n = num_arg(a, 1, m, at)?.map_or(usize::MAX, |n| n.max(0.0) as usize);
-            super::eval::heavy(
+            heavy(
                 Val::List(parts.into_iter().take(n).map(Val::Str).collect()),
                 at,
             )?

@@ -3,7 +3,8 @@
 
 use serde_json::{Value, json};
 
-use super::eval::{Env, Row, Vars};
+use super::env::Env;
+use super::eval::{Row, Vars};
 use super::time::Date;
 use super::types::Types;
 use super::value::FileRef;
@@ -65,8 +66,8 @@ fn env(v: &Vault) -> Env<'_> {
 }
 
 /// A budget of `ms` from now.
-fn budget(ms: u64) -> super::eval::Budget<'static> {
-    super::eval::Budget {
+fn budget(ms: u64) -> super::env::Budget<'static> {
+    super::env::Budget {
         deadline: std::time::Instant::now() + std::time::Duration::from_millis(ms),
         ms,
         job: crate::job::Job::default(),
@@ -407,7 +408,7 @@ fn a_cancelled_call_stops_its_expression() {
     let v = vault();
     let cancelled = || true;
     let env = Env {
-        budget: super::eval::Budget {
+        budget: super::env::Budget {
             job: crate::job::Job::new(None, Some(&cancelled)),
             ..budget(60_000)
         },

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::eval::{Env, text_val};
 use super::time::Date;
 use super::value::{FileRef, Val};
+use super::value::{from_json, text_val};
 use crate::fs::{RelPath, Root};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +84,7 @@ impl Types {
     /// is not one.
     pub fn read(&self, name: &str, v: &Value, from: FileRef) -> Result<Val, String> {
         let Some(kind) = self.kind(name) else {
-            return Ok(Env::json(v, Some(from)));
+            return Ok(from_json(v, Some(from)));
         };
         let bad = |what: &str| format!("is not {what} (`{v}`), as .obsidian/types.json types it");
         Ok(match (kind, v) {
@@ -114,7 +114,7 @@ impl Types {
                 a.iter()
                     .map(|x| match x {
                         Value::String(s) => text_val(s, Some(from)),
-                        other => Env::json(other, Some(from)),
+                        other => from_json(other, Some(from)),
                     })
                     .collect(),
             ),

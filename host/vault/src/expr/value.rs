@@ -4,6 +4,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use super::time::{Date, Dur};
 
 /// A file of the vault: a note of the graph, or one of its other files.
@@ -228,6 +230,72 @@ pub fn sort_order_by(a: &Val, b: &Val, desc: bool) -> Ordering {
         o.reverse()
     } else {
         o
+    }
+}
+
+/// `v`, or a fault when it weighs more than a query may hold.
+pub fn heavy(v: Val, at: usize) -> Result<Val, super::Fault> {
+    if weight(&v) > MAX_WEIGHT {
+        return Err(super::Fault::new("a value over 4 MiB", at));
+    }
+    Ok(v)
+}
+
+/// A link's target without `[[ ]]`, a shown text after `|`, or `#place`.
+pub fn link_text(s: &str) -> &str {
+    let s = s.trim();
+    let s = s
+        .strip_prefix("[[")
+        .and_then(|s| s.strip_suffix("]]"))
+        .unwrap_or(s);
+    let s = s.split('|').next().unwrap_or(s);
+    s.split('#').next().unwrap_or(s).trim()
+}
+
+/// A front-matter text as Obsidian reads it: `[[Note]]` a link, an ISO
+/// date a date, anything else text.
+pub fn text_val(s: &str, from: Option<FileRef>) -> Val {
+    let t = s.trim();
+    if t.starts_with("[[") && t.ends_with("]]") && t.matches("[[").count() == 1 {
+        let inner = &t[2..t.len() - 2];
+        let (target, display) = match inner.split_once('|') {
+            Some((a, b)) => (a, Some(b.to_owned())),
+            None => (inner, None),
+        };
+        return Val::Link(Box::new(LinkVal {
+            target: target.to_owned(),
+            display,
+            from,
+        }));
+    }
+    if t.len() >= 10
+        && t.as_bytes()[4] == b'-'
+        && let Some(d) = Date::parse(t)
+    {
+        return Val::Date(d);
+    }
+    Val::Str(s.to_owned())
+}
+
+/// Values in the order a sort puts them.
+pub fn sorted(mut v: Vec<Val>) -> Vec<Val> {
+    v.sort_by(sort_order);
+    v
+}
+
+/// A value made from front matter, as Obsidian reads it without a type.
+pub fn from_json(v: &Value, from: Option<FileRef>) -> Val {
+    match v {
+        Value::Null => Val::Null,
+        Value::Bool(b) => Val::Bool(*b),
+        Value::Number(n) => n.as_f64().map_or(Val::Null, Val::Num),
+        Value::String(s) => text_val(s, from),
+        Value::Array(a) => Val::List(a.iter().map(|v| from_json(v, from)).collect()),
+        Value::Object(o) => Val::Obj(
+            o.iter()
+                .map(|(k, v)| (k.clone(), from_json(v, from)))
+                .collect(),
+        ),
     }
 }
 

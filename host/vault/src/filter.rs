@@ -261,18 +261,6 @@ fn clauses(text: &str) -> Option<Ex> {
     })
 }
 
-/// Whether tag `have` is `want` (lowercase) or nested under it, without
-/// case and without allocating.
-pub fn tag_is(have: &str, want: &str) -> bool {
-    let mut h = have.chars().flat_map(char::to_lowercase);
-    for w in want.chars() {
-        if h.next() != Some(w) {
-            return false;
-        }
-    }
-    matches!(h.next(), None | Some('/'))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
