@@ -121,13 +121,18 @@ fn shown(path: &str) -> bool {
     known && !path.split('/').any(|s| s.starts_with('.'))
 }
 
+/// A row of a view and the first expression that failed in it (counted
+/// in `warnings`), or none when the filters leave the file out.
+type Made = Option<(Work, Option<(Fault, String)>)>;
+
 /// One row while the view is worked out.
 struct Work {
     file: FileRef,
     keys: Vec<Val>,
     group: Option<Val>,
-    /// Each column's value.
-    values: Vec<Val>,
+    /// Each column's value, or why it failed on this file (shown in its
+    /// cell, as Obsidian shows an error in a cell and keeps the row).
+    values: Vec<std::result::Result<Val, String>>,
 }
 
 impl Vault {
@@ -242,7 +247,13 @@ impl Vault {
                     .order
                     .iter()
                     .zip(&w.values)
-                    .map(|((id, _), v)| (id.clone(), env.json_of(v)))
+                    .map(|((id, _), v)| {
+                        let shown = match v {
+                            Ok(v) => env.json_of(v),
+                            Err(why) => serde_json::json!({ "error": why }),
+                        };
+                        (id.clone(), shown)
+                    })
                     .collect(),
                 group: w.group.as_ref().map(|g| env.json_of(g)),
             })
@@ -274,8 +285,7 @@ fn rows(
     columns: &[(String, Ex)],
     files: &[FileRef],
 ) -> std::result::Result<(Vec<Work>, Skipped), (Fault, String)> {
-    type Made = std::result::Result<Option<Work>, (FileRef, Fault, String)>;
-    let made: Vec<Made> = files
+    let made: Vec<std::result::Result<Made, (FileRef, Fault, String)>> = files
         .par_chunks(512)
         .flat_map_iter(|chunk| {
             let mut row = Row::new(chunk[0], base.formulas.len());
@@ -292,7 +302,11 @@ fn rows(
     let mut work = Vec::with_capacity(made.len());
     for r in made {
         match r {
-            Ok(Some(w)) => work.push(w),
+            Ok(Some((w, None))) => work.push(w),
+            Ok(Some((w, Some((fault, text))))) => {
+                skipped.add(env.path(w.file), &fault, &text);
+                work.push(w);
+            }
             Ok(None) => {}
             Err((_, fault, text)) if fault.stop.is_some() => return Err((fault, text)),
             Err((f, fault, text)) => skipped.add(env.path(f), &fault, &text),
@@ -301,48 +315,58 @@ fn rows(
     Ok((work, skipped))
 }
 
-/// A file's row of view `v` (its `columns` computed), or None when the
-/// filters leave it out; Err: the expression that failed on it, and its text.
+/// A file's row of view `v` (its `columns` computed) with the first
+/// expression that failed in it (a cell in error, a sort or group key
+/// read as empty), or None when the filters leave it out; Err: a filter
+/// failed on it (the file is left out), or the query stopped.
 fn view_row(
     env: &Env<'_>,
     base: &Base,
     v: usize,
     columns: &[(String, Ex)],
     row: &Row,
-) -> std::result::Result<Option<Work>, (Fault, String)> {
+) -> std::result::Result<Made, (Fault, String)> {
     let view = &base.views[v];
     for cond in [&base.filters, &view.filters].into_iter().flatten() {
         if !holds(env, cond, row)? {
             return Ok(None);
         }
     }
-    let eval = |id: &str, e| {
-        env.eval(e, row, Vars::default())
-            .map_err(|f| (f, id.to_owned()))
+    // What fails after the filters keeps the row: the first failure is
+    // counted in `warnings`; a stop of the query ends it.
+    let first = std::cell::RefCell::new(None);
+    let eval = |id: &str, e| match env.eval(e, row, Vars::default()) {
+        Ok(v) => Ok(Ok(v)),
+        Err(f) if f.stop.is_some() => Err((f, id.to_owned())),
+        Err(f) => {
+            let why = format!("{} (at column {} of `{id}`)", f.message, f.at);
+            first.borrow_mut().get_or_insert((f, id.to_owned()));
+            Ok(Err(why))
+        }
     };
+    // A key that fails sorts and groups as empty.
     let keys = view
         .sort
         .iter()
-        .map(|k| eval(&k.id, &k.by))
+        .map(|k| eval(&k.id, &k.by).map(|v| v.unwrap_or(Val::Null)))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     // Links grouped by the file they resolve to, not by their spelling.
     let group = view
         .group
         .as_ref()
-        .map(|g| eval(&g.id, &g.by).map(|v| env.canonical(v)))
+        .map(|g| eval(&g.id, &g.by).map(|v| env.canonical(v.unwrap_or(Val::Null))))
         .transpose()?;
-    // A row is left out whole when a column fails on it, as when its
-    // filter does: never shown with a hole.
     let values = columns
         .iter()
         .map(|(id, e)| eval(id, e))
         .collect::<std::result::Result<Vec<_>, _>>()?;
-    Ok(Some(Work {
+    let work = Work {
         file: row.file,
         keys,
         group,
         values,
-    }))
+    };
+    Ok(Some((work, first.into_inner())))
 }
 
 /// The files Obsidian shows, in path order: the notes and the other files
@@ -511,7 +535,11 @@ fn summaries(
             .iter()
             .position(|(c, _)| c == id)
             .expect("every summary has its column");
-        let vals = work.iter().map(|w| w.values[k].clone()).collect();
+        // A cell in error counts in no summary.
+        let vals = work
+            .iter()
+            .filter_map(|w| w.values[k].as_ref().ok().cloned())
+            .collect();
         out.insert(id.clone(), base.summary(env, how, vals)?);
     }
     Ok(out)

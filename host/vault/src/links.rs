@@ -320,15 +320,25 @@ impl Vault {
                 } else {
                     let row = Row::new(FileRef::Note(i as u32), 0);
                     let mut out = Map::new();
+                    let mut failed = None;
                     for (id, e) in &chosen {
+                        // A property that fails shows its error, as a
+                        // base's cell does, and counts in `warnings`.
                         let v = match env.eval(e, &row, Vars::default()) {
                             Ok(v) => env.json_of(&v),
-                            Err(f) => match f.stopped("the properties", id) {
-                                Some(e) => return Err(e),
-                                None => Value::Null,
-                            },
+                            Err(f) => {
+                                if let Some(e) = f.stopped("the properties", id) {
+                                    return Err(e);
+                                }
+                                let why = format!("{} (at column {} of `{id}`)", f.message, f.at);
+                                failed.get_or_insert((f, id.clone()));
+                                serde_json::json!({ "error": why })
+                            }
                         };
                         out.insert(id.clone(), v);
+                    }
+                    if let Some((f, id)) = failed {
+                        skipped.add(&note.path, &f, &id);
                     }
                     out
                 };
@@ -377,8 +387,8 @@ impl SortKey {
 }
 
 /// Notes in the order `keys` put them (ties keep path order); a note whose
-/// key fails to evaluate is left out and counted. `Err`: the query's
-/// budget ran out, or its call was cancelled.
+/// key fails to evaluate sorts as empty (last) and is counted. `Err`: the
+/// query's budget ran out, or its call was cancelled.
 fn sorted(
     env: &Env<'_>,
     pool: Vec<usize>,
@@ -386,9 +396,10 @@ fn sorted(
     skipped: &mut Skipped,
 ) -> Result<Vec<usize>> {
     let mut keyed: Vec<(usize, Vec<Val>)> = Vec::with_capacity(pool.len());
-    'notes: for i in pool {
+    for i in pool {
         let row = Row::new(FileRef::Note(i as u32), 0);
         let mut vals = Vec::with_capacity(keys.len());
+        let mut counted = false;
         for k in keys {
             match env.eval(&k.by, &row, Vars::default()) {
                 Ok(v) => vals.push(v),
@@ -396,8 +407,11 @@ fn sorted(
                     if let Some(e) = f.stopped("the sort", &k.id) {
                         return Err(e);
                     }
-                    skipped.add(env.path(row.file), &f, &k.id);
-                    continue 'notes;
+                    if !counted {
+                        skipped.add(env.path(row.file), &f, &k.id);
+                        counted = true;
+                    }
+                    vals.push(Val::Null);
                 }
             }
         }

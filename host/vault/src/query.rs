@@ -85,7 +85,7 @@ impl Skipped {
             return Vec::new();
         }
         let mut out = vec![format!(
-            "{} file(s) left out: {} with a property not of its type (.obsidian/types.json), {} where the expression failed",
+            "{} file(s) left out or shown with an error: {} with a property not of its type (.obsidian/types.json), {} where an expression failed",
             self.count,
             self.malformed,
             self.count - self.malformed
