@@ -139,6 +139,7 @@ fn checks(r: &mut Report, config: &Config, a: &DoctorArgs) {
     }
     plugins(r, config, state.as_ref());
     sandbox(r, config);
+    zone(r);
     if let Some(file) = &a.oauth {
         oauth(r, file);
     }
@@ -157,6 +158,27 @@ fn checks(r: &mut Report, config: &Config, a: &DoctorArgs) {
                 .fix("another program holds it (another kura?): pick another port"),
         };
     }
+}
+
+/// The time zone dates are read and shown in (Bases' `date()`, `today()`,
+/// `"1d"` added on its calendar), and where it comes from.
+fn zone(r: &mut Report) {
+    let from = |var: &str| std::env::var(var).ok().filter(|v| !v.is_empty());
+    let (name, source) = match (from("KURA_TZ"), from("TZ")) {
+        // KURA_TZ was made TZ as kura started.
+        (Some(z), _) => (z, "KURA_TZ"),
+        (None, Some(z)) => (z, "TZ"),
+        (None, None) => (
+            iana_time_zone::get_timezone().unwrap_or_else(|_| "unknown".into()),
+            "the machine's; KURA_TZ sets another",
+        ),
+    };
+    let offset = chrono::Local::now().format("%:z");
+    r.add(
+        "time zone",
+        Status::Ok,
+        format!("dates in {name} ({source}), UTC{offset} now"),
+    );
 }
 
 /// The token file parses: how many tokens, and each profile's shape.

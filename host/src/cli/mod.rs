@@ -211,6 +211,13 @@ pub enum PluginsCommand {
 /// Parse the command line, set up logging (stderr only), run the command.
 pub fn main() -> ExitCode {
     crate::heap::few_arenas();
+    // `KURA_TZ`: the time zone kura reads and shows dates in (Bases), for
+    // kura alone, as `TZ` is for every program. chrono reads `TZ`.
+    if let Some(zone) = std::env::var_os("KURA_TZ") {
+        // SAFETY: the first thing the process does, before the runtime or
+        // any other thread exists: no one reads the environment meanwhile.
+        unsafe { std::env::set_var("TZ", zone) };
+    }
     let cli = Cli::parse();
     // `kura plugins` reports on stdout; what the components log during its
     // sample calls is noise there unless asked for with RUST_LOG.

@@ -494,7 +494,13 @@ async fn date_arithmetic_follows_the_calendar_of_the_vault_s_time_zone() {
         let f = Fixture::new();
         f.write("tz/a.md", "---\nlate: 2026-10-27\nstart: 2026-09-06\n---\n");
         let mut cmd = kura_tests::command(&f.args(&[]));
-        cmd.env("TZ", tz);
+        // Santiago through kura's own setting, Berlin through `TZ`.
+        let var = if tz == "America/Santiago" {
+            "KURA_TZ"
+        } else {
+            "TZ"
+        };
+        cmd.env(var, tz);
         let k = Kura::start_command(
             cmd,
             rmcp::service::ClientLifecycleMode::Initialize,

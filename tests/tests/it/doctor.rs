@@ -255,3 +255,29 @@ fn doctor_says_when_the_floor_holds_a_history_over_its_size() {
         "{free}"
     );
 }
+
+/// `kura doctor` names the time zone Bases' dates are in and where it
+/// comes from: `KURA_TZ` (kura's own), `TZ`, or the machine's.
+#[test]
+fn doctor_names_the_time_zone_dates_are_in() {
+    let home = kura_tests::scratch::folder();
+    let vault = home.path().join("vault");
+    std::fs::create_dir_all(&vault).unwrap();
+    let (v, s) = (
+        vault.display().to_string(),
+        home.path().join("state").display().to_string(),
+    );
+    let mut cmd = Command::new(kura_bin());
+    cmd.args(["doctor", "--json", "--vault-root", &v, "--state-dir", &s])
+        .env("HOME", home.path())
+        .env("KURA_TZ", "America/Santiago")
+        .env("TZ", "Europe/Berlin");
+    let out = cmd.output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let zone = said(&report, "time zone", "ok");
+    assert_eq!(zone.len(), 1, "{report}");
+    assert!(
+        zone[0].contains("America/Santiago (KURA_TZ)") && zone[0].contains("UTC-0"),
+        "{zone:?}"
+    );
+}
