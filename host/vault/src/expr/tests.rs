@@ -703,3 +703,45 @@ fn to_fixed_rounds_as_javascript_does() {
         );
     }
 }
+
+/// Obsidian's help, Bases › Bases syntax: its examples of operators,
+/// dates, lists, objects and links that need no particular note.
+#[test]
+fn the_bases_syntax_page_s_examples_evaluate_as_it_says() {
+    let v = vault();
+    let dune = "books/Dune.md";
+    for (text, want) in [
+        // Arithmetic operators: `radius * (2 * 3.14)`, a number.
+        ("5 * (2 * 3.14)", json!(31.400000000000002)),
+        ("7 % 3", json!(1)),
+        // Date arithmetic.
+        (
+            "(date(\"2024-12-01\") + \"1M\" + \"4h\" + \"3m\").format(\"YYYY-MM-DD HH:mm:ss\")",
+            json!("2025-01-01 04:03:00"),
+        ),
+        ("(now() + \"1d\") - now()", json!(86_400_000)),
+        ("(now() + \"1 hour\") - now()", json!(3_600_000)),
+        ("today() + \"7d\" == today() + \"1w\"", json!(true)),
+        // File properties: `file.ext == "md"` holds for a Markdown file.
+        ("file.ext == \"md\"", json!(true)),
+        // Numbers in parentheses; booleans without quotes.
+        ("(2.5)", json!(2.5)),
+        ("true && !false", json!(true)),
+        // Lists by a 0-based index; objects by name or dot.
+        ("[\"a\", \"b\"][0]", json!("a")),
+        ("{\"sub\": 3}[\"sub\"]", json!(3)),
+        ("{\"sub\": 3}.sub", json!(3)),
+        ("list(\"x\")", json!(["x"])),
+        // Links: equal when they point to the same file, or, pointing
+        // nowhere, when their text is the same.
+        (
+            "link(\"Frank Herbert\") == link(\"people/Frank Herbert\")",
+            json!(true),
+        ),
+        ("link(\"Nowhere\") == link(\"Nowhere\")", json!(true)),
+        ("link(\"Nowhere\") == link(\"Elsewhere\")", json!(false)),
+        ("authors[0] == link(\"Frank Herbert\")", json!(true)),
+    ] {
+        assert_eq!(eval_at(&v, dune, text), Ok(want.clone()), "{text}");
+    }
+}
