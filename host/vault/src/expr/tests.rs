@@ -745,3 +745,75 @@ fn the_bases_syntax_page_s_examples_evaluate_as_it_says() {
         assert_eq!(eval_at(&v, dune, text), Ok(want.clone()), "{text}");
     }
 }
+
+/// Obsidian's help, Bases › Formulas (`en/Bases/Formulas.md`): each example
+/// formula over a note holding the properties it names, the results
+/// worked out by hand (JavaScript's arithmetic for the divisions).
+#[test]
+fn the_formulas_page_s_examples_compute_what_it_describes() {
+    let dir = tempfile::tempdir().unwrap();
+    let note = "---\nprice: 12.5\nquantity: 3\ntax: 1\ndiscount: 2\npart: 1\nwhole: 4\ndescription: about\nstatus: Done\ncompleted: false\nurgent: false\nimportant: true\ntags: [urgent]\ndue_date: 2020-01-01\nstart_date: 2026-01-01\ntasks: [a, b, c]\nimpact: 3\nurgency: 4\neffort: 2\nfirst_name: Ada\nlast_name: Lovelace\nmonthlyUses: 10\n---\n";
+    let v = Vault {
+        root: crate::fs::Root::open(dir.path()).unwrap(),
+        _dir: dir,
+        graph: crate::graph::tests::graph(&[("Formulas.md", note)]),
+        others: Names::new(Vec::new()),
+        types: Types::default(),
+    };
+    let formulas = vec![
+        (
+            "price_per_unit".to_owned(),
+            super::parse("price / quantity", false).unwrap(),
+        ),
+        ("Owned".to_owned(), super::parse("2.6", false).unwrap()),
+    ];
+    let env = Env {
+        formulas: &formulas,
+        ..env(&v)
+    };
+    let row = Row::new(FileRef::Note(0), formulas.len());
+    for (text, want) in [
+        ("price * quantity", json!(37.5)),
+        (
+            "file.name + \" - \" + description",
+            json!("Formulas.md - about"),
+        ),
+        ("formula.price_per_unit * 1.1", json!(4.583333333333334)),
+        ("price + tax", json!(13.5)),
+        ("price - discount", json!(10.5)),
+        ("price / quantity", json!(4.166666666666667)),
+        ("(part / whole) * 100", json!(25)),
+        ("price > 100", json!(false)),
+        ("status == \"Done\"", json!(true)),
+        ("status != \"Done\"", json!(false)),
+        ("!completed", json!(true)),
+        ("price > 0 && quantity > 0", json!(true)),
+        ("urgent || important", json!(true)),
+        ("if(price, \"$\" + price.toFixed(2), \"\")", json!("$12.50")),
+        ("file.name.lower()", json!("formulas.md")),
+        ("tags.contains(\"urgent\")", json!(true)),
+        ("due_date.format(\"YYYY-MM-DD\")", json!("2020-01-01")),
+        (
+            "(start_date + \"2w\").format(\"YYYY-MM-DD\")",
+            json!("2026-01-15"),
+        ),
+        (
+            "if(due_date < now() && status != \"Done\", \"Overdue\", \"\")",
+            json!(""),
+        ),
+        ("tasks.length", json!(3)),
+        ("(impact * urgency) / effort", json!(6)),
+        ("first_name + \" \" + last_name", json!("Ada Lovelace")),
+        ("monthlyUses * formula.Owned.round()", json!(30)),
+        ("{\"name\": \"value\"}.name", json!("value")),
+        ("'world'", json!("world")),
+        ("(2 + 2)", json!(4)),
+    ] {
+        let e = super::parse(text, false).unwrap();
+        let got = env
+            .eval(&e, &row, Vars::default())
+            .map(|x| env.json_of(&x))
+            .map_err(|f| f.message);
+        assert_eq!(got, Ok(want), "{text}");
+    }
+}
