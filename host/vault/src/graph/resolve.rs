@@ -269,6 +269,47 @@ mod tests {
         );
     }
 
+    /// Obsidian's help, "Internal links": a link to a file other than
+    /// Markdown includes its extension (`[[Figure 1.png]]`); a note's may
+    /// leave `.md` out. "Embed files": `![[Document.pdf#page=3]]`.
+    #[test]
+    fn a_file_other_than_a_note_is_named_with_its_extension() {
+        let n = names(VAULT);
+        assert_eq!(
+            at(&n, "Home.md", "pic.png", Form::Wikilink),
+            Some("img/pic.png")
+        );
+        assert_eq!(
+            at(&n, "Home.md", "pic.png", Form::Embed),
+            Some("img/pic.png")
+        );
+        assert_eq!(
+            at(&n, "Home.md", "pic", Form::Wikilink),
+            None,
+            "no extension"
+        );
+        assert_eq!(
+            at(&n, "Home.md", "Deep", Form::Wikilink),
+            Some("b/c/Deep.md")
+        );
+        let text = "![[Figure 1.png|100x145]] ![[Doc.pdf#page=3]] [[My note#Heading 1#Heading 2]] [[2023-01-01#^37066d]]\n";
+        let got: Vec<(String, Option<String>)> = super::super::facts::occurrences(text)
+            .into_iter()
+            .map(|o| (o.target, o.fragment))
+            .collect();
+        let want = [
+            ("Figure 1.png", None),
+            ("Doc.pdf", Some("page=3")),
+            ("My note", Some("Heading 1#Heading 2")),
+            ("2023-01-01", Some("^37066d")),
+        ];
+        let want: Vec<(String, Option<String>)> = want
+            .iter()
+            .map(|(t, f)| (t.to_string(), f.map(str::to_owned)))
+            .collect();
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn an_empty_target_is_the_note_itself() {
         let n = names(VAULT);
