@@ -632,3 +632,39 @@ async fn the_bases_syntax_page_s_example_base_gives_its_rows() {
     );
     k.stop().await;
 }
+
+/// Links are one value however they are spelled when they resolve to one
+/// file: grouped together, and counted once by `Unique` and `unique()`
+/// (they were three groups, three in `Unique`, one in `unique()`).
+#[tokio::test]
+async fn links_to_one_file_are_one_group_and_one_unique_value() {
+    let (f, k) = start(&[]).await;
+    f.write("own/a.md", "---\nowner: \"[[Ana]]\"\n---\n");
+    f.write("own/b.md", "---\nowner: \"[[people/Ana]]\"\n---\n");
+    f.write("own/c.md", "---\nowner: \"[[ana]]\"\n---\n");
+    f.write("own/d.md", "---\nowner: \"[[Luis]]\"\n---\n");
+    f.write(
+        "own/Owners.base",
+        "filters: 'file.inFolder(\"own\") && file.ext == \"md\"'\nformulas:\n  all: 'list(owner)'\nviews:\n  - type: table\n    name: T\n    groupBy:\n      property: owner\n      direction: ASC\n    order: [file.name, owner]\n    summaries:\n      owner: Unique\n",
+    );
+    let r = k
+        .call("vault_base", json!({"path": "own/Owners.base"}))
+        .await;
+    let got = r.ok();
+    let counts: Vec<u64> = got["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["count"].as_u64().unwrap())
+        .collect();
+    assert_eq!(counts, [3, 1], "{got}");
+    assert_eq!(got["summaries"]["owner"], 2, "{got}");
+    let r = k
+        .call(
+            "vault_notes",
+            json!({"filter": "file.inFolder(\"own\") && [link(\"Ana\"), link(\"people/Ana\"), link(\"ana\")].unique().length == 1"}),
+        )
+        .await;
+    assert_eq!(r.ok()["total"], 4, "{}", r.body);
+    k.stop().await;
+}
