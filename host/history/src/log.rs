@@ -411,7 +411,10 @@ impl Inner {
                 named.push(id(h)?);
             }
         }
-        let held = self.store.held(named);
+        let held = self
+            .store
+            .held(named)
+            .map_err(|e| self.fault("cannot be read", e))?;
         let text = |h: &Option<String>| -> Result<String> {
             let Some(h) = h else {
                 return Ok(String::new());

@@ -214,13 +214,16 @@ impl Inner {
             .iter()
             .map(|(_, _, p)| call::tracks(&p.steps))
             .collect();
-        let kept = self.store.held(
-            tracks
-                .iter()
-                .flat_map(|t| t.values())
-                .filter_map(|t| hex(&t.last))
-                .filter(|id| !blobs.contains_key(id)),
-        );
+        let kept = self
+            .store
+            .held(
+                tracks
+                    .iter()
+                    .flat_map(|t| t.values())
+                    .filter_map(|t| hex(&t.last))
+                    .filter(|id| !blobs.contains_key(id)),
+            )
+            .map_err(|e| self.fault("cannot be read", e))?;
         for (i, (name, _held, pending)) in left.into_iter().enumerate() {
             let mut change = BTreeMap::new();
             for (path, t) in &tracks[i] {

@@ -135,26 +135,29 @@ impl Store {
     /// the last look (by this kura or another), then asks the store opened
     /// anew (see [`Self::again`]).
     pub fn has(&self, id: ObjectId) -> bool {
-        self.held([id]).contains(&id)
+        self.held([id]).is_ok_and(|held| held.contains(&id))
     }
 
     /// Which of `ids` the store holds, as [`Self::has`] tells, opening the
-    /// store anew at most once for all the misses.
-    pub fn held(&self, ids: impl IntoIterator<Item = ObjectId>) -> HashSet<ObjectId> {
+    /// store anew at most once for all the misses; `Err` when it cannot be
+    /// opened anew (a miss then proves nothing).
+    pub fn held(
+        &self,
+        ids: impl IntoIterator<Item = ObjectId>,
+    ) -> Result<HashSet<ObjectId>, Failure> {
         let repo = self.handle();
         let (mut held, missed): (HashSet<ObjectId>, HashSet<ObjectId>) =
             ids.into_iter().partition(|id| repo.has_object(id));
         if !missed.is_empty() {
-            let found = self.again(|repo| {
+            held.extend(self.again(|repo| {
                 Ok(missed
                     .iter()
                     .filter(|id| repo.has_object(*id))
                     .copied()
                     .collect::<Vec<_>>())
-            });
-            held.extend(found.unwrap_or_default());
+            })?);
         }
-        held
+        Ok(held)
     }
 
     /// `read` on a handle, and once more on the store opened anew if it
@@ -311,7 +314,7 @@ impl Store {
         let missed: HashSet<ObjectId> = match missed.is_empty() {
             true => missed,
             false => {
-                let held = self.held(missed.iter().copied());
+                let held = self.held(missed.iter().copied())?;
                 missed.into_iter().filter(|id| !held.contains(id)).collect()
             }
         };

@@ -221,12 +221,15 @@ fn acts<'a>(history: &Inner, plan: &'a Plan) -> Result<Vec<Act<'a>>> {
         s.as_deref()
             .and_then(|h| ObjectId::from_hex(h.as_bytes()).ok())
     };
-    let kept = history.store.held(
-        plan.files
-            .iter()
-            .flat_map(|r| [id(&r.to), id(&r.from)])
-            .flatten(),
-    );
+    let kept = history
+        .store
+        .held(
+            plan.files
+                .iter()
+                .flat_map(|r| [id(&r.to), id(&r.from)])
+                .flatten(),
+        )
+        .map_err(|e| history.fault("cannot be read", e))?;
     let held = |s: &Option<String>| id(s).is_none_or(|id| kept.contains(&id));
     let mut paired = vec![false; plan.files.len()];
     let mut out = Vec::new();

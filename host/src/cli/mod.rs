@@ -213,7 +213,7 @@ pub fn main() -> ExitCode {
     crate::heap::few_arenas();
     // `KURA_TZ`: the time zone kura reads and shows dates in (Bases), for
     // kura alone, as `TZ` is for every program. chrono reads `TZ`.
-    if let Some(zone) = std::env::var_os("KURA_TZ") {
+    if let Some(zone) = std::env::var_os("KURA_TZ").filter(|z| !z.is_empty()) {
         // SAFETY: the first thing the process does, before the runtime or
         // any other thread exists: no one reads the environment meanwhile.
         unsafe { std::env::set_var("TZ", zone) };

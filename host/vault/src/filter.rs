@@ -328,6 +328,7 @@ mod tests {
             assert!(e.message.contains("two ways"), "{f}: {}", e.message);
         }
         assert!(Filter::parse("rating >= 4").is_ok(), "one meaning");
+        assert!(Filter::parse("balance < -100").is_ok(), "a negative number");
     }
 
     #[test]

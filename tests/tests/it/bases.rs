@@ -480,6 +480,8 @@ async fn date_arithmetic_follows_the_calendar_of_the_vault_s_time_zone() {
                 "date(\"2026-03-29\") + \"1d\" == date(\"2026-03-30\")",
                 "date(\"2026-03-28\") + \"1 week\" == date(\"2026-04-04\")",
                 "(date(\"2026-03-28T12:00\") + \"24h\").format(\"HH:mm\") == \"13:00\"",
+                // In the gap summer time skips: the time past it.
+                "date(\"2026-03-29T02:30\").format(\"HH:mm\") == \"03:30\"",
                 "late <= date(\"2026-10-20\") + \"1 week\"",
             ][..],
         ),

@@ -409,15 +409,25 @@ fn list(env: &Env<'_>, items: Vec<Val>, m: &str, a: &[Val], at: usize) -> Result
 }
 
 /// A replacement as JavaScript's `String.prototype.replace` expands it for
-/// match `c` in `text`: `$$` a `$`, `$&` the match, `` $` `` and `$'` the
-/// text before and after it, `$n` and `$nn` a group (when the pattern has
-/// it; otherwise the characters as they are), `$<name>` a named group.
-fn js_replacement(with: &str, c: &regex::Captures, text: &str) -> String {
+/// match `c` in `text`, added to `out`: `$$` a `$`, `$&` the match, `` $` ``
+/// and `$'` the text before and after it, `$n` and `$nn` a group (when the
+/// pattern has it; otherwise the characters as they are), `$<name>` a named
+/// group (kept as written when the pattern names none). False as soon as
+/// `out` passes 1 MiB: each `$'` may copy the rest of the text.
+fn js_replacement(
+    with: &str,
+    c: &regex::Captures,
+    named: bool,
+    text: &str,
+    out: &mut String,
+) -> bool {
     let whole = c.get(0).expect("a match");
-    let mut out = String::with_capacity(with.len());
     let b = with.as_bytes();
     let mut i = 0;
     while i < b.len() {
+        if out.len() > MAX_TEXT {
+            return false;
+        }
         if b[i] != b'$' || i + 1 == b.len() {
             let ch = with[i..].chars().next().expect("in bounds");
             out.push(ch);
@@ -441,7 +451,7 @@ fn js_replacement(with: &str, c: &regex::Captures, text: &str) -> String {
                 out.push_str(&text[whole.end()..]);
                 i += 2;
             }
-            b'<' => match with[i + 2..].find('>') {
+            b'<' if named => match with[i + 2..].find('>') {
                 Some(end) => {
                     let name = &with[i + 2..i + 2 + end];
                     out.push_str(c.name(name).map_or("", |m| m.as_str()));
@@ -481,12 +491,12 @@ fn js_replacement(with: &str, c: &regex::Captures, text: &str) -> String {
             }
         }
     }
-    out
+    out.len() <= MAX_TEXT
 }
 
 /// `text` with the matches of `re` (the first, or all when `global`)
 /// replaced as JavaScript expands `with`; a fault as soon as the text
-/// would pass 1 MiB (`$'` can copy the rest of the text at each match).
+/// would pass 1 MiB.
 fn replaced(
     re: &regex::Regex,
     text: &str,
@@ -494,6 +504,7 @@ fn replaced(
     global: bool,
     at: usize,
 ) -> Result<String, Fault> {
+    let named = re.capture_names().flatten().next().is_some();
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for c in re
@@ -502,9 +513,8 @@ fn replaced(
     {
         let m = c.get(0).expect("a match");
         out.push_str(&text[last..m.start()]);
-        out.push_str(&js_replacement(with, &c, text));
         last = m.end();
-        if out.len() > MAX_TEXT {
+        if !js_replacement(with, &c, named, text, &mut out) {
             return Err(fault("`replace()` would make a text over 1 MiB", at));
         }
     }

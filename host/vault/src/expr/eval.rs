@@ -259,7 +259,7 @@ impl Env<'_> {
                 let dur = other.as_dur().expect("checked");
                 Val::Date(d.add(dur, sign).ok_or_else(|| {
                     fault(
-                        "a date past the range dates hold (years -271821 to 275760)",
+                        "a date past the range dates hold (years -262143 to 262142)",
                         at,
                     )
                 })?)
@@ -424,9 +424,9 @@ impl Env<'_> {
                                     values: vars.values,
                                 },
                             )?;
-                            held += super::value::weight(&x);
                             match (acc, x) {
-                                // Weighed by `held`, not again whole.
+                                // A list weighed by what is added to it,
+                                // not again whole at each item.
                                 (Val::List(mut a), Val::List(b)) => {
                                     if a.len() + b.len() > MAX_ITEMS {
                                         return Err(fault(
@@ -434,10 +434,20 @@ impl Env<'_> {
                                             at,
                                         ));
                                     }
+                                    held += b.iter().map(super::value::weight).sum::<usize>();
                                     a.extend(b);
                                     Val::List(a)
                                 }
-                                (acc, x) => self.add(true, acc, x, at)?,
+                                // Anything else weighs what it is (a text's
+                                // weight is its length: no walk).
+                                (acc, x) => {
+                                    let sum = self.add(true, acc, x, at)?;
+                                    held = match &sum {
+                                        Val::List(_) => held,
+                                        other => super::value::weight(other),
+                                    };
+                                    sum
+                                }
                             }
                         }
                         None => {

@@ -418,7 +418,15 @@ impl Parser {
             }
             Tok::Op("[") => Node::List(self.items("]")?),
             Tok::Op("!") => Node::Not(Box::new(self.expr(UNARY)?)),
-            Tok::Op("-") => Node::Neg(Box::new(self.expr(UNARY)?)),
+            // `-100` is the number -100 (as a clause reads it), not a
+            // negation: one tree for one text.
+            Tok::Op("-") => match self.expr(UNARY)? {
+                Ex {
+                    node: Node::Lit(Val::Num(n)),
+                    ..
+                } => Node::Lit(Val::Num(-n)),
+                e => Node::Neg(Box::new(e)),
+            },
             Tok::Op("+") => return self.expr(UNARY),
             Tok::Op("{") => Node::Object(self.entries()?),
             Tok::Name(name) => return self.name(name, at),
@@ -518,17 +526,24 @@ impl Parser {
 /// meaning: `\w`, `\d` and `\b` are ASCII there (`/^\w+$/` does not match
 /// `café`), Unicode in the crate. Anything else is the same in both for
 /// what kura accepts; what the crate refuses is refused by name.
-pub fn js_pattern(pattern: &str) -> String {
+pub fn js_pattern(pattern: &str) -> Result<String, String> {
     let mut out = String::with_capacity(pattern.len() + 16);
     let mut class = false;
-    let mut chars = pattern.chars();
+    let mut chars = pattern.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
             '\\' => match chars.next() {
-                Some('w') if class => out.push_str("0-9A-Za-z_"),
+                Some(e @ ('w' | 'd')) if class => {
+                    out.push_str(if e == 'w' { "[:word:]" } else { "[:digit:]" });
+                    // `[\w-.]`: JavaScript reads the `-` after a class as
+                    // itself, the crate as a range.
+                    if chars.peek() == Some(&'-') {
+                        chars.next();
+                        out.push_str("\\-");
+                    }
+                }
                 Some('w') => out.push_str("[0-9A-Za-z_]"),
                 Some('W') => out.push_str("[^0-9A-Za-z_]"),
-                Some('d') if class => out.push_str("0-9"),
                 Some('d') => out.push_str("[0-9]"),
                 Some('D') => out.push_str("[^0-9]"),
                 Some('b') if !class => out.push_str("(?-u:\\b)"),
@@ -542,26 +557,41 @@ pub fn js_pattern(pattern: &str) -> String {
             '[' if !class => {
                 class = true;
                 out.push(c);
-                // `[]` and `[^]` as JavaScript reads them are not
-                // classes the crate has; a `]` first closes nothing here.
-                let mut ahead = chars.clone();
-                if ahead.next() == Some('^') {
-                    out.push('^');
+                if chars.peek() == Some(&'^') {
                     chars.next();
+                    out.push('^');
+                }
+                // JavaScript's `[]` matches nothing and `[^]` anything;
+                // the crate has no such classes.
+                if chars.peek() == Some(&']') {
+                    return Err("an empty class `[]` or `[^]`".into());
                 }
             }
             ']' if class => {
                 class = false;
                 out.push(c);
             }
+            // Plain characters in JavaScript's classes, a nested class and
+            // set operations (`&&`, `--`, `~~`) in the crate's.
+            '[' | '&' | '~' if class => {
+                out.push('\\');
+                out.push(c);
+            }
+            '-' if class && chars.peek() == Some(&'-') => out.push_str("\\-"),
             c => out.push(c),
         }
     }
-    out
+    Ok(out)
 }
 
 fn regex(pattern: &str, flags: &str, at: usize) -> Result<Node, Fault> {
-    let mut b = regex::RegexBuilder::new(&js_pattern(pattern));
+    let translated = js_pattern(pattern).map_err(|why| {
+        Fault::new(
+            format!("`/{pattern}/` has {why}, which kura does not read"),
+            at,
+        )
+    })?;
+    let mut b = regex::RegexBuilder::new(&translated);
     let mut global = false;
     for f in flags.chars() {
         match f {

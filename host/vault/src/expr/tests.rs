@@ -178,6 +178,24 @@ fn each_documented_construct_evaluates_as_obsidian_documents_it() {
     }
     // Durations past any calendar are refused by name (a date past
     // JavaScript's range), never an overflow or a date shown as 1970.
+    // A part of a day scales into hours.
+    assert_eq!(
+        eval_at(&v, dune, "(now() + duration(\"1d\") * 0.5) - now()"),
+        Ok(json!(43_200_000))
+    );
+    // Past the calendar's years (chrono's ±262,142) but within
+    // JavaScript's: refused too, never shown as 1970; formatting a date
+    // at the calendar's end does not panic.
+    assert!(
+        eval_at(&v, dune, "date(\"2026-01-01\") + \"8600000000000s\"")
+            .unwrap_err()
+            .contains("range")
+    );
+    let _ = eval_at(
+        &v,
+        dune,
+        "(date(\"2026-01-01\") - \"264169y\").format(\"w gggg\")",
+    );
     for text in [
         "today() + \"99999999999999999999 years\"",
         "today() + duration(\"9999999999999999 d\") * 99999999999999",
@@ -370,6 +388,14 @@ fn a_reduce_that_joins_texts_adds_in_place() {
         "[\"a\", \"b\"].reduce(acc + (value + acc.length), \"\")",
     );
     assert_eq!(chained, Ok(json!("a0b2")));
+    // An accumulator that stays empty holds nothing, however heavy what
+    // is added to it.
+    let none = eval_at(
+        &v,
+        "books/Dune.md",
+        "[1, 2, 3, 4, 5].reduce(acc + \"x\".repeat(1000000), null)",
+    );
+    assert_eq!(none, Ok(json!(null)));
 }
 
 /// Every evaluation has a deadline: an expression that would run for
@@ -669,6 +695,15 @@ fn regular_expressions_read_as_javascript_reads_them() {
         ("\"a-b\".replace(/(?<x>a)/, \"[$<x>]\")", json!("[a]-b")),
         ("\"ab\".replace(/(a)/, \"$2$1\")", json!("$2ab")),
         ("\"a.b.c\".replace(\".\", \"[$&]\")", json!("a[.]b[.]c")),
+        // No named group: `$<x>` is kept as written.
+        ("\"a<b\".replace(\"<\", \"$<x>\")", json!("a$<x>b")),
+        // Classes as JavaScript reads them: `-` after `\w` is itself,
+        // `[`, `&&` are plain characters.
+        ("/^[\\w-.]+$/.matches(\"a-b.c\")", json!(true)),
+        ("/[\\w-z]/.matches(\"`\")", json!(false)),
+        ("/[\\w-z]/.matches(\"-\")", json!(true)),
+        ("/[a&&b]/.matches(\"&\")", json!(true)),
+        ("/[[]/.matches(\"[\")", json!(true)),
     ] {
         assert_eq!(eval_at(&v, "books/Dune.md", text), Ok(want), "{text}");
     }
@@ -679,6 +714,17 @@ fn regular_expressions_read_as_javascript_reads_them() {
     )
     .unwrap_err();
     assert!(e.contains("1 MiB"), "{e}");
+    // One match whose replacement copies the rest of the text 200,000
+    // times: refused as soon as it passes 1 MiB, never built whole.
+    let e = eval_at(
+        &v,
+        "books/Dune.md",
+        "\"x\".repeat(500000).replace(/x/, \"$'\".repeat(200000)).length",
+    )
+    .unwrap_err();
+    assert!(e.contains("1 MiB"), "{e}");
+    let e = super::parse("/[]/.matches(\"a\")", false).unwrap_err();
+    assert!(e.message.contains("empty class"), "{}", e.message);
 }
 
 /// `toFixed` as JavaScript rounds: the exact value, a half away from zero.

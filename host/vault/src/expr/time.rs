@@ -35,11 +35,15 @@ impl Dur {
         (self.months as f64 * 30.0 + self.days as f64) * DAY as f64 + self.ms as f64
     }
 
+    /// Scaled by `by`: a part of a day becomes elapsed time (`duration("1d")
+    /// / 2` is 12 hours), as `"1.5d"` reads.
     pub fn scaled(self, by: f64) -> Dur {
+        let days = self.days as f64 * by;
+        let whole = days.trunc();
         Dur {
             months: (self.months as f64 * by).round() as i64,
-            days: (self.days as f64 * by).round() as i64,
-            ms: (self.ms as f64 * by).round() as i64,
+            days: whole as i64,
+            ms: (self.ms as f64 * by + (days - whole) * DAY as f64).round() as i64,
         }
     }
 
@@ -119,14 +123,20 @@ fn local_ms(n: NaiveDateTime) -> Option<i64> {
         if seen.len() >= 4096 {
             seen.clear();
         }
-        // A time the clocks skipped (summer time starting at midnight, as
-        // in Santiago) is read past the gap, as JavaScript's dates read it.
-        let ms = [0, 30, 60, 90, 120, 180].into_iter().find_map(|later| {
-            Local
-                .from_local_datetime(&(n + chrono::Duration::minutes(later)))
-                .earliest()
-                .map(|d| d.timestamp_millis())
-        });
+        // A time the clocks skipped (summer time starting, at midnight in
+        // Santiago) is read with the offset in force before the gap, as
+        // JavaScript's dates read it: 02:30 in a 02:00 → 03:00 gap is 03:30.
+        let ms = Local
+            .from_local_datetime(&n)
+            .earliest()
+            .map(|d| d.timestamp_millis())
+            .or_else(|| {
+                let before = Local
+                    .offset_from_local_datetime(&(n - chrono::Duration::days(1)))
+                    .earliest()?;
+                let utc = n - chrono::Duration::seconds(i64::from(before.local_minus_utc()));
+                Some(utc.and_utc().timestamp_millis())
+            });
         seen.insert(n, ms);
         ms
     })
@@ -238,7 +248,9 @@ impl Date {
             };
         }
         let ms = local_ms(n)?.checked_add(d.ms.checked_mul(sign)?)?;
-        (ms.abs() <= MAX_MS).then_some(Date {
+        // Within JavaScript's range and the calendar's (chrono's years
+        // ±262,142), so that it reads back as itself, never as 1970.
+        (ms.abs() <= MAX_MS && Local.timestamp_millis_opt(ms).single().is_some()).then_some(Date {
             ms,
             time: self.time || d.ms % DAY != 0,
         })
@@ -314,8 +326,8 @@ impl Date {
             h => h,
         };
         // The English locale's week: it starts on Sunday, and week 1 is
-        // the one holding January 1st.
-        let (week, week_year) = us_week(n.date());
+        // the one holding January 1st (worked out only when asked).
+        let us = || us_week(n.date());
         let iso = n.iso_week();
         let offset = Local
             .timestamp_millis_opt(self.ms)
@@ -336,7 +348,7 @@ impl Date {
             "Y" if y > 9999 => format!("+{y}"),
             "Y" => y.to_string(),
             "GGGG" => format!("{:04}", iso.year()),
-            "gggg" => format!("{week_year:04}"),
+            "gggg" => format!("{:04}", us().1),
             "Q" => (n.month0() / 3 + 1).to_string(),
             "Qo" => ordinal(n.month0() / 3 + 1),
             "MMMM" => MONTHS[n.month0() as usize].to_owned(),
@@ -359,9 +371,9 @@ impl Date {
             "WW" => format!("{:02}", iso.week()),
             "Wo" => ordinal(iso.week()),
             "W" => iso.week().to_string(),
-            "ww" => format!("{week:02}"),
-            "wo" => ordinal(week),
-            "w" => week.to_string(),
+            "ww" => format!("{:02}", us().0),
+            "wo" => ordinal(us().0),
+            "w" => us().0.to_string(),
             "HH" => format!("{:02}", n.hour()),
             "H" => n.hour().to_string(),
             "hh" => format!("{h12:02}"),
@@ -476,11 +488,22 @@ fn long_form(t: &str) -> Option<&'static str> {
 /// Sunday; week 1 holds January 1st), and the year that week belongs to.
 fn us_week(d: NaiveDate) -> (u32, i32) {
     // The Saturday ending `d`'s week decides its year: the week holding
-    // January 1st is week 1 of the year it ends in.
-    let saturday = d + chrono::Days::new(u64::from(6 - d.weekday().num_days_from_sunday()));
+    // January 1st is week 1 of the year it ends in. At the calendar's
+    // ends (year ±262,142) the week is counted in `d`'s own year.
+    let saturday = d
+        .checked_add_days(chrono::Days::new(u64::from(
+            6 - d.weekday().num_days_from_sunday(),
+        )))
+        .unwrap_or(d);
     let year = saturday.year();
-    let jan1 = NaiveDate::from_ymd_opt(year, 1, 1).expect("a date");
-    let first_sunday = jan1 - chrono::Days::new(u64::from(jan1.weekday().num_days_from_sunday()));
+    let Some(jan1) = NaiveDate::from_ymd_opt(year, 1, 1) else {
+        return (1, year);
+    };
+    let first_sunday = jan1
+        .checked_sub_days(chrono::Days::new(u64::from(
+            jan1.weekday().num_days_from_sunday(),
+        )))
+        .unwrap_or(jan1);
     let week = (d - first_sunday).num_days().div_euclid(7) + 1;
     (week as u32, year)
 }

@@ -94,10 +94,11 @@ fn shown(text: &str, o: &Occurrence, written: &str, copied: usize, out: &mut Str
         None if name_of(&o.target) != name_of(written) => {
             out.push_str(rest);
             out.push_str(if o.in_table { "\\|" } else { "|" });
-            out.push_str(&text[o.path.start..o.target_end]);
+            // As Obsidian shows a link to a heading or block: `Note > Part`.
+            out.push_str(&text[o.path.start..o.target_end].replace('#', " > "));
             o.target_end
         }
-        Some(s) if text[s.clone()] == format!("{written}{rest}") => {
+        Some(s) if text[s.clone()] == format!("{written}{rest}").replace('#', " > ") => {
             out.push_str(rest);
             s.end
         }
@@ -266,11 +267,11 @@ mod tests {
     #[test]
     fn a_renamed_file_s_bare_wikilinks_keep_what_the_reader_sees() {
         let vault = ["Aliases.md", "Home.md", "people/Ada.md"];
-        let text = "Add [[Aliases]] to a note, or [[Aliases#Add an alias|one]]; ![[Aliases]].\n\n| page | link |\n| --- | --- |\n| x | [[Aliases]] |\n| y | [[Aliases\\|shown]] |\n";
+        let text = "Add [[Aliases]] to a note, or [[Aliases#Add an alias|one]]; ![[Aliases]]; [[Aliases#Intro]].\n\n| page | link |\n| --- | --- |\n| x | [[Aliases]] |\n| y | [[Aliases\\|shown]] |\n";
         let got = moved(&vault, "Aliases.md", "Note aliases.md", "Home.md", text);
         assert_eq!(
             got,
-            "Add [[Note aliases|Aliases]] to a note, or [[Note aliases#Add an alias|one]]; ![[Note aliases]].\n\n| page | link |\n| --- | --- |\n| x | [[Note aliases\\|Aliases]] |\n| y | [[Note aliases\\|shown]] |\n"
+            "Add [[Note aliases|Aliases]] to a note, or [[Note aliases#Add an alias|one]]; ![[Note aliases]]; [[Note aliases#Intro|Aliases > Intro]].\n\n| page | link |\n| --- | --- |\n| x | [[Note aliases\\|Aliases]] |\n| y | [[Note aliases\\|shown]] |\n"
         );
         let after = ["Home.md", "Note aliases.md", "people/Ada.md"];
         let back = moved(&after, "Note aliases.md", "Aliases.md", "Home.md", &got);
