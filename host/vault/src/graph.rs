@@ -10,6 +10,7 @@ mod destination;
 pub mod facts;
 pub mod resolve;
 pub mod rewrite;
+pub mod tasks;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -202,7 +202,7 @@ fn wikilink_in_yaml() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"(!?)\[\[([^\[\]\n]+)\]\]").expect("a valid pattern"))
 }
 
-fn tag_pattern() -> &'static Regex {
+pub(crate) fn tag_pattern() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     // Letters, digits, `_`, `-` and `/` (nesting); not only digits.
     RE.get_or_init(|| {

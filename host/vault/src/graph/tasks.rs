@@ -1,0 +1,506 @@
+//! A note's tasks as the Tasks and Dataview plugins read them: every list
+//! item with a checkbox (`- [ ] …`, any status character), outside code,
+//! with its line, heading, parent task, tags, the Tasks plugin's emoji
+//! fields (read from the end of the line, as the plugin reads them) and
+//! Dataview's inline fields (`[key:: value]`, `(key:: value)`).
+//!
+//! Issue 69's first step: the parser, with the plugins' documented samples
+//! as its tests; the index, the query tool and completion come next.
+
+use std::ops::Range;
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+use regex::Regex;
+
+/// What a status character means, as the Tasks plugin's default statuses
+/// say: ` ` to do, `x`/`X` done, `/` in progress, `-` cancelled; any other
+/// character is a status the person defined, read as to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Todo,
+    InProgress,
+    Done,
+    Cancelled,
+}
+
+impl Status {
+    pub fn of(symbol: char) -> Status {
+        match symbol {
+            'x' | 'X' => Status::Done,
+            '/' => Status::InProgress,
+            '-' => Status::Cancelled,
+            _ => Status::Todo,
+        }
+    }
+
+    /// Done or cancelled: nothing left to do.
+    pub fn completed(self) -> bool {
+        matches!(self, Status::Done | Status::Cancelled)
+    }
+}
+
+/// The Tasks plugin's priorities, highest first; `None` is its "normal".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    Highest,
+    High,
+    Medium,
+    None,
+    Low,
+    Lowest,
+}
+
+/// One task of a note.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    /// 1-based line of its checkbox.
+    pub line: u32,
+    /// The status character between the brackets.
+    pub symbol: char,
+    pub status: Status,
+    /// The text after the checkbox, without the emoji fields at its end.
+    pub text: String,
+    /// Its tags, lowercase, without `#`.
+    pub tags: Vec<String>,
+    /// The heading it is under, if any.
+    pub heading: Option<String>,
+    /// The task it is indented under (an index into the note's tasks).
+    pub parent: Option<usize>,
+    pub created: Option<String>,
+    pub scheduled: Option<String>,
+    pub start: Option<String>,
+    pub due: Option<String>,
+    pub done: Option<String>,
+    pub cancelled: Option<String>,
+    /// `every week`, `every month on the last day when done`, …
+    pub recurrence: Option<String>,
+    pub priority: Priority,
+    pub id: Option<String>,
+    pub depends_on: Vec<String>,
+    /// `keep` or `delete` (🏁).
+    pub on_completion: Option<String>,
+    /// Dataview's inline fields, `[key:: value]` and `(key:: value)`, in
+    /// order; keys as written.
+    pub fields: Vec<(String, String)>,
+}
+
+/// The emoji fields, each with what it sets. Read from the end of the
+/// line backwards, as the Tasks plugin reads them: a field followed by
+/// plain words is part of the text.
+type DateSlot = fn(&mut Task) -> &mut Option<String>;
+
+const DATES: &[(&str, DateSlot)] = &[
+    ("➕", |t| &mut t.created),
+    ("⏳", |t| &mut t.scheduled),
+    ("🛫", |t| &mut t.start),
+    ("📅", |t| &mut t.due),
+    ("✅", |t| &mut t.done),
+    ("❌", |t| &mut t.cancelled),
+];
+
+const PRIORITIES: &[(&str, Priority)] = &[
+    ("🔺", Priority::Highest),
+    ("⏫", Priority::High),
+    ("🔼", Priority::Medium),
+    ("🔽", Priority::Low),
+    ("⏬", Priority::Lowest),
+];
+
+fn date_at_end() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(➕|⏳|🛫|📅|✅|❌)\u{FE0F}?\s*(\d{4}-\d{2}-\d{2})\s*$")
+            .expect("a valid pattern")
+    })
+}
+
+fn word_field_at_end() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    // 🔁 takes the rest of the line's words up to the next field; 🆔 one
+    // id; ⛔ ids joined by commas; 🏁 `keep` or `delete`.
+    RE.get_or_init(|| {
+        Regex::new(r"(🔁|🆔|⛔|🏁)\u{FE0F}?\s*([^➕⏳🛫📅✅❌🔁🆔⛔🏁🔺⏫🔼🔽⏬]*?)\s*$")
+            .expect("a valid pattern")
+    })
+}
+
+fn inline_field() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"[\[(]([^\[\]():]+?)::\s*([^\[\]()]*?)\s*[\])]").expect("a valid pattern")
+    })
+}
+
+fn trailing_tag() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\s#[\p{L}\p{N}_\-/]+\s*$").expect("a valid pattern"))
+}
+
+impl Task {
+    fn new(line: u32, symbol: char, heading: Option<String>, parent: Option<usize>) -> Task {
+        Task {
+            line,
+            symbol,
+            status: Status::of(symbol),
+            text: String::new(),
+            tags: Vec::new(),
+            heading,
+            parent,
+            created: None,
+            scheduled: None,
+            start: None,
+            due: None,
+            done: None,
+            cancelled: None,
+            recurrence: None,
+            priority: Priority::None,
+            id: None,
+            depends_on: Vec::new(),
+            on_completion: None,
+            fields: Vec::new(),
+        }
+    }
+
+    /// The text after the checkbox: its fields taken off its end, its
+    /// tags and inline fields read.
+    fn read(&mut self, body: &str) {
+        let mut rest = body.trim_end().to_owned();
+        // Tags after the fields stay in the text; they do not end the
+        // fields (`📅 2023-04-16 #work`).
+        let mut tail = String::new();
+        loop {
+            let before = rest.len();
+            if let Some(m) = trailing_tag().find(&rest) {
+                tail.insert_str(0, &rest[m.start()..]);
+                rest.truncate(m.start());
+            }
+            if let Some(c) = date_at_end().captures(&rest) {
+                let at = c.get(0).expect("whole").start();
+                let slot = DATES
+                    .iter()
+                    .find(|(e, _)| *e == &c[1])
+                    .map(|(_, f)| f)
+                    .expect("a date emoji");
+                slot(self).get_or_insert_with(|| c[2].to_owned());
+                rest.truncate(at);
+            } else if let Some((e, p)) = PRIORITIES
+                .iter()
+                .find(|(e, _)| rest.trim_end().trim_end_matches('\u{FE0F}').ends_with(*e))
+            {
+                let cut = rest.trim_end().trim_end_matches('\u{FE0F}').len() - e.len();
+                if self.priority == Priority::None {
+                    self.priority = *p;
+                }
+                rest.truncate(cut);
+            } else if let Some(c) = word_field_at_end().captures(&rest) {
+                let at = c.get(0).expect("whole").start();
+                let value = c[2].trim().to_owned();
+                match &c[1] {
+                    "🔁" => self.recurrence = Some(value),
+                    "🆔" => self.id = Some(value),
+                    "⛔" => {
+                        self.depends_on = value
+                            .split(',')
+                            .map(|s| s.trim().to_owned())
+                            .filter(|s| !s.is_empty())
+                            .collect()
+                    }
+                    _ => self.on_completion = Some(value),
+                }
+                rest.truncate(at);
+            }
+            if rest.len() == before {
+                break;
+            }
+            rest.truncate(rest.trim_end().len());
+        }
+        let text = format!("{}{}", rest.trim_end(), tail.trim_end());
+        for c in crate::graph::facts::tag_pattern().captures_iter(&text) {
+            let tag = c[1].trim_matches('/').to_lowercase();
+            if !tag.is_empty() && !self.tags.contains(&tag) {
+                self.tags.push(tag);
+            }
+        }
+        for c in inline_field().captures_iter(&text) {
+            self.fields.push((c[1].trim().to_owned(), c[2].to_owned()));
+        }
+        self.text = text.trim().to_owned();
+    }
+}
+
+/// `[c] ` right after a list item's marker: the status character.
+fn checkbox(item: &str) -> Option<(char, usize)> {
+    let t = item.trim_start();
+    let lead = item.len() - t.len();
+    let marker = if t.starts_with(['-', '*', '+']) {
+        1
+    } else {
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        match t.as_bytes().get(digits) {
+            Some(b'.' | b')') if digits > 0 => digits + 1,
+            _ => return None,
+        }
+    };
+    let after = &t[marker..];
+    let spaced = after.trim_start_matches([' ', '\t']);
+    if spaced.len() == after.len() {
+        return None;
+    }
+    let mut chars = spaced.chars();
+    if chars.next() != Some('[') {
+        return None;
+    }
+    let symbol = chars.next()?;
+    if chars.next() != Some(']') || symbol == '\n' {
+        return None;
+    }
+    let body_at = lead + marker + (after.len() - spaced.len()) + 2 + symbol.len_utf8();
+    match item[body_at..].chars().next() {
+        Some(' ' | '\t') | None => Some((symbol, body_at)),
+        Some('\n' | '\r') => Some((symbol, body_at)),
+        _ => None,
+    }
+}
+
+/// Every task of a note's text, in order.
+pub fn tasks(text: &str) -> Vec<Task> {
+    let mut out: Vec<Task> = Vec::new();
+    // Open list items: the task each is, if it is one.
+    let mut open: Vec<Option<usize>> = Vec::new();
+    let mut heading: Option<String> = None;
+    let mut reading_heading: Option<String> = None;
+    let line_of = |at: usize| text[..at].matches('\n').count() as u32 + 1;
+    for (event, range) in
+        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
+    {
+        match event {
+            Event::Start(Tag::Heading { .. }) => reading_heading = Some(String::new()),
+            Event::End(TagEnd::Heading(_)) => {
+                heading = reading_heading
+                    .take()
+                    .map(|h| h.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+            Event::Text(t) | Event::Code(t) => {
+                if let Some(h) = reading_heading.as_mut() {
+                    h.push_str(&t);
+                }
+            }
+            Event::Start(Tag::Item) => {
+                let found = first_line(text, range.clone()).and_then(|line| {
+                    let (symbol, body) = checkbox(line)?;
+                    let parent = open.iter().rev().find_map(|t| *t);
+                    let mut task = Task::new(line_of(range.start), symbol, heading.clone(), parent);
+                    task.read(&line[body..]);
+                    Some(task)
+                });
+                open.push(found.map(|t| {
+                    out.push(t);
+                    out.len() - 1
+                }));
+            }
+            Event::End(TagEnd::Item) => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Dataview's fields of the note itself: lines `key:: value` outside code
+/// (a task's or list item's own line is its own, not the note's).
+pub fn note_fields(text: &str) -> Vec<(String, String)> {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let line_field = RE.get_or_init(|| {
+        Regex::new(r"^\s*([\p{L}\p{N}_][\p{L}\p{N}_ \-/]*?)::\s*(.*?)\s*$")
+            .expect("a valid pattern")
+    });
+    // Where code and list items are: their lines are not the note's fields.
+    let mut skipped: Vec<Range<usize>> = Vec::new();
+    for (event, range) in
+        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
+    {
+        if let Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_) | Tag::Item) = event {
+            skipped.push(range);
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let here = at;
+        at += line.len();
+        if skipped.iter().any(|r| r.contains(&here)) {
+            continue;
+        }
+        if let Some(c) = line_field.captures(line.trim_end_matches(['\n', '\r'])) {
+            out.push((c[1].trim().to_owned(), c[2].to_owned()));
+        }
+    }
+    out
+}
+
+/// The first line of the list item at `range`.
+fn first_line(text: &str, range: Range<usize>) -> Option<&str> {
+    let item = text.get(range)?;
+    Some(
+        item.split('\n')
+            .next()
+            .unwrap_or(item)
+            .trim_end_matches('\r'),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Task {
+        let mut t = tasks(line);
+        assert_eq!(t.len(), 1, "{line}");
+        t.remove(0)
+    }
+
+    /// The Tasks plugin's "Tasks Emoji Format" samples, each read as the
+    /// page says.
+    #[test]
+    fn the_emoji_format_s_samples_read_as_the_tasks_plugin_documents() {
+        let t = one("- [ ] #task Has a created date ➕ 2023-04-13\n");
+        assert_eq!(
+            (t.text.as_str(), t.created.as_deref()),
+            ("#task Has a created date", Some("2023-04-13"))
+        );
+        assert_eq!(
+            one("- [ ] #task Has a scheduled date ⏳ 2023-04-14")
+                .scheduled
+                .as_deref(),
+            Some("2023-04-14")
+        );
+        assert_eq!(
+            one("- [ ] #task Has a start date 🛫 2023-04-15")
+                .start
+                .as_deref(),
+            Some("2023-04-15")
+        );
+        assert_eq!(
+            one("- [ ] #task Has a due date 📅 2023-04-16")
+                .due
+                .as_deref(),
+            Some("2023-04-16")
+        );
+        let done = one("- [x] #task Has a done date ✅ 2023-04-17");
+        assert_eq!(
+            (done.status, done.done.as_deref()),
+            (Status::Done, Some("2023-04-17"))
+        );
+        let cancelled = one("- [-] #task Has a cancelled date ❌ 2023-04-18");
+        assert_eq!(
+            (cancelled.status, cancelled.cancelled.as_deref()),
+            (Status::Cancelled, Some("2023-04-18"))
+        );
+        for (line, p) in [
+            ("- [ ] #task Lowest priority ⏬", Priority::Lowest),
+            ("- [ ] #task Low priority 🔽", Priority::Low),
+            ("- [ ] #task Normal priority", Priority::None),
+            ("- [ ] #task Medium priority 🔼", Priority::Medium),
+            ("- [ ] #task High priority ⏫", Priority::High),
+            ("- [ ] #task Highest priority 🔺", Priority::Highest),
+        ] {
+            let t = one(line);
+            assert_eq!(t.priority, p, "{line}");
+            assert!(
+                !t.text.contains(['⏬', '🔽', '🔼', '⏫', '🔺']),
+                "{}",
+                t.text
+            );
+        }
+        let r = one("- [ ] #task Is a recurring task 🔁 every day when done");
+        assert_eq!(
+            (r.text.as_str(), r.recurrence.as_deref()),
+            ("#task Is a recurring task", Some("every day when done"))
+        );
+        let first = one("- [ ] #task do this first 🆔 dcf64c");
+        assert_eq!(first.id.as_deref(), Some("dcf64c"));
+        let after = one("- [ ] #task do this after first and some other task ⛔️ dcf64c,0h17ye");
+        assert_eq!(after.depends_on, ["dcf64c", "0h17ye"]);
+        assert_eq!(after.text, "#task do this after first and some other task");
+        assert_eq!(after.tags, ["task"]);
+    }
+
+    /// Several fields in any order at the end; a tag among them stays in
+    /// the text; a field followed by words is text, as the plugin reads it.
+    #[test]
+    fn fields_are_read_from_the_end_of_the_line() {
+        let t = one("- [ ] Call the bank 📅 2026-12-04 ⏫ 🔁 every month #errand");
+        assert_eq!(t.due.as_deref(), Some("2026-12-04"));
+        assert_eq!(t.priority, Priority::High);
+        assert_eq!(t.recurrence.as_deref(), Some("every month"));
+        assert_eq!(t.text, "Call the bank #errand");
+        assert_eq!(t.tags, ["errand"]);
+        let t = one("- [ ] Pay 📅 2026-12-04 after the call");
+        assert_eq!(t.due, None, "a field inside the text is text");
+        assert_eq!(t.text, "Pay 📅 2026-12-04 after the call");
+    }
+
+    /// Dataview's inline fields; statuses beyond the four defaults; tasks
+    /// in code are not tasks; sub-tasks know their parent; headings.
+    #[test]
+    fn dataview_fields_statuses_code_and_nesting() {
+        let text = "# Week\n\n- [ ] Call the bank [due:: 2026-12-04] (owner:: Ana)\n  - [/] Find the number\n    - [?] Ask Luis\n- Plain item\n  - [x] Done under a plain item\n\n```md\n- [ ] not a task\n```\n\n## Later\n1. [ ] Numbered\n- [ ]no space is no task\n";
+        let t = tasks(text);
+        let texts: Vec<&str> = t.iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "Call the bank [due:: 2026-12-04] (owner:: Ana)",
+                "Find the number",
+                "Ask Luis",
+                "Done under a plain item",
+                "Numbered"
+            ]
+        );
+        assert_eq!(
+            t[0].fields,
+            [
+                ("due".to_owned(), "2026-12-04".to_owned()),
+                ("owner".to_owned(), "Ana".to_owned())
+            ]
+        );
+        assert_eq!(
+            t.iter().map(|t| t.line).collect::<Vec<_>>(),
+            [3, 4, 5, 7, 14]
+        );
+        assert_eq!(
+            t.iter().map(|t| t.parent).collect::<Vec<_>>(),
+            [None, Some(0), Some(1), None, None]
+        );
+        assert_eq!(
+            t.iter().map(|t| t.status).collect::<Vec<_>>(),
+            [
+                Status::Todo,
+                Status::InProgress,
+                Status::Todo,
+                Status::Done,
+                Status::Todo
+            ]
+        );
+        assert_eq!(t[2].symbol, '?');
+        assert_eq!(t[0].heading.as_deref(), Some("Week"));
+        assert_eq!(t[4].heading.as_deref(), Some("Later"));
+        assert!(Status::Cancelled.completed() && !Status::InProgress.completed());
+    }
+
+    /// Dataview's `key:: value` lines are the note's fields; not in code,
+    /// not a list item's line, not front matter.
+    #[test]
+    fn key_value_lines_are_the_note_s_fields() {
+        let text = "---\nstatus:: not a field\n---\n# Plan\nstatus:: active\nDue Date:: 2026-12-04\n\n- item:: not the note's\n\n```\ncode:: no\n```\n";
+        let f = note_fields(text);
+        assert_eq!(
+            f,
+            [
+                ("status".to_owned(), "active".to_owned()),
+                ("Due Date".to_owned(), "2026-12-04".to_owned()),
+            ]
+        );
+    }
+}
