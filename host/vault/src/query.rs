@@ -57,12 +57,14 @@ impl Context {
     }
 }
 
-/// Files left out of an answer, and why (the first few).
+/// Files left out of an answer or shown with an error, and why (the
+/// first few); each file counted once, whatever failed in it.
 #[derive(Debug, Default)]
 pub struct Skipped {
     pub count: u64,
     malformed: u64,
     first: Vec<String>,
+    counted: std::collections::HashSet<String>,
 }
 
 /// How many reasons a warning names.
@@ -70,6 +72,9 @@ const SHOWN: usize = 5;
 
 impl Skipped {
     pub fn add(&mut self, path: &str, f: &Fault, text: &str) {
+        if !self.counted.insert(path.to_owned()) {
+            return;
+        }
         self.count += 1;
         self.malformed += f.malformed as u64;
         if self.first.len() < SHOWN {
@@ -151,5 +156,27 @@ impl Vault {
             }
         }
         Ok(Kept { notes, skipped })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A note whose sort key and a chosen property both fail is one file
+    /// in `warnings`, not two.
+    #[test]
+    fn a_file_is_counted_once_whatever_failed_in_it() {
+        let mut s = Skipped::default();
+        let f = Fault::new("boom", 3);
+        s.add("a.md", &f, "due");
+        s.add("a.md", &f, "formula.x");
+        s.add("b.md", &f, "due");
+        assert_eq!(s.count, 2);
+        assert!(
+            s.warnings()[0].starts_with("2 file(s)"),
+            "{:?}",
+            s.warnings()
+        );
     }
 }
