@@ -183,14 +183,22 @@ fn literal(value: &str, at: usize) -> Ex {
     ex(Node::Lit(Val::Str(v.to_owned())), at)
 }
 
-fn has_tag(tag: &str, at: usize) -> Ex {
-    let t = tag.trim().trim_start_matches('#');
+/// `file.<method>("<arg>")`.
+fn file_method(method: &'static str, arg: String, at: usize) -> Ex {
     ex(
         Node::Method(
             Box::new(ex(Node::File, at)),
-            "hasTag",
-            vec![ex(Node::Lit(Val::Str(t.to_lowercase())), at)],
+            method,
+            vec![ex(Node::Lit(Val::Str(arg)), at)],
         ),
+        at,
+    )
+}
+
+fn has_tag(tag: &str, at: usize) -> Ex {
+    file_method(
+        "hasTag",
+        tag.trim().trim_start_matches('#').to_lowercase(),
         at,
     )
 }
@@ -205,16 +213,7 @@ fn clause(c: &str, at: usize) -> Option<Ex> {
     let lower = c.to_ascii_lowercase();
     if let Some(key) = lower.strip_suffix(" exists") {
         let key = c[..key.len()].trim();
-        return plain_key(key).then(|| {
-            ex(
-                Node::Method(
-                    Box::new(ex(Node::File, at)),
-                    "hasProperty",
-                    vec![ex(Node::Lit(Val::Str(key.to_owned())), at)],
-                ),
-                at,
-            )
-        });
+        return plain_key(key).then(|| file_method("hasProperty", key.to_owned(), at));
     }
     if let Some(i) = lower.find(" contains ") {
         let (key, value) = (c[..i].trim(), &c[i + " contains ".len()..]);
