@@ -36,6 +36,18 @@ fn left_out(answer: &Value) -> u64 {
         .unwrap_or(0)
 }
 
+/// Wait until the index holds `count` notes in `folder`: notes written
+/// while kura runs are seen once the watcher reports them.
+async fn notes_seen(k: &Kura, folder: &str, count: u64) {
+    let filter = format!("file.inFolder({})", serde_json::to_string(folder).unwrap());
+    let r = k
+        .until("vault_notes", json!({"filter": filter}), |r| {
+            r["total"] == count
+        })
+        .await;
+    assert_eq!(r["total"], count, "{r}");
+}
+
 #[tokio::test]
 async fn every_view_of_the_fixture_returns_its_hand_worked_rows() {
     let (_f, k) = start(&[]).await;
@@ -260,11 +272,18 @@ async fn rows_page_with_a_cursor_and_hidden_folders_stay_out() {
         "All.base",
         "views:\n  - type: table\n    name: All\n    order: [file.path]\n",
     );
+    // Written by another program: seen once the watcher reports it.
     let all = k
-        .call("vault_base", json!({"path": "All.base", "limit": 1000}))
-        .await
-        .ok()
-        .clone();
+        .until(
+            "vault_base",
+            json!({"path": "All.base", "limit": 1000}),
+            |r| {
+                r["rows"]
+                    .as_array()
+                    .is_some_and(|rows| rows.iter().any(|row| row["path"] == "All.base"))
+            },
+        )
+        .await;
     let paths: Vec<&str> = all["rows"]
         .as_array()
         .unwrap()
@@ -346,6 +365,7 @@ async fn a_filter_text_gives_the_same_rows_in_vault_notes_and_in_a_base() {
     f.write("q/a.md", "---\nstatus: Done\nbudget: 250\n---\n");
     f.write("q/b.md", "---\nstatus: open\nbudget: 50\n---\n");
     f.write("q/c.md", "---\nstatus: done\nbudget: lots\n---\n");
+    notes_seen(&k, "q", 3).await;
     let types = f.vault().join(".obsidian/types.json");
     let declared = std::fs::read_to_string(&types).unwrap_or_else(|_| "{\"types\":{}}".into());
     let mut declared: Value = serde_json::from_str(&declared).unwrap();
@@ -547,6 +567,7 @@ async fn date_arithmetic_follows_the_calendar_of_the_vault_s_time_zone() {
 async fn a_failing_item_of_an_or_does_not_hide_one_that_holds() {
     let (f, k) = start(&[]).await;
     f.write("or/a.md", "---\nx: abc\n---\n");
+    notes_seen(&k, "or", 1).await;
     f.write(
         "or/Or.base",
         "filters:\n  or:\n    - 'number(x) > 1'\n    - 'file.inFolder(\"or\") && file.ext == \"md\"'\nviews:\n  - type: table\n    name: T\n",
@@ -650,6 +671,7 @@ async fn links_to_one_file_are_one_group_and_one_unique_value() {
     f.write("own/b.md", "---\nowner: \"[[people/Ana]]\"\n---\n");
     f.write("own/c.md", "---\nowner: \"[[ana]]\"\n---\n");
     f.write("own/d.md", "---\nowner: \"[[Luis]]\"\n---\n");
+    notes_seen(&k, "own", 4).await;
     f.write(
         "own/Owners.base",
         "filters: 'file.inFolder(\"own\") && file.ext == \"md\"'\nformulas:\n  all: 'list(owner)'\nviews:\n  - type: table\n    name: T\n    groupBy:\n      property: owner\n      direction: ASC\n    order: [file.name, owner]\n    summaries:\n      owner: Unique\n",
