@@ -128,6 +128,7 @@ pub async fn run() -> anyhow::Result<()> {
     vault_tour(&mut tour).await?;
     history_tour(&mut tour, &data).await?;
     graph_tour(&mut tour).await?;
+    tasks_tour(&mut tour).await?;
     manual_tour(&mut tour).await?;
     meaning_tour(&mut tour).await?;
     evidence_tour(&mut tour).await?;
@@ -355,6 +356,45 @@ async fn history_tour(tour: &mut Tour, data: &DemoData) -> anyhow::Result<()> {
         "A refused undo of the undo: the note changed since, nothing is touched",
         "vault_undo",
         json!({"change": undo}),
+    )
+    .await?;
+    Ok(())
+}
+
+/// The person's tasks: a note of checkboxes in the Tasks plugin's format,
+/// this week's list, and one recurring task done as the plugin does it.
+async fn tasks_tour(tour: &mut Tour) -> anyhow::Result<()> {
+    let note = "notes/chores.md";
+    let chores = "# Chores\n\
+                  - [ ] Rotate the backup disks 🔁 every week 📅 2026-01-05 ⏫\n\
+                  - [ ] Test a restore 📅 2026-01-07 #backup\n\
+                  - [x] Buy a second disk ✅ 2026-01-02\n\
+                  - [ ] Renew the domain [due:: 2027-03-01]\n";
+    tour.step(
+        "A note of tasks, as the Tasks and Dataview plugins write them",
+        "vault_create",
+        json!({"path": note, "content": chores}),
+    )
+    .await?;
+    let week = json!({"filter": "!completed && due <= today() + \"1 week\"", "sort": ["due"]});
+    let listed = tour
+        .step(
+            "What is due this week (or overdue), soonest first, from the index",
+            "vault_tasks",
+            week.clone(),
+        )
+        .await?;
+    let first = &listed["tasks"][0];
+    tour.step(
+        "Mark the first one done: the done date, and its next occurrence a week on",
+        "vault_task_status",
+        json!({"path": first["path"], "line": first["line"], "text": first["text"], "status": "done"}),
+    )
+    .await?;
+    tour.step(
+        "The note as Obsidian shows it now",
+        "vault_read",
+        json!({"path": note, "full": true}),
     )
     .await?;
     Ok(())

@@ -51,7 +51,7 @@ async def checks(s, handshake):
         assert names == [
             "vault_ls", "vault_read", "vault_scan", "vault_create", "vault_write", "vault_replace",
             "vault_edit", "vault_search", "vault_find", "vault_links", "vault_notes", "vault_base",
-            "vault_move",
+            "vault_tasks", "vault_task_status", "vault_move",
             "vault_delete", "vault_history", "vault_undo", "vault_coverage", "artifact_audit",
             "search", "read_doc", "list_tasks", "get_plan", "create_doc", "update_doc", "create_task",
             "update_task_status", "create_plan", "log_session", "history", "undo", "reindex",

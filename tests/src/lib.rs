@@ -489,6 +489,19 @@ impl Fixture {
     pub async fn start(&self) -> Kura {
         Kura::start(self.args(&[]), ClientLifecycleMode::Initialize).await
     }
+
+    /// A fixture whose vault is `fixtures/vaults/<name>`, served with
+    /// `extra`, and its expected answers (`fixtures/vaults/<name>.expected.json`).
+    pub async fn fixture_vault(name: &str, extra: &[&str]) -> (Fixture, Kura, Value) {
+        let f = Fixture::new();
+        std::fs::remove_dir_all(f.vault()).unwrap();
+        let vaults = workspace().join("fixtures/vaults");
+        copy_tree(&vaults.join(name), &f.vault());
+        let k = Kura::start(f.args(extra), ClientLifecycleMode::Initialize).await;
+        let expected =
+            std::fs::read_to_string(vaults.join(format!("{name}.expected.json"))).unwrap();
+        (f, k, serde_json::from_str(&expected).unwrap())
+    }
 }
 
 impl Default for Fixture {

@@ -68,56 +68,55 @@ pub struct CopyFileOutput {
 
 #[derive(Input)]
 pub struct CopySectionInput {
-    /// The section: manual_read's ref
+    /// manual_read's ref
     pub from_ref: FromRef,
-    /// Destination note, relative to the vault root
+    /// Destination note, vault-relative
     pub to_path: String,
-    /// Replace the note's content, or add after it
+    /// Replace note content, or add after it
     #[arg(one_of = MODES)]
     pub mode: &'static str,
-    /// Caps on what one call copies
+    /// Per-call caps
     pub limits: Option<CopyLimits>,
 }
 
 #[derive(Input)]
 pub struct FromRef {
-    /// The manual (its folder name)
+    /// Manual id (folder name)
     pub manual_id: String,
-    /// File inside the manual
+    /// File in the manual
     pub path: String,
     /// A line of the section (default 1)
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// `section` (default for .md) or `file` (.json); snippet, sections:
-    /// invalid_scope
+    /// `section` (.md default) or `file` (.json); others: invalid_scope
     #[arg(one_of = ["section", "file", "snippet", "sections"])]
     pub scope: Option<&'static str>,
 }
 
 #[derive(Input)]
 pub struct CopyFileInput {
-    /// File inside the manual
+    /// File in the manual
     pub from_path: String,
-    /// The manual (its folder name)
+    /// Manual id (folder name)
     pub manual_id: String,
-    /// Destination note, relative to the vault root
+    /// Destination note, vault-relative
     pub to_path: String,
-    /// Replace the note's content, or add after it
+    /// Replace note content, or add after it
     #[arg(one_of = MODES)]
     pub mode: &'static str,
-    /// Caps on what one call copies
+    /// Per-call caps
     pub limits: Option<CopyLimits>,
 }
 
 #[derive(Input, Default)]
 pub struct CopyLimits {
-    /// Sections per call (one, the MVP of 003)
+    /// Sections per call (1 only)
     #[arg(min = 1)]
     pub max_sections: Option<i64>,
-    /// Characters copied at most (default SCAN_MAX_CHARS, at most 200000)
+    /// Max characters (default SCAN_MAX_CHARS; ≤200000)
     #[arg(min = 1)]
     pub max_chars: Option<i64>,
-    /// Ask for a whole .md file (needs ALLOW_FILE_SCOPE)
+    /// Allow a whole .md file (needs ALLOW_FILE_SCOPE)
     pub allow_file: Option<bool>,
 }
 

@@ -59,10 +59,10 @@ pub enum ScanStart {
 /// `cursor` as an object: the previous call's `next_cursor`, or a line.
 #[derive(Input)]
 pub struct ScanCursor {
-    /// Line to start at, 1-based
+    /// Start line, 1-based
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// Absolute character offset from a previous next_cursor
+    /// Absolute char offset, from next_cursor
     #[arg(min = 0)]
     pub char_offset: Option<i64>,
 }

@@ -49,11 +49,11 @@ pub struct HistoryOutput {
 
 #[derive(Input)]
 pub struct UndoInput {
-    /// A change's id
+    /// Change id
     pub change: Option<String>,
-    /// All of this session's changes (`current`: yours)
+    /// A whole session (`current`: yours)
     pub session: Option<String>,
-    /// Report only; change nothing
+    /// Report only
     pub dry_run: Option<bool>,
 }
 

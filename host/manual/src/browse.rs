@@ -58,13 +58,13 @@ pub struct TocOutput {
 
 #[derive(Input)]
 pub struct LsInput {
-    /// `manuals` (default), a manual id, or a folder id from a previous listing
+    /// `manuals` (default), a manual id, or a listed folder id
     pub id: Option<String>,
 }
 
 #[derive(Input)]
 pub struct TocInput {
-    /// The manual (its folder name)
+    /// Manual id (folder name)
     pub manual_id: String,
 }
 

@@ -141,15 +141,15 @@ fn integrated_top(trace: &Trace) -> Vec<Value> {
 
 #[derive(Input)]
 pub struct HitsInput {
-    /// A manual_find answer's trace_id
+    /// manual_find's trace_id
     pub trace_id: String,
-    /// Which list of the trace (default candidates)
+    /// Which list (default candidates)
     #[arg(one_of = KINDS)]
     pub kind: Option<&'static str>,
     /// Items to skip (default 0)
     #[arg(min = 0)]
     pub offset: Option<i64>,
-    /// Items to return (default 50)
+    /// Page size (default 50)
     #[arg(min = 1)]
     pub limit: Option<i64>,
 }

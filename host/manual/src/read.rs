@@ -80,49 +80,49 @@ pub const SCOPES: [&str; 4] = ["snippet", "section", "sections", "file"];
 
 #[derive(Input)]
 pub struct ReadInput {
-    /// The section: a manual_find next_action's ref
+    /// A manual_find next_action's ref
     pub r#ref: ManualRef,
-    /// How much to read around the line (default section)
+    /// How much around the line (default section)
     #[arg(one_of = SCOPES)]
     pub scope: Option<&'static str>,
-    /// Ask for a whole .md file (needs ALLOW_FILE_SCOPE)
+    /// Allow a whole .md file (needs ALLOW_FILE_SCOPE)
     pub allow_file: Option<bool>,
-    /// Characters to add around a snippet
+    /// Context around a snippet
     pub expand: Option<Expand>,
 }
 
 /// A place in a manual, as manual_find's next actions give it.
 #[derive(Input)]
 pub struct ManualRef {
-    /// The manual (its folder name)
+    /// Manual id (folder name)
     pub manual_id: String,
-    /// File inside the manual
+    /// File in the manual
     pub path: String,
-    /// A line inside the wanted section (default 1)
+    /// A line in the section (default 1)
     #[arg(min = 1)]
     pub start_line: Option<i64>,
 }
 
 #[derive(Input, Default)]
 pub struct Expand {
-    /// Characters to add before
+    /// Chars before
     #[arg(min = 0)]
     pub before_chars: Option<i64>,
-    /// Characters to add after
+    /// Chars after
     #[arg(min = 0)]
     pub after_chars: Option<i64>,
 }
 
 #[derive(Input)]
 pub struct ScanInput {
-    /// The manual (its folder name)
+    /// Manual id (folder name)
     pub manual_id: String,
-    /// File inside the manual
+    /// File in the manual
     pub path: String,
-    /// Line to start at, 1-based (wins over cursor)
+    /// Start line, 1-based (wins over cursor)
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// Where to go on: the previous call's next_cursor
+    /// Previous call's next_cursor
     pub cursor: Option<Cursor>,
 }
 

@@ -77,11 +77,11 @@ fn history_path(artifact: &RelPath, source: &RelPath) -> Result<RelPath> {
 
 #[derive(Input)]
 pub struct AuditInput {
-    /// The artifact, relative to the vault root
+    /// Artifact note, vault-relative
     pub artifact_path: String,
-    /// The source it was written from, relative to the vault root
+    /// Source note, vault-relative
     pub source_path: String,
-    /// Source line ranges to count as covered (default: the artifact's citations)
+    /// Source ranges counted as covered (default: the artifact's citations)
     pub cited_ranges: Option<LineRanges>,
 }
 

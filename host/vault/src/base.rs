@@ -30,21 +30,21 @@ const LIMIT_MAX: i64 = 1000;
 
 #[derive(Input)]
 pub struct BaseInput {
-    /// A `.base` file, or a note with a ```base block
+    /// `.base` file, or note with a ```base block
     #[arg(nonempty)]
     pub path: String,
     /// View name (default: the first)
     pub view: Option<String>,
-    /// Which ```base block of the note (default 1)
+    /// Which ```base block (default 1)
     #[arg(min = 1, max = 1000)]
     pub block: Option<i64>,
     /// Most rows (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
-    /// The previous call's next_cursor
+    /// Previous next_cursor
     #[arg(min = 0)]
     pub cursor: Option<i64>,
-    /// The note embedding it (`![[X.base]]`): `this`
+    /// Note embedding it (`![[X.base]]`): `this`
     pub embedded_in: Option<String>,
 }
 
@@ -224,7 +224,7 @@ impl Vault {
         if let Some(limit) = view.limit {
             work.truncate(limit);
         }
-        let groups = groups(&env, &work);
+        let groups = groups(&env, work.iter().map(|w| w.group.as_ref()));
         let summaries = summaries(&env, &base, v, &columns, &work)?;
         let total = work.len() as u64;
         let start = (input.cursor.unwrap_or(0) as usize).min(work.len());
@@ -501,12 +501,15 @@ fn holds(
     })
 }
 
-/// The runs of equal group values, in order.
-fn groups(env: &Env<'_>, work: &[Work]) -> Vec<GroupOut> {
+/// The runs of equal group values, in order (rows without one skipped):
+/// each value with how many rows it has.
+pub(crate) fn groups<'v>(
+    env: &Env<'_>,
+    values: impl Iterator<Item = Option<&'v Val>>,
+) -> Vec<GroupOut> {
     let mut out: Vec<GroupOut> = Vec::new();
     let mut last: Option<&Val> = None;
-    for w in work {
-        let Some(g) = &w.group else { continue };
+    for g in values.flatten() {
         match (last, out.last_mut()) {
             (Some(l), Some(group)) if sort_order(l, g) == std::cmp::Ordering::Equal => {
                 group.count += 1

@@ -129,9 +129,9 @@ pub use crate::domain::search::round3;
 
 #[derive(Input)]
 pub struct CoverageInput {
-    /// File relative to the vault root
+    /// File, vault-relative
     pub path: String,
-    /// Line ranges already read or cited (may be empty)
+    /// Ranges read or cited (may be empty)
     pub cited_ranges: LineRanges,
 }
 

@@ -11,6 +11,7 @@ pub mod env;
 pub mod eval;
 mod lex;
 pub mod parse;
+pub mod task;
 pub mod time;
 pub mod types;
 pub mod value;
@@ -107,7 +108,12 @@ fn only_values(e: &Ex) -> Result<(), Fault> {
     walk(e, &mut |x| {
         if matches!(
             x.node,
-            Node::Prop(_) | Node::File | Node::This | Node::ThisProp(_) | Node::Formula(_)
+            Node::Prop(_)
+                | Node::NoteProp(_)
+                | Node::File
+                | Node::This
+                | Node::ThisProp(_)
+                | Node::Formula(_)
         ) && bad.is_none()
         {
             bad = Some(Fault::new(
@@ -137,7 +143,7 @@ pub fn property(id: &str) -> Result<Ex, Fault> {
     } else if let Some(f) = id.strip_prefix("formula.") {
         Node::Formula(f.to_owned())
     } else if let Some(n) = id.strip_prefix("note.") {
-        Node::Prop(n.to_owned())
+        Node::NoteProp(n.to_owned())
     } else if id.is_empty() {
         return Err(Fault::new("an empty property name", 1));
     } else {
@@ -182,6 +188,7 @@ pub fn walk(e: &Ex, f: &mut impl FnMut(&Ex)) {
         }
         Node::Lit(_)
         | Node::Prop(_)
+        | Node::NoteProp(_)
         | Node::File
         | Node::Formula(_)
         | Node::This

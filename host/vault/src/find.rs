@@ -301,12 +301,12 @@ impl Scope {
 
 #[derive(Input)]
 pub struct FindInput {
-    /// What to look for, in plain words
+    /// What to find, in plain words
     #[arg(query)]
     pub query: String,
-    /// ≤4 rephrasings: the question in the notes' other languages, terms they use
+    /// Rephrasings in the notes' other languages and terms
     pub queries: Option<Phrasings>,
-    /// Which notes to search
+    /// Notes to search
     pub scope: Option<ScopeInput>,
     /// Search effort
     pub budget: Option<BudgetInput>,
@@ -314,9 +314,9 @@ pub struct FindInput {
 
 #[derive(Input, Default)]
 pub struct ScopeInput {
-    /// Only notes under this folder
+    /// Only under this folder
     pub relative_dir: Option<String>,
-    /// Only paths matching, e.g. `projects/**/*.md`
+    /// Path glob, e.g. `projects/**/*.md`
     pub glob: Option<String>,
     /// A vault_notes `filter`
     pub filter: Option<String>,

@@ -27,6 +27,7 @@ mod query;
 mod read;
 mod search;
 mod section;
+mod tasks;
 mod write;
 
 use std::path::Path;
@@ -50,6 +51,7 @@ pub use read::{LsInput, ReadInput, ScanInput};
 pub use read::{LsOutput, ReadOutput};
 pub use search::{SearchInput, SearchOutput};
 pub use section::{EditInput, EditOutput};
+pub use tasks::{TaskStatusInput, TaskStatusOutput, TasksInput, TasksOutput};
 pub use write::{Copied, CreateInput, MODES, ReplaceInput, ReplaceOutput, WriteInput, WriteOutput};
 
 pub struct Vault {

@@ -23,10 +23,10 @@ const LIMIT_MAX: i64 = 1000;
 
 #[derive(Input)]
 pub struct LinksInput {
-    /// A note or attachment path, or a link target such as `Note A`
+    /// Note or attachment path, or link target (`Note A`)
     #[arg(nonempty)]
     pub path: String,
-    /// Most links and backlinks, each (default 100)
+    /// Max per list (default 100)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
 }
@@ -72,14 +72,14 @@ pub const ONLY: [&str; 2] = ["orphans", "unresolved"];
 pub struct NotesInput {
     /// A Bases expression, or clauses (`#tag and status = done`)
     pub filter: Option<String>,
-    /// `orphans` (nothing links to them) or `unresolved` (with broken links)
+    /// orphans (no backlinks) or unresolved (broken links)
     #[arg(one_of = ONLY)]
     pub only: Option<&'static str>,
-    /// Properties to order by, each `name` or `name desc`
+    /// Sort keys, each `name` or `name desc`
     pub sort: Option<Vec<String>>,
-    /// Only these properties (`file.*` too) in each note
+    /// Properties to return (`file.*` too)
     pub properties: Option<Vec<String>>,
-    /// Most notes to return (default 50)
+    /// Max notes (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
 }
@@ -253,12 +253,7 @@ impl Vault {
 
     pub fn notes(&self, input: NotesInput, job: crate::job::Job) -> Result<NotesOutput> {
         let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
-        let sort = input
-            .sort
-            .iter()
-            .flatten()
-            .map(|s| SortKey::parse(s))
-            .collect::<Result<Vec<_>>>()?;
+        let sort = SortKey::parse_all(input.sort.as_deref())?;
         let chosen = input
             .properties
             .iter()
@@ -383,6 +378,14 @@ impl SortKey {
             id: id.to_owned(),
             desc,
         })
+    }
+
+    /// A tool's `sort`, each key read.
+    pub fn parse_all(sort: Option<&[String]>) -> Result<Vec<SortKey>> {
+        sort.unwrap_or_default()
+            .iter()
+            .map(|s| SortKey::parse(s))
+            .collect()
     }
 }
 

@@ -43,7 +43,7 @@ pub struct MoveInput {
     /// New path (must not exist)
     #[arg(nonempty)]
     pub to: String,
-    /// Report only; change nothing
+    /// Report only
     pub dry_run: Option<bool>,
 }
 

@@ -51,7 +51,7 @@ pub struct ReadOutput {
 
 #[derive(Input)]
 pub struct LsInput {
-    /// Folder relative to the vault root; omitted = the root
+    /// Folder (default: vault root)
     pub path: Option<String>,
     /// Seed 001's name for `path`, accepted as the same thing.
     #[arg(hidden)]
@@ -60,11 +60,11 @@ pub struct LsInput {
 
 #[derive(Input)]
 pub struct ReadInput {
-    /// File relative to the vault root
+    /// File, vault-relative
     pub path: String,
-    /// Read from the first line (capped at {scan_max_chars} characters)
+    /// From line 1 (at most {scan_max_chars} characters)
     pub full: Option<bool>,
-    /// The lines to read (needed unless full is true)
+    /// Lines to read (required unless `full`)
     pub range: Option<ReadRange>,
 }
 
@@ -73,19 +73,19 @@ pub struct ReadRange {
     /// First line, 1-based
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// Last line, inclusive; past the end reads to the end
+    /// Last line, inclusive (may pass the end)
     #[arg(min = 1)]
     pub end_line: Option<i64>,
 }
 
 #[derive(Input)]
 pub struct ScanInput {
-    /// File relative to the vault root
+    /// File, vault-relative
     pub path: String,
-    /// Line to start at, 1-based (wins over cursor)
+    /// Start line, 1-based (wins over cursor)
     #[arg(min = 1)]
     pub start_line: Option<i64>,
-    /// Where to go on: the previous call's next_cursor
+    /// Previous call's next_cursor
     pub cursor: Option<ScanCursor>,
 }
 

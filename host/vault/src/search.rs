@@ -21,17 +21,17 @@ const LIMIT_MAX: i64 = 1000;
 
 #[derive(Input)]
 pub struct SearchInput {
-    /// The text (or regular expression) to look for
+    /// Text or regex to find
     #[arg(query)]
     pub query: String,
-    /// How query matches: as typed, as a regex (default), or word by word
+    /// regex (default), plain (as typed) or loose (word by word)
     #[arg(one_of = ["plain", "regex", "loose"])]
     pub mode: Option<&'static str>,
     /// e.g. `projects/**/*.md`
     pub glob: Option<String>,
-    /// Only files under this folder
+    /// Only under this folder
     pub relative_dir: Option<String>,
-    /// Most results to return (default 50)
+    /// Max results (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
     /// A vault_notes `filter`

@@ -22,18 +22,18 @@ pub const EDITS: [&str; 3] = ["append", "prepend", "replace"];
 
 #[derive(Input)]
 pub struct EditInput {
-    /// Existing note relative to the vault root
+    /// Existing note, vault-relative
     pub path: String,
     /// Heading path: `Projects > Kura`, or `Kura` if unique
     #[arg(nonempty)]
     pub heading: String,
-    /// At the section's end, under its heading, or instead of its body
+    /// At section end, under its heading, or instead of its body
     #[arg(one_of = EDITS)]
     pub mode: &'static str,
-    /// The text to add, or the new body
+    /// Text to add, or the new body
     #[arg(text)]
     pub content: String,
-    /// vault_read's `hash`; a note changed since is a `conflict`
+    /// vault_read's `hash`; changed since: `conflict`
     pub expected_hash: Option<String>,
 }
 

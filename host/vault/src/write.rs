@@ -32,36 +32,36 @@ pub const MODES: [&str; 2] = ["overwrite", "append"];
 
 #[derive(Input)]
 pub struct CreateInput {
-    /// New file relative to the vault root
+    /// New file, vault-relative
     pub path: String,
-    /// The whole content (non-empty)
+    /// Whole content
     #[arg(nonempty)]
     pub content: String,
 }
 
 #[derive(Input)]
 pub struct WriteInput {
-    /// Existing file relative to the vault root
+    /// Existing file, vault-relative
     pub path: String,
-    /// The text to write
+    /// Text to write
     #[arg(text)]
     pub content: String,
-    /// Replace the file's content, or add after it
+    /// Replace the content, or add after it
     #[arg(one_of = MODES)]
     pub mode: &'static str,
 }
 
 #[derive(Input)]
 pub struct ReplaceInput {
-    /// Existing file relative to the vault root
+    /// Existing file, vault-relative
     pub path: String,
-    /// The exact text to find (it must occur once)
+    /// Exact text to find (must occur once)
     #[arg(nonempty)]
     pub find: String,
-    /// The text to put in its place
+    /// Replacement text
     #[arg(text)]
     pub replace: String,
-    /// How many occurrences to replace; 0 = all; default 1
+    /// Occurrences to replace (default 1; 0 = all)
     #[arg(min = 0)]
     pub max_replacements: Option<i64>,
 }

@@ -224,9 +224,9 @@ pub fn plan_counts(body: &str) -> PlanCounts {
 
 #[derive(Input)]
 pub struct ReadDocInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
-    /// Folder holding the file
+    /// The file's folder
     #[arg(one_of = FOLDERS)]
     pub folder: &'static str,
     /// File name, e.g. 004-definir-interfaz-mcp.md
@@ -237,16 +237,16 @@ pub struct ReadDocInput {
 pub struct ListTasksInput {
     /// Only this project (default: all)
     pub project: Option<String>,
-    /// Only tasks with this status
+    /// Only this status
     #[arg(one_of = STATUSES)]
     pub status: Option<&'static str>,
-    /// Include each task's full text (default false)
+    /// Include full task text (default false)
     pub include_content: Option<bool>,
 }
 
 #[derive(Input)]
 pub struct GetPlanInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
     /// Plan file in plans/ (default execution-plan.md)
     pub filename: Option<String>,

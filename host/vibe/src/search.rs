@@ -183,17 +183,17 @@ fn age_days(date: &str, today: chrono::NaiveDate) -> Option<f64> {
 /// `folder` INVALID_FOLDER (seed 002, by `as_vibe`).
 #[derive(Input)]
 pub struct SearchInput {
-    /// Text to search for
+    /// Search text
     #[arg(query)]
     pub query: String,
-    /// ≤4 rephrasings: the question in the files' language, terms they use
+    /// Rephrasings in the files' language and terms
     pub queries: Option<Phrasings>,
     /// Only this project
     pub project: Option<String>,
     /// Only this folder
     #[arg(one_of = super::FOLDERS)]
     pub folder: Option<&'static str>,
-    /// Results at most (default 20, at most 100)
+    /// Max results (default 20)
     #[arg(min = 1, max = MAX_LIMIT)]
     pub limit: Option<i64>,
 }

@@ -9,7 +9,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "search",
         title: "Search vibe projects",
         domain: &DOMAIN,
-        description: "Search vibe projects by words and meaning, best first (boosts: type, status, key headings, recency); any text is safe.",
+        description: "Search vibe projects by words and meaning, best first; any text is safe.",
         details: "Full-text search across vibe projects (tasks, plans, sessions, ...), best match first. Chunks are the \
                       sections under level-1/2 headings; score = BM25 × boosts (document type, task status, priority \
                       headings such as Current Status / Next Steps / Blockers / Decisions, recency); with the sentence \
@@ -23,7 +23,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "read_doc",
         title: "Read vibe document",
         domain: &DOMAIN,
-        description: "Read one project document whole, with its metadata and the `hash` update_doc expects.",
+        description: "Read a whole project document with metadata and the `hash` for update_doc.",
         details: "Read one document of a vibe project whole, with its metadata (type, status, updated, tags, owner) \
                       and its SHA-256 `hash` (update_doc's expected_hash).",
         effect: Effect::Read,
@@ -33,7 +33,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "list_tasks",
         title: "List vibe tasks",
         domain: &DOMAIN,
-        description: "List the tasks of one project or all, optionally by status.",
+        description: "List a project's tasks, or all.",
         details: "List the tasks of one project (or of all), optionally by status, with title, status, updated \
                       and objective; include_content adds each task's full text.",
         effect: Effect::Read,
@@ -43,7 +43,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "get_plan",
         title: "Get vibe plan",
         domain: &DOMAIN,
-        description: "Read a project's execution plan with its parsed overview and task counts (`exists: false` if missing).",
+        description: "A project's execution plan with overview and task counts (`exists: false` if missing).",
         details: "Read a project's execution plan (plans/execution-plan.md by default) with `parsed`: its Overview \
                       and the task counts of its Current Status. A missing plan is `exists: false`, not an error.",
         effect: Effect::Read,
@@ -53,7 +53,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "create_doc",
         title: "Create vibe document",
         domain: &DOMAIN,
-        description: "Create a new file in a project folder (never overwrites: FILE_EXISTS).",
+        description: "Create a project file (never overwrites: FILE_EXISTS).",
         details: "Create a new file in a project folder (never overwrites: FILE_EXISTS; use update_doc). \
                       `frontmatter` is written as YAML front matter. Indexed before it returns.",
         effect: Effect::Write { idempotent: false },
@@ -63,7 +63,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "update_doc",
         title: "Update vibe document",
         domain: &DOMAIN,
-        description: "Replace an existing file's content; `expected_hash` refuses the write with CONFLICT if it changed.",
+        description: "Replace an existing file's content.",
         details: "Replace the content of an existing file (FILE_NOT_FOUND otherwise; use create_doc). `frontmatter` \
                       is merged into the existing front matter (null removes a key). Pass `expected_hash` (read_doc's \
                       hash) to refuse the write with CONFLICT if the file changed since. Returns both hashes.",
@@ -74,7 +74,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "create_task",
         title: "Create vibe task",
         domain: &DOMAIN,
-        description: "Create tasks/NNN-slug.md in the standard task format with the next free number.",
+        description: "Create tasks/NNN-slug.md (next free number) in the standard format.",
         details: "Create a task file in the standard format (# Task, Status, Objective, Context, Steps, Acceptance \
                       Criteria, Notes) as tasks/NNN-slug.md, with the next free number (allocated under the project's \
                       lock) and a kebab-case slug of the title; front matter only when there are tags.",
@@ -85,7 +85,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "update_task_status",
         title: "Set vibe task status",
         domain: &DOMAIN,
-        description: "Change a task's status (its `Status:` line and front matter).",
+        description: "Set a task's `Status:` line and front matter status.",
         details: "Change a task's status: rewrites its `Status:` line (never one inside a code fence) and keeps a \
                       front matter `status` the same. `task` is a number (\"004\") or a filename.",
         effect: Effect::Destructive { idempotent: true },
@@ -106,7 +106,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "log_session",
         title: "Log vibe session",
         domain: &DOMAIN,
-        description: "Record a session note in sessions/YYYY-MM-DD.md; `append` adds to the day's note.",
+        description: "Write a session note to sessions/YYYY-MM-DD.md.",
         details: "Record a session note in sessions/YYYY-MM-DD.md (local date; YYYY-MM-DD-suffix.md with `suffix`). \
                       append=true adds to the day's note after a `---` separator; without it an existing note is \
                       FILE_EXISTS (nothing is overwritten).",
@@ -117,7 +117,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "history",
         title: "Vibe change history",
         domain: &DOMAIN,
-        description: "kura's changes to the vibe workspace, newest first (as vault_history).",
+        description: "kura's vibe changes, newest first.",
         details: "The changes kura made to the vibe workspace's files, newest first, as vault_history gives the vault's: \
                       `path` (`project`, `project/folder`, a document), `session` (`current`: this one), `client`, `change` with \
                       its unified diff. A git repository in kura's state folder (`history/vibe`).",
@@ -130,7 +130,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "undo",
         title: "Undo vibe change",
         domain: &DOMAIN,
-        description: "Undo a vibe change or session, all or nothing (as vault_undo).",
+        description: "Undo a vibe change or session, all or nothing.",
         details: "Undo one change from `history` (`change`) or every change of a session (`session`, `current`: this one), \
                       newest first, all or nothing, as vault_undo does for the vault: a file changed since stops it \
                       (FILESYSTEM_ERROR with `details.files`); the undo is itself a change. `dry_run` reports only.",
@@ -141,7 +141,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "reindex",
         title: "Reindex vibe projects",
         domain: &DOMAIN,
-        description: "Bring the vibe search index up to date (changed files, or all with `full`); sends progress, stops when cancelled.",
+        description: "Update the vibe search index (changed files, or all with `full`); sends progress.",
         details: "Bring the search index up to date with the files: only files whose size, mtime and content hash \
                       changed are re-read, or all with full=true; one project or all. Sends MCP progress notifications \
                       when the request carries a progress token.",

@@ -140,9 +140,9 @@ fn missing(project: &str, rel: &str) -> Error {
 
 #[derive(Input)]
 pub struct CreateDocInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
-    /// Folder to create the file in
+    /// Target folder
     #[arg(one_of = FOLDERS)]
     pub folder: &'static str,
     /// File name
@@ -156,25 +156,25 @@ pub struct CreateDocInput {
 
 #[derive(Input)]
 pub struct UpdateDocInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
-    /// Folder holding the file
+    /// The file's folder
     #[arg(one_of = FOLDERS)]
     pub folder: &'static str,
     /// File name
     pub filename: String,
-    /// The new full content
+    /// New full content
     #[arg(text)]
     pub content: String,
     /// Front matter fields to merge
     pub frontmatter: Option<Map<String, Value>>,
-    /// SHA-256 (hex) the file must still have
+    /// SHA-256 (hex) the file must still have, else CONFLICT
     pub expected_hash: Option<String>,
 }
 
 #[derive(Input)]
 pub struct CreateTaskInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
     /// Task title
     #[arg(nonempty)]
@@ -187,20 +187,20 @@ pub struct CreateTaskInput {
     pub acceptance_criteria: Vec<String>,
     /// e.g. related_files, dependencies (arrays)
     pub context: Option<Map<String, Value>>,
-    /// Additional notes
+    /// Extra notes
     pub notes: Option<String>,
     /// Initial status (default pending)
     #[arg(one_of = STATUSES)]
     pub status: Option<&'static str>,
-    /// Tags for the front matter
+    /// Front matter tags
     pub tags: Option<Vec<String>>,
 }
 
 #[derive(Input)]
 pub struct UpdateTaskStatusInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
-    /// Task number ("004") or filename ("004-definir-interfaz-mcp.md")
+    /// Task number (`004`) or filename
     #[arg(nonempty)]
     pub task: String,
     /// New status
@@ -210,23 +210,23 @@ pub struct UpdateTaskStatusInput {
 
 #[derive(Input)]
 pub struct CreatePlanInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
     /// Plan file name (default execution-plan.md)
     pub filename: Option<String>,
-    /// The full plan
+    /// Full plan
     #[arg(text)]
     pub content: String,
 }
 
 #[derive(Input)]
 pub struct LogSessionInput {
-    /// Project name: a folder directly under VIBE_ROOT
+    /// Project (a folder in VIBE_ROOT)
     pub project: String,
-    /// The note (markdown)
+    /// Markdown note
     #[arg(nonempty)]
     pub content: String,
-    /// Suffix for the file name, e.g. debugging-auth
+    /// File name suffix, e.g. debugging-auth
     pub suffix: Option<String>,
     /// Append to the day's note (default false)
     pub append: Option<bool>,

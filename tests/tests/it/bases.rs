@@ -3,19 +3,12 @@
 //! `fixtures/vaults/bases.expected.json` (committed before kura first ran
 //! them), property filters in one call, and what is refused by name.
 
-use kura_tests::{Fixture, Kura, copy_tree, workspace};
+use kura_tests::{Fixture, Kura, workspace};
 use serde_json::{Value, json};
 
 /// A fixture whose vault is the Bases fixture vault, served with `extra`.
 async fn start(extra: &[&str]) -> (Fixture, Kura) {
-    let f = Fixture::new();
-    std::fs::remove_dir_all(f.vault()).unwrap();
-    copy_tree(&workspace().join("fixtures/vaults/bases"), &f.vault());
-    let k = Kura::start(
-        f.args(extra),
-        rmcp::service::ClientLifecycleMode::Initialize,
-    )
-    .await;
+    let (f, k, _) = Fixture::fixture_vault("bases", extra).await;
     (f, k)
 }
 

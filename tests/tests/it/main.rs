@@ -35,6 +35,7 @@ mod sandbox;
 mod security;
 mod setup;
 mod synonyms;
+mod tasks;
 mod undo;
 mod vault_audit;
 mod vault_find;

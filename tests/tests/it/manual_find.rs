@@ -41,6 +41,28 @@ async fn hits(k: &Kura, trace: &Value, kind: &str) -> Value {
     r.ok().clone()
 }
 
+/// Wait until manual_find, asked `query` within `manual` alone, proposes
+/// to read `path`: a page written on disk while kura runs is indexed once
+/// the watcher has reported it, asynchronously. (Even uncached, a search is
+/// remembered: `query` must not be one the test then asserts on.)
+async fn page_indexed(k: &Kura, manual: &str, query: &str, path: &str) {
+    let proposed = |r: &Value| {
+        r["next_actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["params"]["ref"]["path"] == path)
+    };
+    let args = json!({
+        "query": query,
+        "manual_id": manual,
+        "expand_scope": false,
+        "use_cache": false,
+    });
+    let r = k.until("manual_find", args, proposed).await;
+    assert!(proposed(&r), "{manual}/{path} never indexed: {r}");
+}
+
 // ---- manual_find ------------------------------------------------------------
 
 #[tokio::test]
@@ -226,6 +248,7 @@ async fn gap_count_equals_manual_hits_gaps_total() {
 async fn expand_scope_defaults_to_true() {
     let (f, k) = kura(&[]).await;
     add_other_manual(&f);
+    page_indexed(&k, "other", "zebra", "zebra.md").await;
     let r = find(
         &k,
         json!({"query": "zebra crossing rules", "manual_id": MANUAL}),
@@ -275,6 +298,8 @@ fn add_crowded_manual(f: &Fixture) {
 async fn both_sides_in_the_top_five(query: &str) {
     let (f, k) = kura(&[]).await;
     add_crowded_manual(&f);
+    page_indexed(&k, "tools", "rsync", "rsync.md").await;
+    page_indexed(&k, "tools", "ssh", "scp.md").await;
     let r = find(
         &k,
         json!({"query": query, "manual_id": "tools", "include_claim_graph": true}),
@@ -938,10 +963,23 @@ fn add_syscalls_manual(f: &Fixture) {
     }
 }
 
+/// Wait until the index holds every page of [`add_syscalls_manual`].
+async fn syscalls_indexed(k: &Kura) {
+    for (word, path) in [
+        ("dup2", "dup.md"),
+        ("pipe", "pipe.md"),
+        ("waitpid", "wait.md"),
+        ("open", "open.md"),
+    ] {
+        page_indexed(k, "syscalls", word, path).await;
+    }
+}
+
 #[tokio::test]
 async fn the_agent_s_phrasings_find_the_page_the_question_s_own_words_miss() {
     let (f, k) = kura(&[]).await;
     add_syscalls_manual(&f);
+    syscalls_indexed(&k).await;
     let question = "標準出力を別のファイルに差し替えたい";
     let alone = find(
         &k,
@@ -949,7 +987,7 @@ async fn the_agent_s_phrasings_find_the_page_the_question_s_own_words_miss() {
     )
     .await;
     let first = |r: &Value| {
-        r["next_actions"][0]["args"]["path"]
+        r["next_actions"][0]["params"]["ref"]["path"]
             .as_str()
             .map(str::to_owned)
     };
@@ -994,6 +1032,7 @@ async fn more_than_four_phrasings_or_a_blank_one_is_refused_by_name() {
 async fn a_question_in_another_language_than_the_manual_is_told_what_to_pass() {
     let (f, k) = kura(&[]).await;
     add_syscalls_manual(&f);
+    syscalls_indexed(&k).await;
     let hint = |r: &Value| queries_hint(r).map(str::to_owned);
     let args = json!({"query": "標準出力を別のファイルに差し替えたい", "manual_id": "syscalls", "expand_scope": false});
     let r = find(&k, args).await;

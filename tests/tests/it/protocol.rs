@@ -10,7 +10,7 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::ClientLifecycleMode;
 use serde_json::{Value, json};
 
-const VAULT_TOOLS: [&str; 18] = [
+const VAULT_TOOLS: [&str; 20] = [
     "vault_ls",
     "vault_read",
     "vault_scan",
@@ -23,6 +23,8 @@ const VAULT_TOOLS: [&str; 18] = [
     "vault_links",
     "vault_notes",
     "vault_base",
+    "vault_tasks",
+    "vault_task_status",
     "vault_move",
     "vault_delete",
     "vault_history",
@@ -87,6 +89,7 @@ async fn every_tool_declares_output_schema_and_annotations() {
                 "vault_links",
                 "vault_notes",
                 "vault_base",
+                "vault_tasks",
                 "vault_history"
             ]
             .contains(&t.name.as_ref()),
@@ -211,8 +214,8 @@ async fn missing_required_argument_is_invalid_parameter() {
     let tools: Vec<&&str> = VAULT_TOOLS.iter().filter(needs_some).collect();
     assert_eq!(
         tools.len(),
-        VAULT_TOOLS.len() - 4,
-        "all but vault_ls, vault_notes, vault_history and vault_undo"
+        VAULT_TOOLS.len() - 5,
+        "all but vault_ls, vault_notes, vault_tasks, vault_history and vault_undo"
     );
     for tool in tools {
         assert_eq!(

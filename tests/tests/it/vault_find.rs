@@ -15,6 +15,23 @@ async fn find(k: &Kura, args: Value) -> Value {
     k.call("vault_find", args).await.ok().clone()
 }
 
+/// Wait until vault_find, asked `query` within `path` alone (as a glob: no
+/// glob syntax in it), proposes `path`: a note written on disk while kura
+/// runs is indexed once the watcher has reported it, asynchronously.
+/// (Until then the scope matches nothing and the search widens.)
+async fn indexed(k: &Kura, query: &str, path: &str) {
+    let proposed = |v: &Value| {
+        v["next_actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["params"]["path"] == path)
+    };
+    let args = json!({"query": query, "scope": {"glob": path}});
+    let v = k.until("vault_find", args, proposed).await;
+    assert!(proposed(&v), "{path} never indexed: {v}");
+}
+
 fn kinds(v: &Value) -> Vec<String> {
     v["next_actions"]
         .as_array()
@@ -178,6 +195,7 @@ async fn cutoff_reason_is_omitted_when_nothing_was_cut() {
 async fn cutoff_reason_says_which_budget_cut_the_search() {
     let (f, k) = kura().await;
     f.write("big/backups.md", &many_sections(1100, 40));
+    indexed(&k, "backup rotates", "big/backups.md").await;
     // The candidate cap.
     let v = find(
         &k,
@@ -296,6 +314,8 @@ async fn bias_and_gaps_ask_for_a_scan_of_the_file() {
     }
     f.write("pets.md", &note);
     f.write("other.md", "# Other\n\nA ferret in a cage once visited.\n");
+    indexed(&k, "ferrets need a cage", "pets.md").await;
+    indexed(&k, "ferret in a cage", "other.md").await;
     let v = find(&k, json!({"query": "ferret cage play"})).await;
     let s = &v["summary"];
     assert_eq!(s["integration_status"], "needs_followup", "{v:#}");
@@ -335,6 +355,9 @@ async fn an_unsure_search_proposes_the_next_notes_too() {
             &format!("# Note {name}\n\nFerrets need a cage{play}.\n"),
         );
     }
+    for name in ["a", "b", "c", "d", "e", "f"] {
+        indexed(&k, "ferrets need a cage", &format!("{name}.md")).await;
+    }
     // "toys" is in no note: the best one holds three words of four.
     let v = find(&k, json!({"query": "ferret cage play toys"})).await;
     assert_eq!(
@@ -367,6 +390,8 @@ async fn scanned_counts_are_what_was_read() {
     let (f, k) = kura().await;
     f.write("a/one.md", "# One\n\nwombat\n\n## Two\n\nwombat again\n");
     f.write("b/two.md", "# Three\n\nwombat\n");
+    indexed(&k, "wombat", "a/one.md").await;
+    indexed(&k, "wombat", "b/two.md").await;
     let v = find(&k, json!({"query": "wombat"})).await;
     let s = &v["summary"];
     assert_eq!(
@@ -385,6 +410,8 @@ async fn scope_limits_the_search_and_widens_when_empty() {
     let (f, k) = kura().await;
     f.write("a/one.md", "# One\n\nwombat\n");
     f.write("b/two.md", "# Two\n\nwombat\n");
+    indexed(&k, "wombat", "a/one.md").await;
+    indexed(&k, "wombat", "b/two.md").await;
     let v = find(
         &k,
         json!({"query": "wombat", "scope": {"relative_dir": "a"}}),
@@ -450,6 +477,8 @@ async fn a_note_is_found_by_its_file_name_when_the_body_never_says_it() {
         "会議/週次定例 2026.md",
         "## 議題\n\n予算の見直しと採用計画。\n",
     );
+    indexed(&k, "Analytical Engine", "people/Ada Lovelace.md").await;
+    indexed(&k, "採用計画", "会議/週次定例 2026.md").await;
     for (query, path) in [
         ("Ada Lovelace", "people/Ada Lovelace.md"),
         ("週次定例の議題", "会議/週次定例 2026.md"),
@@ -516,6 +545,7 @@ async fn the_find_scan_coverage_audit_loop_reaches_stop() {
     f.write("sources/apt.md", &chapter);
     let source = "sources/apt.md";
     let artifact = "notes/apt-summary.md";
+    indexed(&k, "package management prerequisites", source).await;
 
     let v = find(
         &k,
@@ -625,6 +655,7 @@ async fn the_agent_s_phrasings_find_the_note_the_question_s_own_words_miss() {
         "# APT pinning\n\nTo prefer packages from one release over another, give it a higher Pin-Priority in /etc/apt/preferences.\n",
     )
     .unwrap();
+    indexed(&k, "Pin-Priority", "admin/APT pinning.md").await;
     let question = "特定のリリースのパッケージを優先したい";
     let reads = |v: &Value| -> Vec<String> {
         v["next_actions"]

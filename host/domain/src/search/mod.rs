@@ -36,10 +36,10 @@ use crate::args::Input;
 /// `budget` of a search tool.
 #[derive(Input, Default)]
 pub struct BudgetInput {
-    /// Candidate sections at most (default 200)
+    /// Max candidate sections (default 200)
     #[arg(lenient, min = 1)]
     pub max_candidates: Option<i64>,
-    /// Optional stages stop after this many ms (default 60000)
+    /// ms before optional stages stop (default 60000)
     #[arg(lenient, min = 1)]
     pub time_ms: Option<i64>,
 }

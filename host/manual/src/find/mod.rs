@@ -111,20 +111,20 @@ pub(super) struct Request {
 
 #[derive(Input)]
 pub struct FindInput {
-    /// What to look for, in plain words
+    /// What to find, in plain words
     #[arg(query)]
     pub query: String,
-    /// ≤4 rephrasings: the question in the manual's language, terms its pages use
+    /// Rephrasings in the manual's language and terms
     pub queries: Option<Phrasings>,
     /// Search this manual first (default DEFAULT_MANUAL_ID, else all)
     pub manual_id: Option<String>,
-    /// Widen to every manual if the first falls short (default true)
+    /// Widen to all manuals if needed (default true)
     pub expand_scope: Option<bool>,
-    /// Leave out what that trace integrated
+    /// Skip what this trace integrated
     pub only_unscanned_from_trace_id: Option<String>,
-    /// Return the claim graph (default false)
+    /// Include claim graph (default false)
     pub include_claim_graph: Option<bool>,
-    /// Reuse a repeated query's trace (default SEM_CACHE_ENABLED)
+    /// Reuse a cached trace (default SEM_CACHE_ENABLED)
     pub use_cache: Option<bool>,
     /// Search effort
     pub budget: Option<BudgetInput>,

@@ -30,6 +30,9 @@ pub const MAX_NEST: u32 = 1024;
 /// One file being evaluated, with the formulas computed for it so far.
 pub struct Row {
     pub file: FileRef,
+    /// The task of the file's note evaluated (vault_tasks), or none: the
+    /// file is.
+    pub task: Option<u32>,
     memo: RefCell<Vec<Slot>>,
     /// How many formulas are being computed, one inside another.
     depth: std::cell::Cell<usize>,
@@ -62,6 +65,7 @@ impl Row {
     pub fn new(file: FileRef, formulas: usize) -> Row {
         Row {
             file,
+            task: None,
             memo: RefCell::new(vec![Slot::Empty; formulas]),
             depth: std::cell::Cell::new(0),
             steps: std::cell::Cell::new(CHECK_EVERY - 1),
@@ -92,6 +96,7 @@ impl Row {
     /// long text), and a query past its deadline starts no file.
     pub fn reset(&mut self, file: FileRef) {
         self.file = file;
+        self.task = None;
         self.memo.get_mut().fill(Slot::Empty);
         self.depth.set(0);
         self.nest.set(0);
@@ -154,7 +159,11 @@ impl Env<'_> {
                 ),
                 at,
             )?,
-            Node::Prop(name) => self.prop(row.file, name, at)?,
+            Node::Prop(name) => match row.task {
+                Some(t) => self.task_prop(row.file, t, name, at)?,
+                None => self.prop(row.file, name, at)?,
+            },
+            Node::NoteProp(name) => self.prop(row.file, name, at)?,
             Node::File => Val::File(row.file),
             Node::This => self.this.map_or(Val::Null, Val::File),
             Node::ThisProp(name) => match self.this {

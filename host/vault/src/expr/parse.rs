@@ -41,8 +41,11 @@ pub enum Node {
     List(Vec<Ex>),
     /// `{"a": 1, b: 2}`: keys in the order written.
     Object(Vec<(String, Ex)>),
-    /// A note property of the file evaluated.
+    /// A property of the row evaluated: of its file, or of its task (a
+    /// task's own fields, then its note's).
     Prop(String),
+    /// `note.x`: a property of the row's note, even for a task.
+    NoteProp(String),
     /// The file evaluated.
     File,
     Formula(String),
@@ -476,7 +479,7 @@ impl Parser {
             "null" => ex(Node::Lit(Val::Null)),
             "file" => ex(Node::File),
             "note" => match self.key_after("note")? {
-                Some(k) => ex(Node::Prop(k)),
+                Some(k) => ex(Node::NoteProp(k)),
                 None => Err(Fault::new(
                     "`note` names a property: write `note.name` or `note[\"name\"]`",
                     at,

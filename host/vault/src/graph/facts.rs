@@ -69,6 +69,12 @@ pub struct Facts {
     pub headings: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocks: Vec<String>,
+    /// Its tasks ([`super::tasks`]), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<super::tasks::Task>,
+    /// Dataview's `key:: value` lines: the note's own fields.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<(String, String)>,
 }
 
 /// A link where it is written: what a move rewrites.
@@ -449,6 +455,8 @@ impl Facts {
             props: scan.props,
             headings: scan.headings,
             blocks: scan.blocks,
+            tasks: super::tasks::tasks(text),
+            fields: super::tasks::note_fields(text),
         }
     }
 

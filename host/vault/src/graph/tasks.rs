@@ -4,13 +4,14 @@
 //! fields (read from the end of the line, as the plugin reads them) and
 //! Dataview's inline fields (`[key:: value]`, `(key:: value)`).
 //!
-//! Issue 69's first step: the parser, with the plugins' documented samples
-//! as its tests; the index, the query tool and completion come next.
+//! The index keeps them in each note's facts (short keys, empty fields
+//! left out); vault_tasks asks them with the vault's expression language.
 
 use std::ops::Range;
 
 use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
+use serde::{Deserialize, Serialize};
 
 /// What a status character means, as the Tasks plugin's default statuses
 /// say: ` ` to do, `x`/`X` done, `/` in progress, `-` cancelled; any other
@@ -40,48 +41,71 @@ impl Status {
 }
 
 /// The Tasks plugin's priorities, highest first; `None` is its "normal".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Priority {
     Highest,
     High,
     Medium,
+    #[default]
     None,
     Low,
     Lowest,
 }
 
-/// One task of a note.
-#[derive(Clone, Debug, PartialEq)]
+/// One task of a note, as the index keeps it in the note's facts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     /// 1-based line of its checkbox.
+    #[serde(rename = "l")]
     pub line: u32,
     /// The status character between the brackets.
+    #[serde(rename = "s")]
     pub symbol: char,
-    pub status: Status,
     /// The text after the checkbox, without the emoji fields at its end.
+    #[serde(rename = "t")]
     pub text: String,
     /// Its tags, lowercase, without `#`.
+    #[serde(rename = "g", default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// The heading it is under, if any.
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
     pub heading: Option<String>,
     /// The task it is indented under (an index into the note's tasks).
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduled: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub done: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled: Option<String>,
     /// `every week`, `every month on the last day when done`, …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recurrence: Option<String>,
+    #[serde(default, skip_serializing_if = "is_normal")]
     pub priority: Priority,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<String>,
     /// `keep` or `delete` (🏁).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_completion: Option<String>,
     /// Dataview's inline fields, `[key:: value]` and `(key:: value)`, in
     /// order; keys as written.
+    #[serde(rename = "f", default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<(String, String)>,
+}
+
+fn is_normal(p: &Priority) -> bool {
+    *p == Priority::None
 }
 
 /// The emoji fields, each with what it sets. Read from the end of the
@@ -137,11 +161,15 @@ fn trailing_tag() -> &'static Regex {
 }
 
 impl Task {
+    /// What its status character means.
+    pub fn status(&self) -> Status {
+        Status::of(self.symbol)
+    }
+
     fn new(line: u32, symbol: char, heading: Option<String>, parent: Option<usize>) -> Task {
         Task {
             line,
             symbol,
-            status: Status::of(symbol),
             text: String::new(),
             tags: Vec::new(),
             heading,
@@ -224,7 +252,52 @@ impl Task {
         for c in inline_field().captures_iter(&text) {
             self.fields.push((c[1].trim().to_owned(), c[2].to_owned()));
         }
+        self.dataview_fields();
         self.text = text.trim().to_owned();
+    }
+}
+
+impl Task {
+    /// The Tasks plugin's Dataview format: its fields written as inline
+    /// fields (`[due:: 2026-12-04]`, `[priority:: high]`,
+    /// `[repeat:: every day]`). An emoji field wins over the same field
+    /// inline, as neither plugin writes both.
+    fn dataview_fields(&mut self) {
+        for (key, value) in &self.fields {
+            let value = value.trim();
+            let date = || crate::expr::time::Date::parse(value).map(|_| value.to_owned());
+            match key.as_str() {
+                "created" => self.created = self.created.take().or_else(date),
+                "scheduled" => self.scheduled = self.scheduled.take().or_else(date),
+                "start" => self.start = self.start.take().or_else(date),
+                "due" => self.due = self.due.take().or_else(date),
+                "completion" => self.done = self.done.take().or_else(date),
+                "cancelled" => self.cancelled = self.cancelled.take().or_else(date),
+                "repeat" if self.recurrence.is_none() => self.recurrence = Some(value.to_owned()),
+                "id" if self.id.is_none() => self.id = Some(value.to_owned()),
+                "dependsOn" if self.depends_on.is_empty() => {
+                    self.depends_on = value
+                        .split(',')
+                        .map(|s| s.trim().to_owned())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                }
+                "onCompletion" if self.on_completion.is_none() => {
+                    self.on_completion = Some(value.to_owned())
+                }
+                "priority" if self.priority == Priority::None => {
+                    self.priority = match value.to_lowercase().as_str() {
+                        "highest" => Priority::Highest,
+                        "high" => Priority::High,
+                        "medium" => Priority::Medium,
+                        "low" => Priority::Low,
+                        "lowest" => Priority::Lowest,
+                        _ => Priority::None,
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 }
 
@@ -264,7 +337,13 @@ fn checkbox(item: &str) -> Option<(char, usize)> {
 
 /// Every task of a note's text, in order.
 pub fn tasks(text: &str) -> Vec<Task> {
-    let mut out: Vec<Task> = Vec::new();
+    tasks_at(text).into_iter().map(|(t, _)| t).collect()
+}
+
+/// Every task of a note's text, in order, with the byte where its status
+/// character is (what a status change rewrites).
+pub fn tasks_at(text: &str) -> Vec<(Task, usize)> {
+    let mut out: Vec<(Task, usize)> = Vec::new();
     // Open list items: the task each is, if it is one.
     let mut open: Vec<Option<usize>> = Vec::new();
     let mut heading: Option<String> = None;
@@ -291,7 +370,7 @@ pub fn tasks(text: &str) -> Vec<Task> {
                     let parent = open.iter().rev().find_map(|t| *t);
                     let mut task = Task::new(line_of(range.start), symbol, heading.clone(), parent);
                     task.read(&line[body..]);
-                    Some(task)
+                    Some((task, range.start + body - 1 - symbol.len_utf8()))
                 });
                 open.push(found.map(|t| {
                     out.push(t);
@@ -389,12 +468,12 @@ mod tests {
         );
         let done = one("- [x] #task Has a done date ✅ 2023-04-17");
         assert_eq!(
-            (done.status, done.done.as_deref()),
+            (done.status(), done.done.as_deref()),
             (Status::Done, Some("2023-04-17"))
         );
         let cancelled = one("- [-] #task Has a cancelled date ❌ 2023-04-18");
         assert_eq!(
-            (cancelled.status, cancelled.cancelled.as_deref()),
+            (cancelled.status(), cancelled.cancelled.as_deref()),
             (Status::Cancelled, Some("2023-04-18"))
         );
         for (line, p) in [
@@ -474,7 +553,7 @@ mod tests {
             [None, Some(0), Some(1), None, None]
         );
         assert_eq!(
-            t.iter().map(|t| t.status).collect::<Vec<_>>(),
+            t.iter().map(|t| t.status()).collect::<Vec<_>>(),
             [
                 Status::Todo,
                 Status::InProgress,

@@ -1,0 +1,196 @@
+//! What a name means for a task (vault_tasks): the task's own fields, named
+//! as Dataview names them for a `TASK` query (`status`, `completed`,
+//! `due`, `completion`, …) with the Tasks plugin's (`priority`,
+//! `recurrence`, `dependsOn`), then its inline fields (`[key:: value]`),
+//! then its note's properties and `key:: value` lines, which a task
+//! inherits as in Dataview. `file` and `note.x` are always the note's.
+
+use super::Fault;
+use super::env::Env;
+use super::time::Date;
+use super::value::{FileRef, Val, text_val};
+use crate::graph::tasks::{Priority, Status, Task};
+
+/// The names a task answers itself, for the docs and the tool's description.
+pub const TASK_FIELDS: &[&str] = &[
+    "text",
+    "status",
+    "statusType",
+    "checked",
+    "completed",
+    "fullyCompleted",
+    "line",
+    "path",
+    "heading",
+    "tags",
+    "parent",
+    "task",
+    "created",
+    "scheduled",
+    "start",
+    "due",
+    "completion",
+    "done",
+    "cancelled",
+    "priority",
+    "priorityNumber",
+    "recurrence",
+    "recurring",
+    "id",
+    "dependsOn",
+    "onCompletion",
+];
+
+/// The Tasks plugin's name of a priority, lowercase.
+pub fn priority_name(p: Priority) -> &'static str {
+    match p {
+        Priority::Highest => "highest",
+        Priority::High => "high",
+        Priority::Medium => "medium",
+        Priority::None => "normal",
+        Priority::Low => "low",
+        Priority::Lowest => "lowest",
+    }
+}
+
+/// The Tasks plugin's `status.type`.
+pub fn status_type(s: Status) -> &'static str {
+    match s {
+        Status::Todo => "TODO",
+        Status::InProgress => "IN_PROGRESS",
+        Status::Done => "DONE",
+        Status::Cancelled => "CANCELLED",
+    }
+}
+
+fn date(d: &Option<String>) -> Val {
+    d.as_deref()
+        .and_then(Date::parse)
+        .map_or(Val::Null, Val::Date)
+}
+
+/// An inline field's value read as Dataview reads one: a number, a
+/// boolean, a date, a link, else text.
+fn field_value(s: &str, from: FileRef) -> Val {
+    let t = s.trim();
+    match t {
+        "true" => return Val::Bool(true),
+        "false" => return Val::Bool(false),
+        _ => {}
+    }
+    if let Ok(n) = t.parse::<f64>()
+        && n.is_finite()
+        && !t.is_empty()
+    {
+        return Val::Num(n);
+    }
+    text_val(t, Some(from))
+}
+
+/// Whether task `k` and every task under it are done.
+fn fully_completed(tasks: &[Task], k: usize) -> bool {
+    let under = |mut j: usize| {
+        while let Some(p) = tasks[j].parent {
+            if p == k {
+                return true;
+            }
+            j = p;
+        }
+        false
+    };
+    tasks[k].status() == Status::Done
+        && tasks[k + 1..]
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| under(k + 1 + j))
+            .all(|(_, t)| t.status() == Status::Done)
+}
+
+impl Env<'_> {
+    /// Task `k` of note `file`'s property `name`.
+    pub(super) fn task_prop(
+        &self,
+        file: FileRef,
+        k: u32,
+        name: &str,
+        at: usize,
+    ) -> Result<Val, Fault> {
+        let FileRef::Note(i) = file else {
+            return Ok(Val::Null);
+        };
+        let facts = &self.graph.notes[i as usize].facts;
+        let Some(t) = facts.tasks.get(k as usize) else {
+            return Ok(Val::Null);
+        };
+        Ok(match name {
+            "text" => Val::Str(t.text.clone()),
+            "status" => Val::Str(t.symbol.to_string()),
+            "statusType" => Val::Str(status_type(t.status()).to_owned()),
+            "checked" => Val::Bool(t.symbol != ' '),
+            "completed" => Val::Bool(t.status() == Status::Done),
+            "fullyCompleted" => Val::Bool(fully_completed(&facts.tasks, k as usize)),
+            "line" => Val::Num(t.line as f64),
+            "path" => Val::Str(self.graph.notes[i as usize].path.clone()),
+            "heading" => t.heading.clone().map_or(Val::Null, Val::Str),
+            "tags" => Val::List(t.tags.iter().map(|g| Val::Str(format!("#{g}"))).collect()),
+            "parent" => t
+                .parent
+                .and_then(|p| facts.tasks.get(p))
+                .map_or(Val::Null, |p| Val::Num(p.line as f64)),
+            "task" => Val::Bool(true),
+            "created" => date(&t.created),
+            "scheduled" => date(&t.scheduled),
+            "start" => date(&t.start),
+            "due" => date(&t.due),
+            "completion" | "done" => date(&t.done),
+            "cancelled" => date(&t.cancelled),
+            "priority" => Val::Str(priority_name(t.priority).to_owned()),
+            "priorityNumber" => Val::Num(t.priority as u8 as f64),
+            "recurrence" => t.recurrence.clone().map_or(Val::Null, Val::Str),
+            "recurring" => Val::Bool(t.recurrence.is_some()),
+            "id" => t.id.clone().map_or(Val::Null, Val::Str),
+            "dependsOn" => Val::List(t.depends_on.iter().cloned().map(Val::Str).collect()),
+            "onCompletion" => t.on_completion.clone().map_or(Val::Null, Val::Str),
+            _ => {
+                let own = |fields: &[(String, String)]| {
+                    fields
+                        .iter()
+                        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| field_value(v, file))
+                };
+                if let Some(v) = own(&t.fields) {
+                    return Ok(v);
+                }
+                match self.prop(file, name, at)? {
+                    Val::Null => own(&facts.fields).unwrap_or(Val::Null),
+                    v => v,
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::tasks::tasks;
+
+    /// Dataview: a task is fully completed when it and every task under it
+    /// are; a sibling's state does not count.
+    #[test]
+    fn fully_completed_looks_at_the_tasks_under_it_only() {
+        let t = tasks("- [x] a\n  - [x] b\n    - [ ] c\n- [x] d\n  - [x] e\n- [ ] f\n");
+        let got: Vec<bool> = (0..t.len()).map(|k| fully_completed(&t, k)).collect();
+        assert_eq!(got, [false, false, false, true, true, false]);
+    }
+
+    #[test]
+    fn inline_values_read_as_dataview_reads_them() {
+        let f = FileRef::Note(0);
+        assert!(matches!(field_value("3", f), Val::Num(n) if n == 3.0));
+        assert!(matches!(field_value("2026-12-04", f), Val::Date(_)));
+        assert!(matches!(field_value("[[Ana]]", f), Val::Link(_)));
+        assert!(matches!(field_value("true", f), Val::Bool(true)));
+        assert!(matches!(field_value("Ana", f), Val::Str(_)));
+    }
+}

@@ -1,0 +1,276 @@
+//! vault_tasks: every task of the vault's notes (read by
+//! [`crate::graph::tasks`], kept in the index by the watcher) filtered by
+//! an expression in the vault's language, evaluated for each task
+//! ([`crate::expr::task`] says what its names mean), sorted, grouped and
+//! paged. Answered from the graph; no note is read.
+
+mod recur;
+mod status;
+
+pub use status::{TaskStatusInput, TaskStatusOutput};
+
+use rayon::prelude::*;
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::Vault;
+use crate::args::Input;
+use crate::base::GroupOut;
+use crate::error::Result;
+use crate::expr::Fault;
+use crate::expr::env::Env;
+use crate::expr::eval::{Row, Vars};
+use crate::expr::task::{priority_name, status_type};
+use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
+use crate::filter::Filter;
+use crate::graph::Graph;
+use crate::graph::tasks::{Priority, Task};
+use crate::links::SortKey;
+use crate::query::Skipped;
+
+const LIMIT_MAX: i64 = 1000;
+
+#[derive(Input)]
+pub struct TasksInput {
+    /// An expression each task must hold
+    pub filter: Option<String>,
+    /// Task properties to order by, each `name` or `name desc`
+    pub sort: Option<Vec<String>>,
+    /// A task property to group by
+    pub group_by: Option<String>,
+    /// Most tasks (default 50)
+    #[arg(min = 1, max = LIMIT_MAX)]
+    pub limit: Option<i64>,
+    /// The previous call's next_cursor
+    #[arg(min = 0)]
+    pub cursor: Option<i64>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TaskOut {
+    pub path: String,
+    pub line: u32,
+    /// The character between the brackets: ` `, `x`, `/`, `-`, …
+    pub status: String,
+    /// `TODO`, `IN_PROGRESS`, `DONE` or `CANCELLED`.
+    pub status_type: &'static str,
+    /// Its text, without the emoji fields at its end.
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heading: Option<String>,
+    /// The line of the task it is indented under.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Its dates (`due`, `scheduled`, `start`, `created`, `done`, `cancelled`),
+    /// priority unless normal, `recurrence`, `id`, `dependsOn`,
+    /// `onCompletion` and inline fields, those it has.
+    #[serde(skip_serializing_if = "Map::is_empty")]
+    pub fields: Map<String, Value>,
+    /// Its group's value, when grouped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct TasksOutput {
+    pub tasks: Vec<TaskOut>,
+    /// Each group in order with its task count, when grouped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupOut>,
+    /// Tasks that passed the filter.
+    pub total: u64,
+    pub truncated: bool,
+    /// Pass as `cursor` for the next tasks; null when none are left.
+    pub next_cursor: Option<u64>,
+    /// Tasks left out because an expression failed on them: how many, and
+    /// the first reasons.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One task kept, with its sort keys and group.
+struct Kept {
+    note: u32,
+    task: u32,
+    keys: Vec<Val>,
+    group: Option<Val>,
+}
+
+/// Why a task was left out or a key read as empty: the note, the fault
+/// and the text that failed.
+type Failed = (u32, Fault, String);
+
+impl Vault {
+    pub fn tasks(&self, input: TasksInput, job: crate::job::Job) -> Result<TasksOutput> {
+        let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
+        let sort = SortKey::parse_all(input.sort.as_deref())?;
+        let group = input
+            .group_by
+            .as_deref()
+            .map(|id| {
+                crate::expr::property(id)
+                    .map(|e| (id.to_owned(), e))
+                    .map_err(|f| f.error("group_by", id))
+            })
+            .transpose()?;
+        let cx = self.context()?;
+        let g = &cx.graph;
+        let env = cx.env(self, None, &[], job);
+        let text = input.filter.as_deref().unwrap_or("");
+        let tag = filter.as_ref().and_then(Filter::first_tag);
+        let pool: Vec<usize> = g
+            .pool(tag.as_deref())
+            .into_iter()
+            .filter(|&i| !g.notes[i].facts.tasks.is_empty())
+            .collect();
+        let made: Vec<(Vec<Kept>, Vec<Failed>)> = pool
+            .par_chunks(64)
+            .map(|chunk| {
+                let mut kept = Vec::new();
+                let mut failed = Vec::new();
+                let mut row = Row::new(FileRef::Note(0), 0);
+                for &i in chunk {
+                    for k in 0..g.notes[i].facts.tasks.len() {
+                        row.reset(FileRef::Note(i as u32));
+                        row.task = Some(k as u32);
+                        let f = filter.as_ref().map(|f| env.test(f.expr(), &row));
+                        match f {
+                            Some(Ok(false)) => continue,
+                            Some(Err(fault)) => {
+                                let stop = fault.stop.is_some();
+                                failed.push((i as u32, fault, text.to_owned()));
+                                if stop {
+                                    return (kept, failed);
+                                }
+                                continue;
+                            }
+                            _ => {}
+                        }
+                        let mut eval = |id: &str, e| match env.eval(e, &row, Vars::default()) {
+                            Ok(v) => v,
+                            Err(fault) => {
+                                failed.push((i as u32, fault, id.to_owned()));
+                                Val::Null
+                            }
+                        };
+                        let keys = sort.iter().map(|s| eval(&s.id, &s.by)).collect();
+                        let group = group.as_ref().map(|(id, e)| env.canonical(eval(id, e)));
+                        kept.push(Kept {
+                            note: i as u32,
+                            task: k as u32,
+                            keys,
+                            group,
+                        });
+                    }
+                }
+                (kept, failed)
+            })
+            .collect();
+        let mut skipped = Skipped::default();
+        let mut kept = Vec::new();
+        for (k, failed) in made {
+            kept.extend(k);
+            for (i, fault, text) in failed {
+                if let Some(e) = fault.stopped("the query", &text) {
+                    return Err(e);
+                }
+                skipped.add(&g.notes[i as usize].path, &fault, &text);
+            }
+        }
+        kept.sort_by(|a, b| {
+            let grouped = match (&a.group, &b.group) {
+                (Some(x), Some(y)) => sort_order(x, y),
+                _ => std::cmp::Ordering::Equal,
+            };
+            grouped.then_with(|| {
+                for (k, (x, y)) in sort.iter().zip(a.keys.iter().zip(&b.keys)) {
+                    let o = sort_order_by(x, y, k.desc);
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            })
+        });
+        let groups = crate::base::groups(&env, kept.iter().map(|k| k.group.as_ref()));
+        let total = kept.len();
+        let start = (input.cursor.unwrap_or(0) as usize).min(total);
+        let end = start
+            .saturating_add(input.limit.unwrap_or(50) as usize)
+            .min(total);
+        let tasks = kept[start..end]
+            .iter()
+            .map(|k| task_out(&env, g, k))
+            .collect();
+        Ok(TasksOutput {
+            tasks,
+            groups,
+            total: total as u64,
+            truncated: end < total,
+            next_cursor: (end < total).then_some(end as u64),
+            warnings: skipped.warnings(),
+        })
+    }
+}
+
+/// A task's fields as the answer lists them: those it has.
+fn fields(t: &Task) -> Map<String, Value> {
+    let mut out = Map::new();
+    let dates = [
+        ("created", &t.created),
+        ("scheduled", &t.scheduled),
+        ("start", &t.start),
+        ("due", &t.due),
+        ("done", &t.done),
+        ("cancelled", &t.cancelled),
+    ];
+    for (name, d) in dates {
+        if let Some(d) = d {
+            out.insert(name.to_owned(), Value::from(d.as_str()));
+        }
+    }
+    if t.priority != Priority::None {
+        out.insert("priority".into(), priority_name(t.priority).into());
+    }
+    let words = [
+        ("recurrence", &t.recurrence),
+        ("id", &t.id),
+        ("onCompletion", &t.on_completion),
+    ];
+    for (name, w) in words {
+        if let Some(w) = w {
+            out.insert(name.to_owned(), Value::from(w.as_str()));
+        }
+    }
+    if !t.depends_on.is_empty() {
+        out.insert("dependsOn".into(), t.depends_on.clone().into());
+    }
+    for (key, value) in &t.fields {
+        out.entry(key.clone())
+            .or_insert_with(|| Value::from(value.as_str()));
+    }
+    out
+}
+
+fn task_out(env: &Env<'_>, g: &Graph, k: &Kept) -> TaskOut {
+    let note = &g.notes[k.note as usize];
+    let t = &note.facts.tasks[k.task as usize];
+    TaskOut {
+        path: note.path.clone(),
+        line: t.line,
+        status: t.symbol.to_string(),
+        status_type: status_type(t.status()),
+        text: t.text.clone(),
+        heading: t.heading.clone(),
+        parent: t
+            .parent
+            .and_then(|p| note.facts.tasks.get(p))
+            .map(|p| p.line),
+        tags: t.tags.iter().map(|g| format!("#{g}")).collect(),
+        fields: fields(t),
+        group: k.group.as_ref().map(|v| env.json_of(v)),
+    }
+}

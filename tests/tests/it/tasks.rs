@@ -1,0 +1,232 @@
+//! The person's tasks (issue 69), against the real binary over stdio: every
+//! query of the tasks fixture vault returns the tasks worked out by hand in
+//! `fixtures/vaults/tasks.expected.json` (committed before kura first ran
+//! them); a status change writes the whole note as the Tasks plugin would,
+//! is one change vault_undo takes back, and refuses a stale task, a locked
+//! note and a daily note's line.
+
+use kura_tests::Fixture;
+use serde_json::{Value, json};
+
+/// An answer's tasks as `[path, line]`.
+fn listed(answer: &Value) -> Value {
+    answer["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| json!([t["path"], t["line"]]))
+        .collect()
+}
+
+#[tokio::test]
+async fn every_query_of_the_fixture_returns_its_hand_worked_tasks() {
+    let (_f, k, expected) = Fixture::fixture_vault("tasks", &[]).await;
+    for q in expected["vault_tasks"].as_array().unwrap() {
+        let what = q["name"].as_str().unwrap();
+        let r = k.call("vault_tasks", q["args"].clone()).await;
+        let got = r.ok();
+        assert_eq!(listed(got), q["tasks"], "{what}: {}", r.body);
+        assert_eq!(got["total"], q["total"], "{what}");
+        assert_eq!(got["warnings"], Value::Null, "{what}: {}", r.body);
+        if let Some(groups) = q.get("groups") {
+            let got: Value = got["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|g| json!([g["value"], g["count"]]))
+                .collect();
+            assert_eq!(&got, groups, "{what}");
+        }
+    }
+    // What a task answers: its text without the emoji fields, its fields.
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "file.name == \"Alpha.md\" && line == 9"}),
+        )
+        .await;
+    let t = &r.ok()["tasks"][0];
+    assert_eq!(t["text"], "Call the bank #errand");
+    assert_eq!(t["status"], " ");
+    assert_eq!(t["status_type"], "TODO");
+    assert_eq!(t["heading"], "This week");
+    assert_eq!(t["tags"], json!(["#errand"]));
+    assert_eq!(
+        t["fields"],
+        json!({"due": "2026-12-04", "priority": "high"})
+    );
+    k.stop().await;
+}
+
+/// Pages follow one another without a task lost or repeated; a filter
+/// that fails on a task names it in `warnings`; a filter kura cannot read
+/// is refused by name.
+#[tokio::test]
+async fn tasks_page_and_a_bad_filter_is_refused_by_name() {
+    let (_f, k, expected) = Fixture::fixture_vault("tasks", &[]).await;
+    let mut seen = Vec::new();
+    let mut cursor = json!(null);
+    loop {
+        let r = k
+            .call("vault_tasks", json!({"limit": 5, "cursor": cursor}))
+            .await;
+        let got = r.ok().clone();
+        assert_eq!(got["total"], 17);
+        seen.extend(listed(&got).as_array().unwrap().clone());
+        cursor = got["next_cursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(Value::from(seen), expected["vault_tasks"][0]["tasks"]);
+    let r = k
+        .call("vault_tasks", json!({"filter": "due.nothing(1) > 2"}))
+        .await;
+    assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "text.lower().contains(\"bank\")"}),
+        )
+        .await;
+    assert_eq!(listed(r.ok()), json!([["projects/Alpha.md", 9]]));
+    k.stop().await;
+}
+
+/// The Recurring Tasks page's rule, on a whole note: the next occurrence
+/// above the done task, its due date a week on, the done date added; the
+/// rest of the note byte for byte. vault_tasks sees the change at once,
+/// and vault_undo puts the note back exactly.
+#[tokio::test]
+async fn completing_a_recurring_task_writes_the_next_occurrence_and_undoes() {
+    let (f, k, _) = Fixture::fixture_vault("tasks", &[]).await;
+    let path = f.vault().join("projects/Alpha.md");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Alpha.md", "line": 14, "text": "Water the plants",
+                   "status": "done", "date": "2026-12-07"}),
+        )
+        .await;
+    let got = r.ok();
+    assert_eq!(got["line"], 15, "{}", r.body);
+    assert_eq!(got["next_line"], 14);
+    let after = std::fs::read_to_string(&path).unwrap();
+    let want = before.replace(
+        "- [ ] Water the plants 🔁 every week 📅 2026-12-06\n",
+        "- [ ] Water the plants 🔁 every week 📅 2026-12-13\n\
+         - [x] Water the plants 🔁 every week 📅 2026-12-06 ✅ 2026-12-07\n",
+    );
+    assert_ne!(want, before);
+    assert_eq!(after, want);
+    let read = k
+        .call(
+            "vault_read",
+            json!({"path": "projects/Alpha.md", "full": true}),
+        )
+        .await;
+    assert_eq!(got["hash"], read.ok()["hash"]);
+    let open = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "file.name == \"Alpha.md\" && recurring"}),
+        )
+        .await;
+    assert_eq!(
+        listed(open.ok()),
+        json!([["projects/Alpha.md", 14], ["projects/Alpha.md", 15]])
+    );
+    assert_eq!(open.ok()["tasks"][0]["fields"]["due"], "2026-12-13");
+    // One change, undone whole.
+    let history = k.call("vault_history", json!({"limit": 1})).await;
+    let change = history.ok()["changes"][0].clone();
+    assert_eq!(change["tool"], "vault_task_status", "{change}");
+    k.call("vault_undo", json!({"change": change["id"]}))
+        .await
+        .ok();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    // Back to to-do: the done date goes, nothing else changes.
+    k.call(
+        "vault_task_status",
+        json!({"path": "projects/Alpha.md", "line": 11, "text": "Draft the report", "status": "todo"}),
+    )
+    .await
+    .ok();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        before.replace(
+            "  - [x] Draft the report ✅ 2026-12-02\n",
+            "  - [ ] Draft the report\n"
+        )
+    );
+    k.stop().await;
+}
+
+/// A task changed since it was listed, a line that is no task, a locked
+/// note and a daily note (append-only) are refused, and nothing is
+/// written.
+#[tokio::test]
+async fn a_stale_locked_or_daily_task_is_refused_and_nothing_is_written() {
+    let (f, k, _) = Fixture::fixture_vault("tasks", &[]).await;
+    let path = f.vault().join("projects/Beta.md");
+    let before = std::fs::read_to_string(&path).unwrap();
+    // The person edited the task in their editor after it was listed.
+    let edited = before.replace("Phone Acme", "Phone Acme about the invoice");
+    std::fs::write(&path, &edited).unwrap();
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Beta.md", "line": 9, "text": "Phone Acme (due:: 2026-12-10) #errand", "status": "done"}),
+        )
+        .await;
+    assert_eq!(r.code(), "conflict", "{}", r.body);
+    assert_eq!(
+        r.body["error"]["details"]["text"],
+        "Phone Acme about the invoice (due:: 2026-12-10) #errand"
+    );
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Beta.md", "line": 5, "text": "priority:: 2", "status": "done"}),
+        )
+        .await;
+    assert_eq!(r.code(), "conflict", "{}", r.body);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    // A locked note is never changed.
+    f.write(
+        "projects/Mine.md",
+        "---\nlocked: true\n---\n- [ ] Mine to tick\n",
+    );
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Mine.md", "line": 4, "text": "Mine to tick", "status": "done"}),
+        )
+        .await;
+    assert!(r.is_error, "{}", r.body);
+    assert_eq!(r.body["error"]["details"]["reason"], "locked", "{}", r.body);
+    // A daily note takes appends only (seed 000's rule): its tasks are
+    // listed, never rewritten.
+    let daily = f.vault().join("daily/2026-12-01.md");
+    let before_daily = std::fs::read_to_string(&daily).unwrap();
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "daily/2026-12-01.md", "line": 2, "text": "Buy stamps #errand", "status": "done"}),
+        )
+        .await;
+    assert_eq!(r.code(), "forbidden", "{}", r.body);
+    assert_eq!(std::fs::read_to_string(&daily).unwrap(), before_daily);
+    // A status kura does not know, and a date that is none.
+    for (status, date) in [("finished", "2026-12-07"), ("done", "07/12/2026")] {
+        let r = k
+            .call(
+                "vault_task_status",
+                json!({"path": "projects/Alpha.md", "line": 9, "text": "Call the bank #errand", "status": status, "date": date}),
+            )
+            .await;
+        assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+    }
+    k.stop().await;
+}
