@@ -63,6 +63,16 @@ fn weave(vault: &Path, rng: &mut Rng) -> anyhow::Result<Vec<String>> {
                 _ => text.push_str(&format!("- [link](/{})\n", to.replace(' ', "%20"))),
             }
         }
+        // Six tasks a note, in both formats, one a sub-task, one
+        // recurring: about 60,000 in a 10,000-note vault.
+        let d = 1 + i % 28;
+        text.push_str(&format!(
+            "## Tasks\n- [ ] Call {i} 📅 2026-12-{d:02} ⏫ #errand\n- [x] Filed {i} ✅ 2026-11-{d:02}\n\
+             - [ ] Write {i} [due:: 2026-12-{:02}] [owner:: Ana]\n  - [ ] Check {i} ⏳ 2026-12-{d:02}\n\
+             - [/] Water {i} 🔁 every week 📅 2026-12-{:02}\n- [-] Dropped {i} ❌ 2026-11-{d:02}\n",
+            1 + (i * 7) % 28,
+            1 + (i * 3) % 28
+        ));
         if i < HUB_FILES {
             // 500 links in 200 notes: three in the first hundred, two after.
             let three = i < HUB_LINKS - 2 * HUB_FILES;
@@ -88,7 +98,7 @@ fn in_process(vault: &Path, files: &[String]) -> anyhow::Result<(f64, f64, usize
     let mut kept = Vec::with_capacity(files.len());
     for f in files {
         let text = std::fs::read_to_string(vault.join(f))?;
-        let facts = serde_json::to_value(Facts::of(&text))?;
+        let facts = serde_json::value::to_raw_value(&Facts::of(&text))?;
         kept.push((
             f.clone(),
             blake3::hash(text.as_bytes()).to_hex().to_string(),
@@ -195,6 +205,11 @@ pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> any
     }
     query.sort_by(f64::total_cmp);
     let props = properties(&s, &vault, rounds).await?;
+    // A build without vault_tasks (a baseline) still gives the rest.
+    let tasks = match tasks(&s, rounds).await {
+        Ok(t) => t,
+        Err(e) => json!({"error": e.to_string()}),
+    };
     let t = Instant::now();
     let moved = structured(
         &s.call(
@@ -217,6 +232,7 @@ pub async fn run(size: &crate::VaultSize, rounds: usize, kura_bin: &Path) -> any
         "vault_notes_filter_stdio_ms": lat(&query),
         "filter_kept": kept,
         "properties": props,
+        "tasks": tasks,
         "move_hub": {
             "ms": r3(move_ms),
             "links_rewritten": moved["links_rewritten"],
@@ -303,6 +319,52 @@ async fn properties(
     }))
 }
 
+/// vault_tasks over every note's tasks: a filter on status and a date,
+/// sorted (this week's list), and the same grouped by folder; latencies
+/// over stdio, and the server's memory after them.
+async fn tasks(s: &kura::client::Session, rounds: usize) -> anyhow::Result<Value> {
+    let (mut filtered, mut grouped) = (Vec::new(), Vec::new());
+    let (mut kept, mut groups) = (0, 0);
+    let all = structured(&s.call("vault_tasks", json!({"limit": 1})).await?)?;
+    let total = all["total"].as_u64().unwrap_or(0);
+    for i in 0..rounds * 100 {
+        let day = 1 + i % 28;
+        let filter = format!("!completed && due && due <= date(\"2026-12-{day:02}\")");
+        let t = Instant::now();
+        let r = structured(
+            &s.call("vault_tasks", json!({"filter": filter, "sort": ["due"]}))
+                .await?,
+        )?;
+        filtered.push(ms(t.elapsed()));
+        kept = r["total"].as_u64().unwrap_or(0);
+        let t = Instant::now();
+        let r = structured(
+            &s.call(
+                "vault_tasks",
+                json!({"filter": "!completed && tags.contains(\"#errand\")", "group_by": "file.folder", "sort": ["due"]}),
+            )
+            .await?,
+        )?;
+        grouped.push(ms(t.elapsed()));
+        groups = r["groups"].as_array().map_or(0, Vec::len);
+    }
+    let rss_after = s
+        .pid
+        .and_then(|p| crate::proc_status_mib(&p.to_string(), "VmRSS:"));
+    filtered.sort_by(f64::total_cmp);
+    grouped.sort_by(f64::total_cmp);
+    let r3 = |x: f64| (x * 1000.0).round() / 1000.0;
+    let lat = |v: &[f64]| json!({"p50": r3(percentile(v, 0.5)), "p95": r3(percentile(v, 0.95)), "n": v.len()});
+    Ok(json!({
+        "tasks": total,
+        "filter_sorted_stdio_ms": lat(&filtered),
+        "filter_kept": kept,
+        "grouped_stdio_ms": lat(&grouped),
+        "groups": groups,
+        "rss_mib_after": rss_after.map(r3),
+    }))
+}
+
 pub fn print(r: &Value) {
     println!(
         "vault                 {} notes, {} links, {} MB",
@@ -346,6 +408,21 @@ pub fn print(r: &Value) {
         p["base_groups"],
         p["rss_mib_before"],
         p["rss_mib_after"]
+    );
+    let t = &r["tasks"];
+    for (name, key) in [
+        ("vault_tasks filter", "filter_sorted_stdio_ms"),
+        ("vault_tasks grouped", "grouped_stdio_ms"),
+    ] {
+        let v = &t[key];
+        println!(
+            "{name:<21} p50 {} ms, p95 {} ms over {}",
+            v["p50"], v["p95"], v["n"]
+        );
+    }
+    println!(
+        "tasks                 {} in all, {} kept, {} groups; RSS {} MiB",
+        t["tasks"], t["filter_kept"], t["groups"], t["rss_mib_after"]
     );
     let m = &r["move_hub"];
     println!(

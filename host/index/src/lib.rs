@@ -56,7 +56,9 @@ pub struct Unit {
 pub struct Extracted {
     pub units: Vec<Unit>,
     pub tags: Vec<String>,
-    pub meta: Option<serde_json::Value>,
+    /// Kept as its JSON text: a parsed `Value` costs several times the
+    /// bytes in memory, and the domain reads it only when the file changes.
+    pub meta: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl From<Vec<Unit>> for Extracted {
@@ -77,7 +79,7 @@ pub struct FileInfo<'a> {
     pub ctime_ns: i128,
     /// The digest of the content the index holds for the file.
     pub hash: &'a str,
-    pub meta: Option<&'a serde_json::Value>,
+    pub meta: Option<&'a serde_json::value::RawValue>,
 }
 
 /// A markdown text's sections (split at headings, fence-aware) as units.

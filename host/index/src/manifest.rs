@@ -23,7 +23,7 @@ use crate::fs::StateDir;
 /// The fewest journal lines before a snapshot is written again.
 const MIN_JOURNAL: usize = 1024;
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct FileState {
     pub size: u64,
     pub mtime_ns: i128,
@@ -32,7 +32,15 @@ pub(super) struct FileState {
     pub ctime_ns: i128,
     pub hash: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<serde_json::Value>,
+    pub meta: Option<Box<serde_json::value::RawValue>>,
+}
+
+impl PartialEq for FileState {
+    fn eq(&self, other: &FileState) -> bool {
+        (self.size, self.mtime_ns, self.ctime_ns, &self.hash)
+            == (other.size, other.mtime_ns, other.ctime_ns, &other.hash)
+            && self.meta.as_ref().map(|m| m.get()) == other.meta.as_ref().map(|m| m.get())
+    }
 }
 
 fn is_zero(n: &i128) -> bool {

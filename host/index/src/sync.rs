@@ -79,7 +79,7 @@ impl FileState {
             mtime_ns: self.mtime_ns,
             ctime_ns: self.ctime_ns,
             hash: &self.hash,
-            meta: self.meta.as_ref(),
+            meta: self.meta.as_deref(),
         }
     }
 }

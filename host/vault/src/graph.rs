@@ -426,23 +426,24 @@ pub(crate) mod tests {
     #[test]
     fn a_rebuild_reuses_the_facts_of_unchanged_notes() {
         let g1 = graph(&[("a.md", "[[b]]\n"), ("b.md", "x\n")]);
+        let null = || serde_json::value::RawValue::from_string("null".to_owned()).unwrap();
         let metas = [
-            ("a.md", g1.notes[0].hash.clone(), serde_json::Value::Null),
-            ("b.md", "changed".to_owned(), serde_json::Value::Null),
+            ("a.md", g1.notes[0].hash.clone(), null()),
+            ("b.md", "changed".to_owned(), null()),
         ];
         let g2 = Graph::build(2, metas.iter().map(|(p, h, m)| (*p, info(h, m))), Some(&g1));
         assert!(Arc::ptr_eq(&g1.notes[0].facts, &g2.notes[0].facts));
         assert_eq!(g2.backlinks(1).len(), 1);
     }
 
-    fn metas(notes: &[(&str, &str)]) -> Vec<(String, String, serde_json::Value)> {
+    fn metas(notes: &[(&str, &str)]) -> Vec<(String, String, Box<serde_json::value::RawValue>)> {
         notes
             .iter()
             .map(|(p, text)| {
                 (
                     p.to_string(),
                     blake3::hash(text.as_bytes()).to_hex().to_string(),
-                    serde_json::to_value(Facts::of(text)).unwrap(),
+                    serde_json::value::to_raw_value(&Facts::of(text)).unwrap(),
                 )
             })
             .collect()
@@ -450,7 +451,7 @@ pub(crate) mod tests {
 
     pub(crate) fn info<'a>(
         hash: &'a str,
-        meta: &'a serde_json::Value,
+        meta: &'a serde_json::value::RawValue,
     ) -> crate::index::FileInfo<'a> {
         crate::index::FileInfo {
             size: 0,
@@ -461,7 +462,10 @@ pub(crate) mod tests {
         }
     }
 
-    fn build_from(m: &[(String, String, serde_json::Value)], previous: Option<&Graph>) -> Graph {
+    fn build_from(
+        m: &[(String, String, Box<serde_json::value::RawValue>)],
+        previous: Option<&Graph>,
+    ) -> Graph {
         Graph::build(
             2,
             m.iter().map(|(p, h, v)| (p.as_str(), info(h, v))),

@@ -40,7 +40,7 @@ fn extract(path: &RelPath, text: &str) -> Extracted {
     let meta = markdown
         .then(|| Facts::of(text))
         .filter(|f| *f != Facts::default())
-        .and_then(|f| serde_json::to_value(f).ok());
+        .and_then(|f| serde_json::value::to_raw_value(&f).ok());
     Extracted {
         units: markdown_units(text),
         meta,

@@ -133,9 +133,9 @@ impl Vault {
                 let mut failed = Vec::new();
                 let mut row = Row::new(FileRef::Note(0), 0);
                 for &i in chunk {
+                    row.reset(FileRef::Note(i as u32));
                     for k in 0..g.notes[i].facts.tasks.len() {
-                        row.reset(FileRef::Note(i as u32));
-                        row.task = Some(k as u32);
+                        row.next_task(k as u32);
                         let f = filter.as_ref().map(|f| env.test(f.expr(), &row));
                         match f {
                             Some(Ok(false)) => continue,
@@ -229,7 +229,7 @@ fn fields(t: &Task) -> Map<String, Value> {
     ];
     for (name, d) in dates {
         if let Some(d) = d {
-            out.insert(name.to_owned(), Value::from(d.as_str()));
+            out.insert(name.to_owned(), Value::from(d.to_string()));
         }
     }
     if t.priority != Priority::None {

@@ -33,8 +33,8 @@ pub struct DocMeta {
 
 impl DocMeta {
     /// The metadata the index keeps for a file (default when it has none).
-    pub fn of(kept: Option<&serde_json::Value>) -> DocMeta {
-        kept.and_then(|m| DocMeta::deserialize(m).ok())
+    pub fn of(kept: Option<&serde_json::value::RawValue>) -> DocMeta {
+        kept.and_then(|m| serde_json::from_str(m.get()).ok())
             .unwrap_or_default()
     }
 }

@@ -182,7 +182,7 @@ fn extract(p: &RelPath, text: &str) -> Extracted {
     Extracted {
         units: doc::chunks(text),
         tags: vec![format!("folder:{}", s[1])],
-        meta: serde_json::to_value(meta).ok(),
+        meta: serde_json::value::to_raw_value(&meta).ok(),
     }
 }
 

@@ -472,7 +472,7 @@ fn rank(index: &SectionIndex, hits: Vec<Hit>, meaning: &[f64], limit: usize) -> 
         let info = files.get(&h.file);
         let meta = info
             .and_then(|i| i.meta)
-            .and_then(|m| Ranked::deserialize(m).ok())
+            .and_then(|m| serde_json::from_str::<Ranked>(m.get()).ok())
             .unwrap_or_default();
         let updated = meta
             .updated

@@ -102,6 +102,17 @@ impl Row {
         self.nest.set(0);
         self.steps.set(CHECK_EVERY - 1);
     }
+
+    /// The next task of the same note: its steps go on counting, so the
+    /// budget is looked at every [`CHECK_EVERY`] steps across the note's
+    /// tasks rather than at each task's first (a note's tasks are many and
+    /// small; the note's first step looked already).
+    pub fn next_task(&mut self, task: u32) {
+        self.task = Some(task);
+        self.memo.get_mut().fill(Slot::Empty);
+        self.depth.set(0);
+        self.nest.set(0);
+    }
 }
 
 /// The variables of `filter`, `map` and `reduce`, and of a summary.

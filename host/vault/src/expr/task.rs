@@ -7,9 +7,8 @@
 
 use super::Fault;
 use super::env::Env;
-use super::time::Date;
 use super::value::{FileRef, Val, text_val};
-use crate::graph::tasks::{Priority, Status, Task};
+use crate::graph::tasks::{Day, Priority, Status, Task};
 
 /// The names a task answers itself, for the docs and the tool's description.
 pub const TASK_FIELDS: &[&str] = &[
@@ -63,10 +62,8 @@ pub fn status_type(s: Status) -> &'static str {
     }
 }
 
-fn date(d: &Option<String>) -> Val {
-    d.as_deref()
-        .and_then(Date::parse)
-        .map_or(Val::Null, Val::Date)
+fn date(d: &Option<Day>) -> Val {
+    d.map_or(Val::Null, |d| Val::Date(d.at))
 }
 
 /// An inline field's value read as Dataview reads one: a number, a

@@ -53,6 +53,48 @@ pub enum Priority {
     Lowest,
 }
 
+/// A task's date: the day written (`YYYY-MM-DD`) and its midnight in the
+/// vault's time zone, read once when the task is read rather than at each
+/// query. Kept in the index as the text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Day {
+    pub date: chrono::NaiveDate,
+    pub at: crate::expr::time::Date,
+}
+
+impl Day {
+    pub fn parse(s: &str) -> Option<Day> {
+        let s = s.trim();
+        if s.len() != 10 {
+            return None;
+        }
+        let date = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+        Some(Day {
+            date,
+            at: crate::expr::time::Date::parse(s)?,
+        })
+    }
+}
+
+impl std::fmt::Display for Day {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.date.format("%Y-%m-%d"))
+    }
+}
+
+impl Serialize for Day {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A date the index kept that no longer reads (it never should) is no
+/// date, not a note without facts.
+fn some_day<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Day>, D::Error> {
+    let text = Option::<String>::deserialize(d)?;
+    Ok(text.as_deref().and_then(Day::parse))
+}
+
 /// One task of a note, as the index keeps it in the note's facts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
@@ -74,18 +116,42 @@ pub struct Task {
     /// The task it is indented under (an index into the note's tasks).
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduled: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub due: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub done: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cancelled: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub created: Option<Day>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub scheduled: Option<Day>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub start: Option<Day>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub due: Option<Day>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub done: Option<Day>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "some_day"
+    )]
+    pub cancelled: Option<Day>,
     /// `every week`, `every month on the last day when done`, …
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recurrence: Option<String>,
@@ -111,7 +177,7 @@ fn is_normal(p: &Priority) -> bool {
 /// The emoji fields, each with what it sets. Read from the end of the
 /// line backwards, as the Tasks plugin reads them: a field followed by
 /// plain words is part of the text.
-type DateSlot = fn(&mut Task) -> &mut Option<String>;
+type DateSlot = fn(&mut Task) -> &mut Option<Day>;
 
 const DATES: &[(&str, DateSlot)] = &[
     ("➕", |t| &mut t.created),
@@ -209,7 +275,9 @@ impl Task {
                     .find(|(e, _)| *e == &c[1])
                     .map(|(_, f)| f)
                     .expect("a date emoji");
-                slot(self).get_or_insert_with(|| c[2].to_owned());
+                if let Some(day) = Day::parse(&c[2]) {
+                    slot(self).get_or_insert(day);
+                }
                 rest.truncate(at);
             } else if let Some((e, p)) = PRIORITIES
                 .iter()
@@ -265,7 +333,7 @@ impl Task {
     fn dataview_fields(&mut self) {
         for (key, value) in &self.fields {
             let value = value.trim();
-            let date = || crate::expr::time::Date::parse(value).map(|_| value.to_owned());
+            let date = || Day::parse(value);
             match key.as_str() {
                 "created" => self.created = self.created.take().or_else(date),
                 "scheduled" => self.scheduled = self.scheduled.take().or_else(date),
@@ -445,35 +513,41 @@ mod tests {
     fn the_emoji_format_s_samples_read_as_the_tasks_plugin_documents() {
         let t = one("- [ ] #task Has a created date ➕ 2023-04-13\n");
         assert_eq!(
-            (t.text.as_str(), t.created.as_deref()),
+            (t.text.as_str(), t.created.map(|d| d.to_string()).as_deref()),
             ("#task Has a created date", Some("2023-04-13"))
         );
         assert_eq!(
             one("- [ ] #task Has a scheduled date ⏳ 2023-04-14")
                 .scheduled
+                .map(|d| d.to_string())
                 .as_deref(),
             Some("2023-04-14")
         );
         assert_eq!(
             one("- [ ] #task Has a start date 🛫 2023-04-15")
                 .start
+                .map(|d| d.to_string())
                 .as_deref(),
             Some("2023-04-15")
         );
         assert_eq!(
             one("- [ ] #task Has a due date 📅 2023-04-16")
                 .due
+                .map(|d| d.to_string())
                 .as_deref(),
             Some("2023-04-16")
         );
         let done = one("- [x] #task Has a done date ✅ 2023-04-17");
         assert_eq!(
-            (done.status(), done.done.as_deref()),
+            (done.status(), done.done.map(|d| d.to_string()).as_deref()),
             (Status::Done, Some("2023-04-17"))
         );
         let cancelled = one("- [-] #task Has a cancelled date ❌ 2023-04-18");
         assert_eq!(
-            (cancelled.status(), cancelled.cancelled.as_deref()),
+            (
+                cancelled.status(),
+                cancelled.cancelled.map(|d| d.to_string()).as_deref()
+            ),
             (Status::Cancelled, Some("2023-04-18"))
         );
         for (line, p) in [
@@ -510,7 +584,7 @@ mod tests {
     #[test]
     fn fields_are_read_from_the_end_of_the_line() {
         let t = one("- [ ] Call the bank 📅 2026-12-04 ⏫ 🔁 every month #errand");
-        assert_eq!(t.due.as_deref(), Some("2026-12-04"));
+        assert_eq!(t.due.map(|d| d.to_string()).as_deref(), Some("2026-12-04"));
         assert_eq!(t.priority, Priority::High);
         assert_eq!(t.recurrence.as_deref(), Some("every month"));
         assert_eq!(t.text, "Call the bank #errand");
