@@ -4,6 +4,7 @@
 //! ([`crate::expr::task`] says what its names mean), sorted, grouped and
 //! paged. Answered from the graph; no note is read.
 
+mod query;
 mod recur;
 mod status;
 
@@ -17,13 +18,13 @@ use serde_json::{Map, Value};
 use super::Vault;
 use crate::args::Input;
 use crate::base::GroupOut;
-use crate::error::Result;
+use crate::error::{Code, Error, Result};
 use crate::expr::Fault;
-use crate::expr::env::Env;
 use crate::expr::eval::{Row, Vars};
 use crate::expr::task::{priority_name, status_type};
 use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
 use crate::filter::Filter;
+use crate::fs::RelPath;
 use crate::graph::Graph;
 use crate::graph::tasks::{Priority, Task};
 use crate::links::SortKey;
@@ -39,6 +40,11 @@ pub struct TasksInput {
     pub sort: Option<Vec<String>>,
     /// A task property to group by
     pub group_by: Option<String>,
+    /// A note whose ```tasks block to evaluate (instead of filter/sort/group_by)
+    pub path: Option<String>,
+    /// Which ```tasks or ```dataview block of it (default 1)
+    #[arg(min = 1, max = 1000)]
+    pub block: Option<i64>,
     /// Most tasks (default 50)
     #[arg(min = 1, max = LIMIT_MAX)]
     pub limit: Option<i64>,
@@ -105,6 +111,15 @@ type Failed = (u32, Fault, String);
 
 impl Vault {
     pub fn tasks(&self, input: TasksInput, job: crate::job::Job) -> Result<TasksOutput> {
+        if let Some(path) = &input.path {
+            if input.filter.is_some() || input.sort.is_some() || input.group_by.is_some() {
+                return Err(Error::invalid_parameter(
+                    "path",
+                    "a block is a whole query: give `path` (and `block`), or `filter`, `sort` and `group_by`, not both",
+                ));
+            }
+            return self.tasks_block(path, &input);
+        }
         let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
         let sort = SortKey::parse_all(input.sort.as_deref())?;
         let group = input
@@ -196,23 +211,169 @@ impl Vault {
             })
         });
         let groups = crate::base::groups(&env, kept.iter().map(|k| k.group.as_ref()));
-        let total = kept.len();
-        let start = (input.cursor.unwrap_or(0) as usize).min(total);
-        let end = start
-            .saturating_add(input.limit.unwrap_or(50) as usize)
-            .min(total);
-        let tasks = kept[start..end]
+        let shown = kept
             .iter()
-            .map(|k| task_out(&env, g, k))
-            .collect();
-        Ok(TasksOutput {
-            tasks,
+            .map(|k| (k.note, k.task, k.group.as_ref().map(|v| env.json_of(v))));
+        Ok(page(
+            g,
+            shown,
+            kept.len(),
             groups,
-            total: total as u64,
-            truncated: end < total,
-            next_cursor: (end < total).then_some(end as u64),
-            warnings: skipped.warnings(),
-        })
+            &input,
+            skipped.warnings(),
+        ))
+    }
+
+    /// The `block`-th ```tasks block of note `path`, evaluated as the Tasks
+    /// plugin evaluates it (a ```dataview block is refused until kura
+    /// reads DQL; ```dataviewjs is JavaScript).
+    fn tasks_block(&self, path: &str, input: &TasksInput) -> Result<TasksOutput> {
+        let rel = RelPath::parse(path, false)?;
+        if crate::notes::is_reserved(&rel) {
+            return Err(Error::new(
+                Code::Forbidden,
+                format!("`{path}` is under `.system/`, which is reserved for the server"),
+            )
+            .with("path", path));
+        }
+        let bytes = self.root.read(&rel)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::invalid_parameter("path", format!("`{path}` is not UTF-8 text")))?;
+        let k = input.block.unwrap_or(1) as usize;
+        let blocks = crate::text::markdown::fenced(&text, &["tasks", "dataview", "dataviewjs"]);
+        let Some(b) = blocks.get(k - 1) else {
+            return Err(Error::invalid_parameter(
+                "block",
+                format!("`{path}` has no ```tasks or ```dataview block number {k}"),
+            ));
+        };
+        let at = format!("block {k} of `{path}` (line {})", b.line);
+        let refused = |why: String| {
+            Error::invalid_parameter("block", format!("{at}: {why}"))
+                .with("path", path)
+                .with("line", b.line as u64)
+        };
+        match b.language.as_str() {
+            "dataviewjs" => {
+                return Err(refused(
+                    "a dataviewjs block is JavaScript, which kura does not evaluate".into(),
+                ));
+            }
+            "dataview" => {
+                return Err(refused(
+                    "kura does not evaluate Dataview's query language (DQL) yet".into(),
+                ));
+            }
+            _ => {}
+        }
+        let settings = status::Settings::load(&self.root);
+        if !settings.global_filter.is_empty() || !settings.global_query.is_empty() {
+            return Err(refused(
+                "the Tasks plugin's global filter or global query is set, which kura does not apply yet"
+                    .into(),
+            ));
+        }
+        let today = chrono::Local::now().date_naive();
+        let q = query::Query::parse(&b.text, today).map_err(refused)?;
+        let cx = self.context()?;
+        let g = &cx.graph;
+        let mut kept: Vec<(query::Item, u32, u32)> = Vec::new();
+        for (i, note) in g.notes.iter().enumerate() {
+            for (k, task) in note.facts.tasks.iter().enumerate() {
+                let item = query::Item {
+                    path: &note.path,
+                    task,
+                    dataview: settings.dataview,
+                };
+                if q.keeps(&item) {
+                    kept.push((item, i as u32, k as u32));
+                }
+            }
+        }
+        kept.sort_by(|a, b| q.order(&a.0, &b.0, today));
+        if let Some(n) = q.limit {
+            kept.truncate(n);
+        }
+        let mut grouped: Vec<(Vec<(String, String)>, usize)> = kept
+            .iter()
+            .enumerate()
+            .map(|(n, (item, _, _))| (q.group(item), n))
+            .collect();
+        // Groups in the order of their keys (each level reversed as asked),
+        // the tasks' order kept within each.
+        grouped.sort_by(|(a, x), (b, y)| {
+            for (level, (ka, kb)) in a.iter().zip(b).enumerate() {
+                let o = ka.0.cmp(&kb.0);
+                let o = if q.group_reversed(level) {
+                    o.reverse()
+                } else {
+                    o
+                };
+                if o != std::cmp::Ordering::Equal {
+                    return o;
+                }
+            }
+            x.cmp(y)
+        });
+        let mut groups: Vec<GroupOut> = Vec::new();
+        let mut rows: Vec<(u32, u32, Option<Value>)> = Vec::new();
+        let mut last: Option<&Vec<(String, String)>> = None;
+        for (key, n) in &grouped {
+            let value = match key.len() {
+                0 => None,
+                1 => Some(Value::from(key[0].1.clone())),
+                _ => Some(Value::from(
+                    key.iter().map(|(_, name)| name.clone()).collect::<Vec<_>>(),
+                )),
+            };
+            if let Some(v) = &value {
+                if last != Some(key) {
+                    groups.push(GroupOut {
+                        value: v.clone(),
+                        count: 0,
+                    });
+                }
+                let group = groups.last_mut().expect("pushed");
+                if q.group_limit.is_some_and(|l| group.count as usize >= l) {
+                    last = Some(key);
+                    continue;
+                }
+                group.count += 1;
+            }
+            last = Some(key);
+            let (_, i, k) = &kept[*n];
+            rows.push((*i, *k, value));
+        }
+        let total = rows.len();
+        Ok(page(g, rows.into_iter(), total, groups, input, Vec::new()))
+    }
+}
+
+/// The page of tasks `input` asks for, of `total` in order.
+fn page(
+    g: &Graph,
+    tasks: impl Iterator<Item = (u32, u32, Option<Value>)>,
+    total: usize,
+    groups: Vec<GroupOut>,
+    input: &TasksInput,
+    warnings: Vec<String>,
+) -> TasksOutput {
+    let start = (input.cursor.unwrap_or(0) as usize).min(total);
+    let end = start
+        .saturating_add(input.limit.unwrap_or(50) as usize)
+        .min(total);
+    let tasks = tasks
+        .skip(start)
+        .take(end - start)
+        .map(|(note, task, group)| task_out(g, note, task, group))
+        .collect();
+    TasksOutput {
+        tasks,
+        groups,
+        total: total as u64,
+        truncated: end < total,
+        next_cursor: (end < total).then_some(end as u64),
+        warnings,
     }
 }
 
@@ -255,9 +416,9 @@ fn fields(t: &Task) -> Map<String, Value> {
     out
 }
 
-fn task_out(env: &Env<'_>, g: &Graph, k: &Kept) -> TaskOut {
-    let note = &g.notes[k.note as usize];
-    let t = &note.facts.tasks[k.task as usize];
+fn task_out(g: &Graph, note: u32, task: u32, group: Option<Value>) -> TaskOut {
+    let note = &g.notes[note as usize];
+    let t = &note.facts.tasks[task as usize];
     TaskOut {
         path: note.path.clone(),
         line: t.line,
@@ -271,6 +432,6 @@ fn task_out(env: &Env<'_>, g: &Graph, k: &Kept) -> TaskOut {
             .map(|p| p.line),
         tags: t.tags.iter().map(|g| format!("#{g}")).collect(),
         fields: fields(t),
-        group: k.group.as_ref().map(|v| env.json_of(v)),
+        group,
     }
 }

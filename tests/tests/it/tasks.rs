@@ -230,3 +230,65 @@ async fn a_stale_locked_or_daily_task_is_refused_and_nothing_is_written() {
     }
     k.stop().await;
 }
+
+/// Home.md's ```tasks block gives the tasks worked out by hand from the
+/// Tasks plugin's documentation (its default emoji format does not read
+/// Beta's `[due:: …]` fields); its ```dataview block is refused with its
+/// place, never evaluated differently; a block and a filter together are
+/// refused.
+#[tokio::test]
+async fn the_fixture_s_tasks_block_lists_what_the_plugin_lists() {
+    let (f, k, expected) = Fixture::fixture_vault("tasks", &[]).await;
+    let blocks = expected["blocks"].as_array().unwrap();
+    let tasks_block = blocks.iter().find(|b| b["language"] == "tasks").unwrap();
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"path": tasks_block["path"], "block": tasks_block["block"]}),
+        )
+        .await;
+    assert_eq!(listed(r.ok()), tasks_block["tasks"], "{}", r.body);
+    let r = k
+        .call("vault_tasks", json!({"path": "Home.md", "block": 2}))
+        .await;
+    assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+    assert!(r.text.contains("line 13"), "{}", r.text);
+    assert!(r.text.contains("DQL"), "{}", r.text);
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"path": "Home.md", "filter": "!completed"}),
+        )
+        .await;
+    assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+    // A block kura cannot read is refused naming its line.
+    f.write(
+        "Agenda.md",
+        "# Agenda\n\n```tasks\nnot done\nfilter by function task.isDone\n```\n\n```dataviewjs\ndv.taskList(dv.pages().file.tasks)\n```\n",
+    );
+    let r = k.call("vault_tasks", json!({"path": "Agenda.md"})).await;
+    assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+    assert!(r.text.contains("filter by function"), "{}", r.text);
+    let r = k
+        .call("vault_tasks", json!({"path": "Agenda.md", "block": 2}))
+        .await;
+    assert!(r.text.contains("JavaScript"), "{}", r.text);
+    // Grouped and limited as the block says.
+    f.write(
+        "Week.md",
+        "```tasks\nnot done\nhas due date\ngroup by filename\nsort by due reverse\nlimit groups 2\n```\n",
+    );
+    let r = k.call("vault_tasks", json!({"path": "Week.md"})).await;
+    let got = r.ok();
+    assert_eq!(
+        got["groups"],
+        json!([{"value": "Alpha", "count": 2}]),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        listed(got),
+        json!([["projects/Alpha.md", 17], ["projects/Alpha.md", 13]])
+    );
+    k.stop().await;
+}

@@ -114,6 +114,48 @@ pub fn sections(text: &str) -> Vec<Section> {
     out
 }
 
+/// A fenced code block of one of the languages asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fenced {
+    /// Its info string's first word, as written (`base`, `tasks`).
+    pub language: String,
+    /// 1-based line of its opening fence.
+    pub line: usize,
+    pub text: String,
+}
+
+/// The fenced code blocks of `text` whose language is one of `languages`,
+/// in order (blocks in blockquotes and lists too, as Obsidian renders
+/// them).
+pub fn fenced(text: &str, languages: &[&str]) -> Vec<Fenced> {
+    use pulldown_cmark::CodeBlockKind;
+    let lines = Lines::new(text);
+    let mut out = Vec::new();
+    let mut open: Option<Fenced> = None;
+    for (ev, range) in Parser::new(text).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+                let language = info.split_whitespace().next().unwrap_or("").to_owned();
+                if languages.contains(&language.as_str()) {
+                    open = Some(Fenced {
+                        language,
+                        line: lines.line_of(range.start),
+                        text: String::new(),
+                    });
+                }
+            }
+            Event::Text(t) => {
+                if let Some(b) = open.as_mut() {
+                    b.text.push_str(&t);
+                }
+            }
+            Event::End(TagEnd::CodeBlock) => out.extend(open.take()),
+            _ => {}
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

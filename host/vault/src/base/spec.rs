@@ -483,28 +483,10 @@ impl Base {
 
 /// The text of each ```` ```base ```` block of a note, in order.
 pub fn blocks(text: &str) -> Vec<String> {
-    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
-    let mut out = Vec::new();
-    let mut open: Option<String> = None;
-    for ev in Parser::new(text) {
-        match ev {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) if info.trim() == "base" => {
-                open = Some(String::new());
-            }
-            Event::Text(t) => {
-                if let Some(b) = open.as_mut() {
-                    b.push_str(&t);
-                }
-            }
-            Event::End(TagEnd::CodeBlock) => {
-                if let Some(b) = open.take() {
-                    out.push(b);
-                }
-            }
-            _ => {}
-        }
-    }
-    out
+    crate::text::markdown::fenced(text, &["base"])
+        .into_iter()
+        .map(|b| b.text)
+        .collect()
 }
 
 #[cfg(test)]

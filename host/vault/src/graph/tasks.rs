@@ -168,6 +168,30 @@ pub struct Task {
     /// order; keys as written.
     #[serde(rename = "f", default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<(String, String)>,
+    /// Which of its plugin fields were written in Dataview's format rather
+    /// than as emoji (a bit each, [`inline`]): the Tasks plugin reads one
+    /// format, the one its settings name.
+    #[serde(rename = "i", default, skip_serializing_if = "is_zero")]
+    pub inline: u16,
+}
+
+fn is_zero(n: &u16) -> bool {
+    *n == 0
+}
+
+/// The bits of [`Task::inline`].
+pub mod inline {
+    pub const CREATED: u16 = 1;
+    pub const SCHEDULED: u16 = 1 << 1;
+    pub const START: u16 = 1 << 2;
+    pub const DUE: u16 = 1 << 3;
+    pub const DONE: u16 = 1 << 4;
+    pub const CANCELLED: u16 = 1 << 5;
+    pub const RECURRENCE: u16 = 1 << 6;
+    pub const PRIORITY: u16 = 1 << 7;
+    pub const ID: u16 = 1 << 8;
+    pub const DEPENDS_ON: u16 = 1 << 9;
+    pub const ON_COMPLETION: u16 = 1 << 10;
 }
 
 fn is_normal(p: &Priority) -> bool {
@@ -252,6 +276,7 @@ impl Task {
             depends_on: Vec::new(),
             on_completion: None,
             fields: Vec::new(),
+            inline: 0,
         }
     }
 
@@ -331,27 +356,27 @@ impl Task {
     /// `[repeat:: every day]`). An emoji field wins over the same field
     /// inline, as neither plugin writes both.
     fn dataview_fields(&mut self) {
-        for (key, value) in &self.fields {
+        let fields = std::mem::take(&mut self.fields);
+        for (key, value) in &fields {
             let value = value.trim();
-            let date = || Day::parse(value);
-            match key.as_str() {
-                "created" => self.created = self.created.take().or_else(date),
-                "scheduled" => self.scheduled = self.scheduled.take().or_else(date),
-                "start" => self.start = self.start.take().or_else(date),
-                "due" => self.due = self.due.take().or_else(date),
-                "completion" => self.done = self.done.take().or_else(date),
-                "cancelled" => self.cancelled = self.cancelled.take().or_else(date),
-                "repeat" if self.recurrence.is_none() => self.recurrence = Some(value.to_owned()),
-                "id" if self.id.is_none() => self.id = Some(value.to_owned()),
+            let words = || Some(value.to_owned());
+            let bit = match key.as_str() {
+                "created" => set(&mut self.created, || Day::parse(value), inline::CREATED),
+                "scheduled" => set(&mut self.scheduled, || Day::parse(value), inline::SCHEDULED),
+                "start" => set(&mut self.start, || Day::parse(value), inline::START),
+                "due" => set(&mut self.due, || Day::parse(value), inline::DUE),
+                "completion" => set(&mut self.done, || Day::parse(value), inline::DONE),
+                "cancelled" => set(&mut self.cancelled, || Day::parse(value), inline::CANCELLED),
+                "repeat" => set(&mut self.recurrence, words, inline::RECURRENCE),
+                "id" => set(&mut self.id, words, inline::ID),
+                "onCompletion" => set(&mut self.on_completion, words, inline::ON_COMPLETION),
                 "dependsOn" if self.depends_on.is_empty() => {
                     self.depends_on = value
                         .split(',')
                         .map(|s| s.trim().to_owned())
                         .filter(|s| !s.is_empty())
-                        .collect()
-                }
-                "onCompletion" if self.on_completion.is_none() => {
-                    self.on_completion = Some(value.to_owned())
+                        .collect();
+                    inline::DEPENDS_ON
                 }
                 "priority" if self.priority == Priority::None => {
                     self.priority = match value.to_lowercase().as_str() {
@@ -361,12 +386,29 @@ impl Task {
                         "low" => Priority::Low,
                         "lowest" => Priority::Lowest,
                         _ => Priority::None,
+                    };
+                    if self.priority == Priority::None {
+                        0
+                    } else {
+                        inline::PRIORITY
                     }
                 }
-                _ => {}
-            }
+                _ => 0,
+            };
+            self.inline |= bit;
         }
+        self.fields = fields;
     }
+}
+
+/// `slot` given the value `read` gives when it has none: `bit` when it
+/// was set here.
+fn set<T>(slot: &mut Option<T>, read: impl FnOnce() -> Option<T>, bit: u16) -> u16 {
+    if slot.is_some() {
+        return 0;
+    }
+    *slot = read();
+    if slot.is_some() { bit } else { 0 }
 }
 
 /// `[c] ` right after a list item's marker: the status character.

@@ -80,6 +80,10 @@ pub struct Settings {
     pub remove_scheduled_date_on_recurrence: bool,
     /// The Dataview format (`[completion:: …]`) rather than emoji.
     pub dataview: bool,
+    /// Its global filter and global query (empty: none): what makes a
+    /// checkbox a task, and lines added to every block.
+    pub global_filter: String,
+    pub global_query: String,
 }
 
 impl Default for Settings {
@@ -91,6 +95,8 @@ impl Default for Settings {
             recurrence_on_next_line: false,
             remove_scheduled_date_on_recurrence: false,
             dataview: false,
+            global_filter: String::new(),
+            global_query: String::new(),
         }
     }
 }
@@ -110,6 +116,13 @@ impl Settings {
     fn from_json(v: &Value) -> Settings {
         let d = Settings::default();
         let flag = |k: &str, or: bool| v.get(k).and_then(Value::as_bool).unwrap_or(or);
+        let text = |k: &str| {
+            v.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        };
         Settings {
             set_done_date: flag("setDoneDate", d.set_done_date),
             set_cancelled_date: flag("setCancelledDate", d.set_cancelled_date),
@@ -120,6 +133,8 @@ impl Settings {
                 d.remove_scheduled_date_on_recurrence,
             ),
             dataview: v.get("taskFormat").and_then(Value::as_str) == Some("dataview"),
+            global_filter: text("globalFilter"),
+            global_query: text("globalQuery"),
         }
     }
 }
