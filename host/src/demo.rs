@@ -388,7 +388,7 @@ async fn tasks_tour(tour: &mut Tour) -> anyhow::Result<()> {
     tour.step(
         "Mark the first one done: the done date, and its next occurrence a week on",
         "vault_task_status",
-        json!({"path": first["path"], "line": first["line"], "text": first["text"], "status": "done"}),
+        json!({"path": first["path"], "line": first["line"], "hash": first["hash"], "status": "done"}),
     )
     .await?;
     tour.step(

@@ -63,6 +63,8 @@ pub struct TaskOut {
     pub status_type: &'static str,
     /// Its text, without the emoji fields at its end.
     pub text: String,
+    /// Its line's hash: names it exactly to vault_task_status.
+    pub hash: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub heading: Option<String>,
     /// The line of the task it is indented under.
@@ -118,7 +120,7 @@ impl Vault {
                     "a block is a whole query: give `path` (and `block`), or `filter`, `sort` and `group_by`, not both",
                 ));
             }
-            return self.tasks_block(path, &input);
+            return self.tasks_block(path, &input, job);
         }
         let filter = input.filter.as_deref().map(Filter::parse).transpose()?;
         let sort = SortKey::parse_all(input.sort.as_deref())?;
@@ -227,7 +229,12 @@ impl Vault {
     /// The `block`-th ```tasks block of note `path`, evaluated as the Tasks
     /// plugin evaluates it (a ```dataview block is refused until kura
     /// reads DQL; ```dataviewjs is JavaScript).
-    fn tasks_block(&self, path: &str, input: &TasksInput) -> Result<TasksOutput> {
+    fn tasks_block(
+        &self,
+        path: &str,
+        input: &TasksInput,
+        job: crate::job::Job,
+    ) -> Result<TasksOutput> {
         let rel = RelPath::parse(path, false)?;
         if crate::notes::is_reserved(&rel) {
             return Err(Error::new(
@@ -277,8 +284,16 @@ impl Vault {
         let q = query::Query::parse(&b.text, today).map_err(refused)?;
         let cx = self.context()?;
         let g = &cx.graph;
+        // The query's budget and the client's cancel, looked at every 256
+        // notes.
+        let budget = cx.env(self, None, &[], job).budget;
         let mut kept: Vec<(query::Item, u32, u32)> = Vec::new();
         for (i, note) in g.notes.iter().enumerate() {
+            if i % 256 == 255
+                && let Err(f) = budget.check(0)
+            {
+                return Err(f.stopped("the block", &b.text).expect("a stop"));
+            }
             for (k, task) in note.facts.tasks.iter().enumerate() {
                 let item = query::Item {
                     path: &note.path,
@@ -409,9 +424,25 @@ fn fields(t: &Task) -> Map<String, Value> {
     if !t.depends_on.is_empty() {
         out.insert("dependsOn".into(), t.depends_on.clone().into());
     }
+    // Inline fields, but those listed above under the plugin's names.
+    const NAMED: [&str; 11] = [
+        "created",
+        "scheduled",
+        "start",
+        "due",
+        "completion",
+        "cancelled",
+        "repeat",
+        "priority",
+        "id",
+        "dependsOn",
+        "onCompletion",
+    ];
     for (key, value) in &t.fields {
-        out.entry(key.clone())
-            .or_insert_with(|| Value::from(value.as_str()));
+        if !NAMED.contains(&key.as_str()) {
+            out.entry(key.clone())
+                .or_insert_with(|| Value::from(value.as_str()));
+        }
     }
     out
 }
@@ -425,6 +456,7 @@ fn task_out(g: &Graph, note: u32, task: u32, group: Option<Value>) -> TaskOut {
         status: t.symbol.to_string(),
         status_type: status_type(t.status()),
         text: t.text.clone(),
+        hash: status::hex(t.hash),
         heading: t.heading.clone(),
         parent: t
             .parent

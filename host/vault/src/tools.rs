@@ -171,8 +171,8 @@ pub static TOOLS: &[ToolDef] = &[
         title: "Set a task's status",
         domain: &DOMAIN,
         description: "Set a listed task's status as the Tasks plugin does (✅/❌ dates, next recurrence).",
-        details: "Change the status of one task vault_tasks listed (`path`, `line` and its `text`: a task changed since is \
-                      `conflict`) as the Tasks plugin does: the status character; `✅ date` added when done and `❌ date` when \
+        details: "Change the status of one task vault_tasks listed (`path`, `line` and its `hash`, or its `text`: a task \
+                      changed since is `conflict`) as the Tasks plugin does: the status character; `✅ date` added when done and `❌ date` when \
                       cancelled, each removed when it goes back (the plugin's `setDoneDate`/`setCancelledDate` settings, its \
                       emoji or Dataview format); a recurring task done gets its next occurrence above it (below with \
                       `recurrenceOnNextLine`), its dates moved by the rule from due, scheduled or start (`when done`: from \

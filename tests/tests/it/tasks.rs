@@ -102,10 +102,18 @@ async fn completing_a_recurring_task_writes_the_next_occurrence_and_undoes() {
     let (f, k, _) = Fixture::fixture_vault("tasks", &[]).await;
     let path = f.vault().join("projects/Alpha.md");
     let before = std::fs::read_to_string(&path).unwrap();
+    let water = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "file.name == \"Alpha.md\" && line == 14"}),
+        )
+        .await
+        .ok()
+        .clone();
     let r = k
         .call(
             "vault_task_status",
-            json!({"path": "projects/Alpha.md", "line": 14, "text": "Water the plants",
+            json!({"path": "projects/Alpha.md", "line": 14, "hash": water["tasks"][0]["hash"],
                    "status": "done", "date": "2026-12-07"}),
         )
         .await;
@@ -193,6 +201,43 @@ async fn a_stale_locked_or_daily_task_is_refused_and_nothing_is_written() {
         .await;
     assert_eq!(r.code(), "conflict", "{}", r.body);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), edited);
+    // Named by its hash, a task the person completed meanwhile is stale
+    // even where its next occurrence now reads the same.
+    let listed_alpha = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "file.name == \"Alpha.md\" && recurring"}),
+        )
+        .await
+        .ok()
+        .clone();
+    let water = &listed_alpha["tasks"][0];
+    assert_eq!(water["line"], 14);
+    let alpha = f.vault().join("projects/Alpha.md");
+    let before_alpha = std::fs::read_to_string(&alpha).unwrap();
+    let completed_in_obsidian = before_alpha.replace(
+        "- [ ] Water the plants 🔁 every week 📅 2026-12-06\n",
+        "- [ ] Water the plants 🔁 every week 📅 2026-12-13\n- [x] Water the plants 🔁 every week 📅 2026-12-06 ✅ 2026-12-06\n",
+    );
+    std::fs::write(&alpha, &completed_in_obsidian).unwrap();
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Alpha.md", "line": 14, "hash": water["hash"], "status": "done"}),
+        )
+        .await;
+    assert_eq!(r.code(), "conflict", "{}", r.body);
+    assert_eq!(
+        std::fs::read_to_string(&alpha).unwrap(),
+        completed_in_obsidian
+    );
+    let r = k
+        .call(
+            "vault_task_status",
+            json!({"path": "projects/Alpha.md", "line": 14, "status": "done"}),
+        )
+        .await;
+    assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
     // A locked note is never changed.
     f.write(
         "projects/Mine.md",

@@ -35,7 +35,7 @@ pub struct Budget<'a> {
 
 impl Budget<'_> {
     /// `Err` once the deadline has passed or the call was cancelled.
-    pub(super) fn check(&self, at: usize) -> Result<(), Fault> {
+    pub(crate) fn check(&self, at: usize) -> Result<(), Fault> {
         let stop = if self.job.is_cancelled() {
             super::Stop::Cancelled
         } else if std::time::Instant::now() > self.deadline {

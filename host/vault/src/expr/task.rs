@@ -84,23 +84,25 @@ fn field_value(s: &str, from: FileRef) -> Val {
     text_val(t, Some(from))
 }
 
-/// Whether task `k` and every task under it are done.
+/// Whether task `k` and every task under it are done. The tasks under it
+/// follow it, so the look ends at the first that is not.
 fn fully_completed(tasks: &[Task], k: usize) -> bool {
     let under = |mut j: usize| {
         while let Some(p) = tasks[j].parent {
             if p == k {
                 return true;
             }
+            if p < k {
+                return false;
+            }
             j = p;
         }
         false
     };
     tasks[k].status() == Status::Done
-        && tasks[k + 1..]
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| under(k + 1 + j))
-            .all(|(_, t)| t.status() == Status::Done)
+        && (k + 1..tasks.len())
+            .take_while(|&j| under(j))
+            .all(|j| tasks[j].status() == Status::Done)
 }
 
 impl Env<'_> {

@@ -173,6 +173,9 @@ pub struct Task {
     /// format, the one its settings name.
     #[serde(rename = "i", default, skip_serializing_if = "is_zero")]
     pub inline: u16,
+    /// [`line_hash`] of its line.
+    #[serde(rename = "k", default)]
+    pub hash: u64,
 }
 
 fn is_zero(n: &u16) -> bool {
@@ -206,11 +209,18 @@ type DateSlot = fn(&mut Task) -> &mut Option<Day>;
 const DATES: &[(&str, DateSlot)] = &[
     ("➕", |t| &mut t.created),
     ("⏳", |t| &mut t.scheduled),
+    ("⌛", |t| &mut t.scheduled),
     ("🛫", |t| &mut t.start),
     ("📅", |t| &mut t.due),
+    ("📆", |t| &mut t.due),
+    ("🗓", |t| &mut t.due),
     ("✅", |t| &mut t.done),
     ("❌", |t| &mut t.cancelled),
 ];
+
+/// The most fields read from a line's end, as the plugin's own reading
+/// stops (a line of a thousand `📅` fields is read in bounded time).
+const MAX_FIELDS: usize = 20;
 
 const PRIORITIES: &[(&str, Priority)] = &[
     ("🔺", Priority::Highest),
@@ -223,19 +233,29 @@ const PRIORITIES: &[(&str, Priority)] = &[
 fn date_at_end() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"(➕|⏳|🛫|📅|✅|❌)\u{FE0F}?\s*(\d{4}-\d{2}-\d{2})\s*$")
+        Regex::new(r"(➕|⏳|⌛|🛫|📅|📆|🗓|✅|❌)\u{FE0F}?\s*(\d{4}-\d{2}-\d{2})\s*$")
             .expect("a valid pattern")
     })
 }
 
 fn word_field_at_end() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    // 🔁 takes the rest of the line's words up to the next field; 🆔 one
-    // id; ⛔ ids joined by commas; 🏁 `keep` or `delete`.
+    // The values the plugin reads: a rule of letters, digits, commas,
+    // spaces and `!` (🔁); one id of letters, digits, `-` and `_` (🆔);
+    // ids joined by commas (⛔); a word (🏁). Anything else after the
+    // emoji is text.
     RE.get_or_init(|| {
-        Regex::new(r"(🔁|🆔|⛔|🏁)\u{FE0F}?\s*([^➕⏳🛫📅✅❌🔁🆔⛔🏁🔺⏫🔼🔽⏬]*?)\s*$")
-            .expect("a valid pattern")
+        Regex::new(
+            r"(?:(🔁)\u{FE0F}?\s*([a-zA-Z0-9, !]+)|(🆔)\u{FE0F}?\s*([a-zA-Z0-9_-]+)|(⛔)\u{FE0F}?\s*([a-zA-Z0-9_-]+(?:\s*,\s*[a-zA-Z0-9_-]+)*)|(🏁)\u{FE0F}?\s*([a-zA-Z]+))\s*$",
+        )
+        .expect("a valid pattern")
     })
+}
+
+/// A block link at the end of a line: ` ^id`.
+pub fn block_link() -> &'static Regex {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"\s+\^[A-Za-z0-9-]+\s*$").expect("a valid pattern"))
 }
 
 fn inline_field() -> &'static Regex {
@@ -247,7 +267,8 @@ fn inline_field() -> &'static Regex {
 
 fn trailing_tag() -> &'static Regex {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"\s#[\p{L}\p{N}_\-/]+\s*$").expect("a valid pattern"))
+    // Every tag at the end at once: one match, whatever their number.
+    RE.get_or_init(|| Regex::new(r"(?:\s#[\p{L}\p{N}_\-/]+)+\s*$").expect("a valid pattern"))
 }
 
 impl Task {
@@ -277,17 +298,24 @@ impl Task {
             on_completion: None,
             fields: Vec::new(),
             inline: 0,
+            hash: 0,
         }
     }
 
     /// The text after the checkbox: its fields taken off its end, its
     /// tags and inline fields read.
-    fn read(&mut self, body: &str) {
-        let mut rest = body.trim_end().to_owned();
+    /// Read the text after the checkbox; returns where its trailing
+    /// fields start (a byte of `body`): what a status change may rewrite.
+    fn read(&mut self, body: &str) -> usize {
+        // A block link (`^id`) ends the line after the fields; it is no
+        // part of the text.
+        let body = body.trim_end();
+        let body = block_link().find(body).map_or(body, |m| &body[..m.start()]);
+        let mut rest = body.to_owned();
         // Tags after the fields stay in the text; they do not end the
         // fields (`📅 2023-04-16 #work`).
         let mut tail = String::new();
-        loop {
+        for _ in 0..MAX_FIELDS {
             let before = rest.len();
             if let Some(m) = trailing_tag().find(&rest) {
                 tail.insert_str(0, &rest[m.start()..]);
@@ -315,18 +343,21 @@ impl Task {
                 rest.truncate(cut);
             } else if let Some(c) = word_field_at_end().captures(&rest) {
                 let at = c.get(0).expect("whole").start();
-                let value = c[2].trim().to_owned();
-                match &c[1] {
-                    "🔁" => self.recurrence = Some(value),
-                    "🆔" => self.id = Some(value),
-                    "⛔" => {
-                        self.depends_on = value
+                let value = |k: usize| c.get(k).map(|m| m.as_str().trim().to_owned());
+                if let Some(v) = value(2) {
+                    self.recurrence.get_or_insert(v);
+                } else if let Some(v) = value(4) {
+                    self.id.get_or_insert(v);
+                } else if let Some(v) = value(6) {
+                    if self.depends_on.is_empty() {
+                        self.depends_on = v
                             .split(',')
                             .map(|s| s.trim().to_owned())
                             .filter(|s| !s.is_empty())
-                            .collect()
+                            .collect();
                     }
-                    _ => self.on_completion = Some(value),
+                } else if let Some(v) = value(8) {
+                    self.on_completion.get_or_insert(v);
                 }
                 rest.truncate(at);
             }
@@ -335,6 +366,7 @@ impl Task {
             }
             rest.truncate(rest.trim_end().len());
         }
+        let fields_at = rest.trim_end().len();
         let text = format!("{}{}", rest.trim_end(), tail.trim_end());
         for c in crate::graph::facts::tag_pattern().captures_iter(&text) {
             let tag = c[1].trim_matches('/').to_lowercase();
@@ -347,6 +379,7 @@ impl Task {
         }
         self.dataview_fields();
         self.text = text.trim().to_owned();
+        fields_at
     }
 }
 
@@ -447,18 +480,34 @@ fn checkbox(item: &str) -> Option<(char, usize)> {
 
 /// Every task of a note's text, in order.
 pub fn tasks(text: &str) -> Vec<Task> {
-    tasks_at(text).into_iter().map(|(t, _)| t).collect()
+    tasks_at(text).into_iter().map(|f| f.task).collect()
 }
 
-/// Every task of a note's text, in order, with the byte where its status
-/// character is (what a status change rewrites).
-pub fn tasks_at(text: &str) -> Vec<(Task, usize)> {
-    let mut out: Vec<(Task, usize)> = Vec::new();
+/// A task where it is written: what a status change rewrites.
+pub struct Found {
+    pub task: Task,
+    /// The byte of its status character.
+    pub symbol_at: usize,
+    /// The byte where the fields at the end of its line start.
+    pub fields_at: usize,
+}
+
+/// The hash of a task's line, from its list marker to its end: what names
+/// it exactly (its status, text and fields), so that a stale reference
+/// cannot change another task.
+pub fn line_hash(line: &str) -> u64 {
+    let h = blake3::hash(line.trim_end_matches(['\r', '\n']).trim_start().as_bytes());
+    u64::from_le_bytes(h.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// Every task of a note's text, in order, with where it is written.
+pub fn tasks_at(text: &str) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
     // Open list items: the task each is, if it is one.
     let mut open: Vec<Option<usize>> = Vec::new();
     let mut heading: Option<String> = None;
     let mut reading_heading: Option<String> = None;
-    let line_of = |at: usize| text[..at].matches('\n').count() as u32 + 1;
+    let lines = crate::text::Lines::new(text);
     for (event, range) in
         Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
     {
@@ -478,9 +527,15 @@ pub fn tasks_at(text: &str) -> Vec<(Task, usize)> {
                 let found = first_line(text, range.clone()).and_then(|line| {
                     let (symbol, body) = checkbox(line)?;
                     let parent = open.iter().rev().find_map(|t| *t);
-                    let mut task = Task::new(line_of(range.start), symbol, heading.clone(), parent);
-                    task.read(&line[body..]);
-                    Some((task, range.start + body - 1 - symbol.len_utf8()))
+                    let at = lines.line_of(range.start) as u32;
+                    let mut task = Task::new(at, symbol, heading.clone(), parent);
+                    let fields = task.read(&line[body..]);
+                    task.hash = line_hash(line);
+                    Some(Found {
+                        task,
+                        symbol_at: range.start + body - 1 - symbol.len_utf8(),
+                        fields_at: range.start + body + fields,
+                    })
                 });
                 open.push(found.map(|t| {
                     out.push(t);
@@ -513,12 +568,20 @@ pub fn note_fields(text: &str) -> Vec<(String, String)> {
             skipped.push(range);
         }
     }
+    // The ranges come in the order they start: one pass over them, the
+    // furthest end reached so far covering the line.
+    skipped.sort_by_key(|r| r.start);
+    let mut ranges = skipped.iter().peekable();
+    let mut covered = 0;
     let mut out = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let here = at;
         at += line.len();
-        if skipped.iter().any(|r| r.contains(&here)) {
+        while let Some(r) = ranges.next_if(|r| r.start <= here) {
+            covered = covered.max(r.end);
+        }
+        if here < covered || !line.contains("::") {
             continue;
         }
         if let Some(c) = line_field.captures(line.trim_end_matches(['\n', '\r'])) {
@@ -634,6 +697,39 @@ mod tests {
         let t = one("- [ ] Pay 📅 2026-12-04 after the call");
         assert_eq!(t.due, None, "a field inside the text is text");
         assert_eq!(t.text, "Pay 📅 2026-12-04 after the call");
+    }
+
+    /// The plugin's values: a recurrence of words (tags after it are
+    /// tags), one id (words after it are text), the other due and
+    /// scheduled emoji.
+    #[test]
+    fn field_values_are_what_the_plugin_reads() {
+        let t = one("- [ ] Tidy 🔁 every week #home #chores");
+        assert_eq!(t.recurrence.as_deref(), Some("every week"));
+        assert_eq!(t.tags, ["home", "chores"]);
+        assert_eq!(t.text, "Tidy #home #chores");
+        let t = one("- [ ] Ask 🆔 abc more words");
+        assert_eq!(t.id, None);
+        assert_eq!(t.text, "Ask 🆔 abc more words");
+        let t = one("- [ ] Pay 📆 2026-12-04 ⌛ 2026-12-01");
+        assert_eq!(t.due.map(|d| d.to_string()).as_deref(), Some("2026-12-04"));
+        assert_eq!(
+            t.scheduled.map(|d| d.to_string()).as_deref(),
+            Some("2026-12-01")
+        );
+    }
+
+    /// A line of a thousand fields and a note of a hundred thousand tasks
+    /// are read (fields: as many as the plugin reads; lines found by a
+    /// search, not by counting from the start for each task).
+    #[test]
+    fn many_fields_and_many_tasks_are_read_in_bounded_time() {
+        let line = format!("- [ ] x{}\n", " 📅 2026-12-04".repeat(1000));
+        let t = one(&line);
+        assert_eq!(t.due.map(|d| d.to_string()).as_deref(), Some("2026-12-04"));
+        let many = "- [ ] a #t\n".repeat(100_000);
+        let t = tasks(&many);
+        assert_eq!((t.len(), t[99_999].line), (100_000, 100_000));
     }
 
     /// Dataview's inline fields; statuses beyond the four defaults; tasks

@@ -116,8 +116,17 @@ pub struct Item<'a> {
     pub dataview: bool,
 }
 
+/// The deepest a Boolean instruction may nest, and the most filters and
+/// operators it may join (each operator is a level of the tree the test
+/// walks).
+const MAX_DEPTH: usize = 64;
+const MAX_TOKENS: usize = 1000;
+
 fn refuse(line: &str, why: &str) -> String {
-    format!("line `{line}` of the tasks block: {why}")
+    // A long line is named by its start.
+    let shown: String = line.chars().take(120).collect();
+    let more = if shown.len() < line.len() { "…" } else { "" };
+    format!("line `{shown}{more}` of the tasks block: {why}")
 }
 
 const FIELDS: [(&str, Field); 7] = [
@@ -241,8 +250,8 @@ fn dates(text: &str, today: NaiveDate) -> Option<(NaiveDate, NaiveDate)> {
                 return Some((start, start + Days::new(6)));
             }
             if let Some(q) = rest.strip_prefix('q') {
-                let q: u32 = q.parse().ok()?;
-                let start = NaiveDate::from_ymd_opt(year, (q.checked_sub(1)?) * 3 + 1, 1)?;
+                let q: u32 = q.parse().ok().filter(|q| (1..=4).contains(q))?;
+                let start = NaiveDate::from_ymd_opt(year, (q - 1) * 3 + 1, 1)?;
                 return Some((start, last_of(start, 3)?));
             }
             if rest.len() == 2 {
@@ -395,9 +404,11 @@ fn leaf(line: &str, today: NaiveDate) -> Result<Leaf, String> {
 /// filter in one kind of delimiters; NOT binds first, then XOR, AND, OR.
 fn boolean(line: &str, today: NaiveDate) -> Result<Cond, String> {
     let t = line.trim();
-    let open = t
-        .trim_start_matches("NOT")
-        .trim_start()
+    let mut first = t;
+    while let Some(r) = first.strip_prefix("NOT") {
+        first = r.trim_start();
+    }
+    let open = first
         .chars()
         .next()
         .ok_or_else(|| refuse(line, "an empty Boolean instruction"))?;
@@ -423,7 +434,17 @@ fn boolean(line: &str, today: NaiveDate) -> Result<Cond, String> {
     }
     let mut toks = Vec::new();
     let mut rest = t;
+    // Each level is a recursion of the reading, the test and the drop:
+    // bounded, as the plugin's own parser would never need more.
+    let mut depth = 0usize;
+    let mut nots = 0usize;
     while !rest.is_empty() {
+        if toks.len() > MAX_TOKENS {
+            return Err(refuse(
+                line,
+                &format!("more than {MAX_TOKENS} filters and operators"),
+            ));
+        }
         rest = rest.trim_start();
         if rest.is_empty() {
             break;
@@ -433,6 +454,13 @@ fn boolean(line: &str, today: NaiveDate) -> Result<Cond, String> {
             // follows: `( (a) OR (b) )`.
             let inner = r.trim_start();
             if inner.starts_with(open) || inner.starts_with("NOT ") || inner.starts_with("NOT(") {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(refuse(
+                        line,
+                        &format!("filters nested more than {MAX_DEPTH} deep"),
+                    ));
+                }
                 toks.push(Tok::Open);
                 rest = r;
                 continue;
@@ -456,10 +484,12 @@ fn boolean(line: &str, today: NaiveDate) -> Result<Cond, String> {
             }
             let end = end.ok_or_else(|| refuse(line, "a filter is not closed"))?;
             toks.push(Tok::Filter(r[..end].trim().to_owned()));
+            nots = 0;
             rest = &r[end + close.len_utf8()..];
             continue;
         }
         if let Some(r) = rest.strip_prefix(close) {
+            depth = depth.saturating_sub(1);
             toks.push(Tok::Close);
             rest = r;
             continue;
@@ -475,6 +505,18 @@ fn boolean(line: &str, today: NaiveDate) -> Result<Cond, String> {
             })?;
         toks.push(Tok::Word(word));
         rest = &rest[word.len()..];
+        // A run of NOTs nests as deep as parentheses do.
+        if word == "NOT" {
+            nots += 1;
+            if depth + nots > MAX_DEPTH {
+                return Err(refuse(
+                    line,
+                    &format!("filters nested more than {MAX_DEPTH} deep"),
+                ));
+            }
+        } else {
+            nots = 0;
+        }
     }
     // Precedence climbing over the tokens.
     struct P<'t> {
@@ -694,10 +736,11 @@ impl Query {
     }
 
     /// The order of two kept tasks: the block's sorts, then the plugin's
-    /// default ones (status, urgency, due, priority, path), then their place.
+    /// default ones (status type, urgency, due, priority, path), then their
+    /// place.
     pub fn order(&self, a: &Item<'_>, b: &Item<'_>, today: NaiveDate) -> std::cmp::Ordering {
         let defaults = [
-            (SortBy::Status, false),
+            (SortBy::StatusType, false),
             (SortBy::Urgency, false),
             (SortBy::Date(Field::Due), false),
             (SortBy::Priority, false),
@@ -1051,10 +1094,10 @@ mod tests {
     #[test]
     fn status_and_date_filters_read_as_the_filters_page_says() {
         let t = "2021-04-06";
-        // Default order: urgency first (a overdue a day 11.2, d high 6.0,
-        // f 1.95 since the emoji format does not read its due field, c
-        // starting later -1.05).
-        assert_eq!(run("Inbox.md", NOTE, "not done", t), [2, 5, 7, 4]);
+        // Default order: in progress first, then to do by urgency (a overdue
+        // a day 11.2, f 1.95 since the emoji format does not read its due
+        // field, c starting later -1.05).
+        assert_eq!(run("Inbox.md", NOTE, "not done", t), [5, 2, 7, 4]);
         assert_eq!(run("Inbox.md", NOTE, "done\nsort by path", t), [3, 6]);
         assert_eq!(run("Inbox.md", NOTE, "due before 2021-04-05", t), [3]);
         assert_eq!(
@@ -1100,7 +1143,7 @@ mod tests {
         assert_eq!(run("Inbox.md", NOTE, "tags include #work", t), [2]);
         assert_eq!(
             run("Inbox.md", NOTE, "path includes INBOX", t),
-            [2, 5, 7, 4, 3, 6]
+            [5, 2, 7, 4, 3, 6]
         );
     }
 
@@ -1157,6 +1200,14 @@ mod tests {
         );
         let e = Query::parse("\"not done\" AND (is recurring)", day(t)).unwrap_err();
         assert!(e.contains("one kind of delimiters"), "{e}");
+        // Nesting is bounded: a deep line is refused, not a stack overflow.
+        let deep = format!("{}done{}", "( ".repeat(50_000), " )".repeat(50_000));
+        let e = Query::parse(&deep, day(t)).unwrap_err();
+        assert!(e.contains("nested"), "{e}");
+        let nots = format!("{}(done)", "NOT ".repeat(50_000));
+        let e = Query::parse(&nots, day(t)).unwrap_err();
+        assert!(e.contains("nested"), "{e}");
+        assert!(Query::parse("due in 2026-Q1431655767", day(t)).is_err());
     }
 
     /// The default order: not done first, then urgency (the Urgency

@@ -253,13 +253,21 @@ impl Rule {
                 // chrono moves a day that does not exist back to the
                 // month's last, as the plugin does.
                 Unit::Month => from.checked_add_months(Months::new(self.every)),
-                Unit::Year => from.checked_add_months(Months::new(12 * self.every)),
+                Unit::Year => from.checked_add_months(Months::new(self.every.checked_mul(12)?)),
             };
         }
-        // The first matching day after `from`, within nine years (a 29
-        // February every year is at most eight away).
+        // The first matching day after `from`, within nine of the rule's
+        // periods and nine years (a 29 February every year is at most
+        // eight away), at most four centuries.
+        let period_days = match self.unit {
+            Unit::Day => 1,
+            Unit::Week => 7,
+            Unit::Month => 31,
+            Unit::Year => 366,
+        } * self.every as u64;
+        let search = (9 * period_days).clamp(366 * 9, 366 * 400);
         let mut d = from;
-        for _ in 0..(366 * 9) {
+        for _ in 0..search {
             d = d.succ_opt()?;
             if self.in_period(from, d) && self.falls_on(from, d) {
                 return Some(d);

@@ -22,7 +22,7 @@ use crate::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
-use crate::graph::tasks::{Status, Task, tasks_at};
+use crate::graph::tasks::{Found, Status, Task, inline, tasks_at};
 use crate::plugins::WriteKind;
 use crate::text::sha256;
 
@@ -40,10 +40,12 @@ pub struct TaskStatusInput {
     #[arg(nonempty)]
     pub path: String,
     /// The task's line
-    #[arg(min = 1)]
+    #[arg(min = 1, max = 100_000_000)]
     pub line: i64,
-    /// The task's text as listed (else `conflict`)
-    pub text: String,
+    /// The task's `hash` as listed (a changed task is `conflict`)
+    pub hash: Option<String>,
+    /// Or its `text` as listed
+    pub text: Option<String>,
     /// `done`, `todo`, `in_progress`, `cancelled` or a status character
     #[arg(nonempty)]
     pub status: String,
@@ -139,78 +141,117 @@ impl Settings {
     }
 }
 
-/// A field a status change reads or writes: its emoji and its name in the
-/// Dataview format.
-#[derive(Clone, Copy)]
+/// A field a status change reads or writes: its emoji (and the others
+/// the plugin reads for it), and its name in the Dataview format.
+#[derive(Clone, Copy, PartialEq, Eq)]
 struct Field {
     emoji: &'static str,
+    also: &'static str,
     key: &'static str,
 }
 
-const fn field(emoji: &'static str, key: &'static str) -> Field {
-    Field { emoji, key }
+const fn field(emoji: &'static str, also: &'static str, key: &'static str) -> Field {
+    Field { emoji, also, key }
 }
 
-const CREATED: Field = field("➕", "created");
-const START: Field = field("🛫", "start");
-const SCHEDULED: Field = field("⏳", "scheduled");
-const DUE: Field = field("📅", "due");
-const DONE: Field = field("✅", "completion");
-const CANCELLED: Field = field("❌", "cancelled");
-const ID: Field = field("🆔", "id");
-const DEPENDS_ON: Field = field("⛔", "dependsOn");
+const CREATED: Field = field("➕", "", "created");
+const START: Field = field("🛫", "", "start");
+const SCHEDULED: Field = field("⏳", "⌛", "scheduled");
+const DUE: Field = field("📅", "📆|🗓", "due");
+const DONE: Field = field("✅", "", "completion");
+const CANCELLED: Field = field("❌", "", "cancelled");
+const ID: Field = field("🆔", "", "id");
+const DEPENDS_ON: Field = field("⛔", "", "dependsOn");
+const FIELDS: [Field; 8] = [
+    CREATED, START, SCHEDULED, DUE, DONE, CANCELLED, ID, DEPENDS_ON,
+];
 
-/// Where `field` is written on `line` (its last occurrence, as the fields
-/// are read from the end): the whole field with the space before it, and
-/// its value.
-fn find(line: &str, field: Field) -> Option<(Range<usize>, Range<usize>)> {
-    let value = match field.key {
-        "id" => r"[A-Za-z0-9_-]+",
-        "dependsOn" => r"[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*",
-        _ => r"\d{4}-\d{2}-\d{2}",
-    };
-    let emoji = Regex::new(&format!(r"\s*{}\u{{FE0F}}?\s*({value})", field.emoji)).ok()?;
-    let inline = Regex::new(&format!(
-        r"\s*[\[(]{}::\s*([^\[\]()]*?)\s*[\])]",
-        regex::escape(field.key)
-    ))
-    .ok()?;
-    [emoji, inline]
-        .iter()
-        .filter_map(|re| {
-            re.captures_iter(line).last().map(|c| {
-                (
-                    c.get(0).expect("whole").range(),
-                    c.get(1).expect("value").range(),
-                )
+/// Each field's two patterns (as an emoji field, as an inline field), made
+/// once.
+fn patterns(f: Field) -> &'static (Regex, Regex) {
+    static ALL: std::sync::OnceLock<Vec<(Regex, Regex)>> = std::sync::OnceLock::new();
+    let all = ALL.get_or_init(|| {
+        FIELDS
+            .iter()
+            .map(|f| {
+                let value = match f.key {
+                    "id" => r"[A-Za-z0-9_-]+",
+                    "dependsOn" => r"[A-Za-z0-9_-]+(?:\s*,\s*[A-Za-z0-9_-]+)*",
+                    _ => r"\d{4}-\d{2}-\d{2}",
+                };
+                let emoji = match f.also {
+                    "" => f.emoji.to_owned(),
+                    also => format!("(?:{}|{also})", f.emoji),
+                };
+                let emoji = Regex::new(&format!(r"\s*{emoji}\u{{FE0F}}?\s*({value})"))
+                    .expect("a valid pattern");
+                let inline = Regex::new(&format!(
+                    r"\s*[\[(]{}::\s*([^\[\]()]*?)\s*[\])]",
+                    regex::escape(f.key)
+                ))
+                .expect("a valid pattern");
+                (emoji, inline)
             })
-        })
-        .max_by_key(|(whole, _)| whole.start)
+            .collect()
+    });
+    let k = FIELDS.iter().position(|x| *x == f).expect("a known field");
+    &all[k]
+}
+
+/// Where `field` is written on `line` in the format the plugin's settings
+/// name: an emoji field among the fields at the end (from byte
+/// `fields_from`; an emoji in the description is text), or an inline field
+/// (`[due:: …]`, unmistakable wherever it is). The whole field with the
+/// space before it, and its value; the last one, as fields are read from
+/// the end.
+fn find(
+    line: &str,
+    field: Field,
+    dataview: bool,
+    fields_from: usize,
+) -> Option<(Range<usize>, Range<usize>)> {
+    let (emoji, inline) = patterns(field);
+    let (re, from) = if dataview {
+        (inline, 0)
+    } else {
+        (emoji, fields_from.min(line.len()))
+    };
+    let c = re.captures_iter(line.get(from..)?).last()?;
+    let shift = |r: Range<usize>| r.start + from..r.end + from;
+    Some((
+        shift(c.get(0).expect("whole").range()),
+        shift(c.get(1).expect("value").range()),
+    ))
 }
 
 /// Where a field added at the end of the line goes: before a block link
 /// (`^id`) and the space at the end.
 fn end_of_fields(line: &str) -> usize {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let block = RE.get_or_init(|| Regex::new(r"\s+\^[A-Za-z0-9-]+\s*$").expect("a valid pattern"));
-    block
-        .find(line)
-        .map_or(line.trim_end().len(), |m| m.start())
+    let end = line.trim_end().len();
+    crate::graph::tasks::block_link()
+        .find(&line[..end])
+        .map_or(end, |m| m.start())
 }
 
 /// One task's line while it is changed.
 struct Line {
     text: String,
     settings: Settings,
+    /// Where the fields at its end start.
+    fields_from: usize,
 }
 
 impl Line {
+    fn find(&self, f: Field) -> Option<(Range<usize>, Range<usize>)> {
+        find(&self.text, f, self.settings.dataview, self.fields_from)
+    }
+
     fn has(&self, f: Field) -> bool {
-        find(&self.text, f).is_some()
+        self.find(f).is_some()
     }
 
     fn remove(&mut self, f: Field) {
-        if let Some((whole, _)) = find(&self.text, f) {
+        if let Some((whole, _)) = self.find(f) {
             self.text.replace_range(whole, "");
         }
     }
@@ -226,23 +267,50 @@ impl Line {
     /// `f` set to `value`: where it is, or added before the first of
     /// `before` the line has, else at the end of its fields.
     fn set(&mut self, f: Field, value: &str, before: &[Field]) {
-        if let Some((_, v)) = find(&self.text, f) {
+        if let Some((_, v)) = self.find(f) {
             self.text.replace_range(v, value);
             return;
         }
         let at = before
             .iter()
-            .filter_map(|b| find(&self.text, *b).map(|(whole, _)| whole.start))
+            .filter_map(|b| self.find(*b).map(|(whole, _)| whole.start))
             .min()
-            .unwrap_or_else(|| end_of_fields(&self.text));
+            .unwrap_or_else(|| {
+                end_of_fields(&self.text).max(self.fields_from.min(self.text.len()))
+            });
         let added = self.field_text(f, value);
         self.text.insert_str(at, &added);
     }
 
     fn date(&self, f: Field) -> Option<NaiveDate> {
-        let (_, v) = find(&self.text, f)?;
+        let (_, v) = self.find(f)?;
         NaiveDate::parse_from_str(&self.text[v], "%Y-%m-%d").ok()
     }
+
+    /// The line with its status character `to` (at byte `at`, where
+    /// `from` was).
+    fn with_symbol(
+        line: &str,
+        at: usize,
+        from: char,
+        to: char,
+        fields_from: usize,
+        settings: &Settings,
+    ) -> Line {
+        let mut text = line.to_owned();
+        text.replace_range(at..at + from.len_utf8(), to.encode_utf8(&mut [0; 4]));
+        Line {
+            text,
+            settings: settings.clone(),
+            // The fields lie after the character: they move with it.
+            fields_from: (fields_from + to.len_utf8()).saturating_sub(from.len_utf8()),
+        }
+    }
+}
+
+/// A task's line hash as the tools show it.
+pub fn hex(hash: u64) -> String {
+    format!("{hash:016x}")
 }
 
 /// The status a call names.
@@ -273,10 +341,12 @@ pub struct Changed {
 }
 
 /// What takes the place of a task's line (`line`, without its line
-/// break) when its status becomes `to` on `today`.
+/// break; its status character at byte `symbol_at`, its end fields from
+/// `fields_from`) when its status becomes `to` on `today`.
 pub fn change(
     line: &str,
     symbol_at: usize,
+    fields_from: usize,
     task: &Task,
     to: char,
     today: NaiveDate,
@@ -284,27 +354,19 @@ pub fn change(
 ) -> std::result::Result<Changed, String> {
     let from = Status::of(task.symbol);
     let new = Status::of(to);
-    let mut done = Line {
-        text: line.to_owned(),
-        settings: settings.clone(),
-    };
-    done.text.replace_range(
-        symbol_at..symbol_at + task.symbol.len_utf8(),
-        &to.to_string(),
-    );
+    let mut done = Line::with_symbol(line, symbol_at, task.symbol, to, fields_from, settings);
     let day = today.format("%Y-%m-%d").to_string();
-    let before_end: &[Field] = &[];
     match new {
         Status::Done if from != Status::Done => {
             done.remove(CANCELLED);
             if settings.set_done_date {
-                done.set(DONE, &day, before_end);
+                done.set(DONE, &day, &[]);
             }
         }
         Status::Cancelled if from != Status::Cancelled => {
             done.remove(DONE);
             if settings.set_cancelled_date {
-                done.set(CANCELLED, &day, before_end);
+                done.set(CANCELLED, &day, &[]);
             }
         }
         Status::Todo | Status::InProgress => {
@@ -313,14 +375,31 @@ pub fn change(
         }
         _ => {}
     }
-    let recurs = new == Status::Done && from != Status::Done;
-    let next = match (&task.recurrence, recurs) {
+    // What the plugin reads of the task: the fields of its configured
+    // format only.
+    let own = |bit: u16| (task.inline & bit != 0) == settings.dataview;
+    let becomes_done = new == Status::Done && from != Status::Done;
+    let rule = task
+        .recurrence
+        .as_deref()
+        .filter(|_| own(inline::RECURRENCE));
+    let next = match (rule, becomes_done) {
         (Some(rule), true) => Some(next_occurrence(
-            line, symbol_at, task, rule, today, settings,
+            line,
+            symbol_at,
+            fields_from,
+            task,
+            rule,
+            today,
+            settings,
         )?),
         _ => None,
     };
-    let delete = recurs && task.on_completion.as_deref() == Some("delete");
+    let on_completion = task
+        .on_completion
+        .as_deref()
+        .filter(|_| own(inline::ON_COMPLETION));
+    let delete = becomes_done && on_completion == Some("delete");
     let (lines, own, next) = match (next, delete) {
         (None, true) => (Vec::new(), None, None),
         (Some(n), true) => (vec![n], None, Some(0)),
@@ -340,18 +419,14 @@ pub fn change(
 fn next_occurrence(
     line: &str,
     symbol_at: usize,
+    fields_from: usize,
     task: &Task,
     rule: &str,
     today: NaiveDate,
     settings: &Settings,
 ) -> std::result::Result<String, String> {
     let rule = Rule::parse(rule)?;
-    let mut next = Line {
-        text: line.to_owned(),
-        settings: settings.clone(),
-    };
-    next.text
-        .replace_range(symbol_at..symbol_at + task.symbol.len_utf8(), " ");
+    let mut next = Line::with_symbol(line, symbol_at, task.symbol, ' ', fields_from, settings);
     for f in [DONE, CANCELLED, ID, DEPENDS_ON] {
         next.remove(f);
     }
@@ -359,14 +434,13 @@ fn next_occurrence(
     let reference = dates.iter().find_map(|f| next.date(*f));
     if let Some(reference) = reference {
         let from = if rule.when_done { today } else { reference };
-        let moved = rule
-            .next(from)
-            .ok_or_else(|| "the next occurrence falls past the dates kura holds".to_owned())?;
+        let past = || "the next occurrence falls past the dates kura holds".to_owned();
+        let moved = rule.next(from).ok_or_else(past)?;
         let by = moved - reference;
         for f in dates {
             if let Some(d) = next.date(f) {
-                let shifted = (d + by).format("%Y-%m-%d").to_string();
-                next.set(f, &shifted, &[]);
+                let shifted = d.checked_add_signed(by).ok_or_else(past)?;
+                next.set(f, &shifted.format("%Y-%m-%d").to_string(), &[]);
             }
         }
         if settings.remove_scheduled_date_on_recurrence && (next.has(DUE) || next.has(START)) {
@@ -386,6 +460,12 @@ impl Vault {
     pub fn task_status(&self, input: TaskStatusInput) -> Result<TaskStatusOutput> {
         const TOOL: &str = "vault_task_status";
         let path = RelPath::parse(&input.path, false)?;
+        if input.hash.is_none() && input.text.is_none() {
+            return Err(Error::invalid_parameter(
+                "hash",
+                "name the task by its `hash` (or `text`) as vault_tasks listed it",
+            ));
+        }
         let to = symbol_of(&input.status)?;
         let today = match &input.date {
             Some(d) => NaiveDate::parse_from_str(d, "%Y-%m-%d").map_err(|_| {
@@ -409,28 +489,45 @@ impl Vault {
                     .with("path", path.to_string())
                     .with("line", want_line as u64)
             };
-            let found = tasks_at(text).into_iter().find(|(t, _)| t.line == want_line);
-            let Some((task, symbol_at)) = found else {
+            let found = tasks_at(text).into_iter().find(|f| f.task.line == want_line);
+            let Some(Found {
+                task,
+                symbol_at,
+                fields_at,
+            }) = found
+            else {
                 return Err(stale(format!(
                     "line {want_line} of `{path}` is not a task now; list the tasks again"
                 )));
             };
-            if task.text != input.text {
+            let hash = hex(task.hash);
+            let same_hash = input.hash.as_ref().is_none_or(|h| h.eq_ignore_ascii_case(&hash));
+            let same_text = input.text.as_ref().is_none_or(|t| *t == task.text);
+            if !(same_hash && same_text) {
                 return Err(stale(format!(
                     "the task on line {want_line} of `{path}` changed since it was listed: it reads `{}` now",
                     task.text
                 ))
-                .with("text", task.text.as_str()));
+                .with("text", task.text.as_str())
+                .with("hash", hash));
             }
             let start = text[..symbol_at].rfind('\n').map_or(0, |i| i + 1);
             let end = text[symbol_at..]
                 .find('\n')
                 .map_or(text.len(), |i| symbol_at + i);
             let end = if text[..end].ends_with('\r') { end - 1 } else { end };
-            let eol = if text[end..].starts_with("\r\n") { "\r\n" } else { "\n" };
+            // The note's own line ending, also for a last line without one.
+            let eol = if text[end..].starts_with("\r\n")
+                || (end == text.len() && text[..start].ends_with("\r\n"))
+            {
+                "\r\n"
+            } else {
+                "\n"
+            };
             let changed = change(
                 &text[start..end],
                 symbol_at - start,
+                fields_at - start,
                 &task,
                 to,
                 today,
@@ -503,10 +600,18 @@ mod tests {
 
     /// `line` with its status set to `to` on `today`: the lines written.
     fn set(line: &str, to: char, today: &str, settings: &Settings) -> Vec<String> {
-        let (task, at) = tasks_at(line).remove(0);
-        change(line, at, &task, to, date(today), settings)
-            .unwrap()
-            .lines
+        let f = tasks_at(line).remove(0);
+        change(
+            line,
+            f.symbol_at,
+            f.fields_at,
+            &f.task,
+            to,
+            date(today),
+            settings,
+        )
+        .unwrap()
+        .lines
     }
 
     fn done(line: &str, today: &str) -> Vec<String> {
@@ -744,17 +849,72 @@ mod tests {
 
     #[test]
     fn a_rule_kura_cannot_read_writes_nothing() {
-        let (task, at) = tasks_at("- [ ] A 🔁 every blue moon 📅 2024-01-01").remove(0);
-        let e = change(
-            "- [ ] A 🔁 every blue moon 📅 2024-01-01",
-            at,
-            &task,
-            'x',
-            date("2024-01-01"),
-            &Settings::default(),
-        )
-        .unwrap_err();
+        let refused = |line: &str| {
+            let f = tasks_at(line).remove(0);
+            let done = date("2024-01-01");
+            change(
+                line,
+                f.symbol_at,
+                f.fields_at,
+                &f.task,
+                'x',
+                done,
+                &Settings::default(),
+            )
+            .unwrap_err()
+        };
+        let e = refused("- [ ] A 🔁 every blue moon 📅 2024-01-01");
         assert!(e.contains("every blue moon"), "{e}");
+        // Dates past what chrono holds are refused, not a panic.
+        let e = refused("- [ ] x 🔁 every 260000 years 📅 0001-01-01 ⏳ 9999-12-31");
+        assert!(e.contains("past the dates"), "{e}");
+    }
+
+    /// An emoji inside the description is text: only the fields at the
+    /// end are read or written.
+    #[test]
+    fn a_date_in_the_description_is_never_rewritten() {
+        let today = "2026-12-07";
+        assert_eq!(
+            done("- [ ] Check ✅ 2024-01-01 entries 📅 2026-12-04", today),
+            ["- [x] Check ✅ 2024-01-01 entries 📅 2026-12-04 ✅ 2026-12-07"]
+        );
+        assert_eq!(
+            set(
+                "- [x] Undo ❌ 2020-01-01 import ✅ 2024-01-02",
+                ' ',
+                today,
+                &Settings::default()
+            ),
+            ["- [ ] Undo ❌ 2020-01-01 import"]
+        );
+        assert_eq!(
+            done(
+                "- [ ] Move 📅 2020-01-01 boxes 🔁 every day 📅 2026-12-04",
+                today
+            ),
+            [
+                "- [ ] Move 📅 2020-01-01 boxes 🔁 every day 📅 2026-12-05",
+                "- [x] Move 📅 2020-01-01 boxes 🔁 every day 📅 2026-12-04 ✅ 2026-12-07",
+            ]
+        );
+    }
+
+    /// The plugin reads the fields of its configured format only: in the
+    /// emoji format a `[repeat:: …]` does not recur and a
+    /// `[completion:: …]` is left as written.
+    #[test]
+    fn the_other_format_s_fields_are_text() {
+        assert_eq!(
+            done(
+                "- [ ] Renew [due:: 2026-12-31] [repeat:: every year]",
+                "2026-12-07"
+            ),
+            [
+                "- [ ] Renew [due:: 2026-12-31] [repeat:: every year]".replace("[ ]", "[x]")
+                    + " ✅ 2026-12-07"
+            ]
+        );
     }
 
     #[test]
