@@ -26,6 +26,7 @@ pub struct Context {
     pub graph: Arc<Graph>,
     pub others: Arc<Names>,
     pub types: Types,
+    pub statuses: crate::graph::tasks::Statuses,
     pub now: i64,
     /// When the query's budget (`QUERY_BUDGET_MS`, from the call's start)
     /// runs out.
@@ -53,6 +54,7 @@ impl Context {
                 ms: vault.query_budget_ms,
                 job,
             },
+            statuses: &self.statuses,
         }
     }
 }
@@ -116,6 +118,7 @@ impl Vault {
             graph,
             others,
             types: Types::load(&self.root),
+            statuses: crate::graph::tasks::Statuses::load(&self.root),
             now: chrono::Utc::now().timestamp_millis(),
             deadline,
         })

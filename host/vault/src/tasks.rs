@@ -21,12 +21,12 @@ use crate::base::GroupOut;
 use crate::error::{Code, Error, Result};
 use crate::expr::Fault;
 use crate::expr::eval::{Row, Vars};
-use crate::expr::task::{priority_name, status_type};
+use crate::expr::task::priority_name;
 use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
 use crate::filter::Filter;
 use crate::fs::RelPath;
 use crate::graph::Graph;
-use crate::graph::tasks::{Priority, Task};
+use crate::graph::tasks::{Priority, Statuses, Task};
 use crate::links::SortKey;
 use crate::query::Skipped;
 
@@ -218,6 +218,7 @@ impl Vault {
             .map(|k| (k.note, k.task, k.group.as_ref().map(|v| env.json_of(v))));
         Ok(page(
             g,
+            &cx.statuses,
             shown,
             kept.len(),
             groups,
@@ -299,6 +300,7 @@ impl Vault {
                     path: &note.path,
                     task,
                     dataview: settings.dataview,
+                    statuses: &settings.statuses,
                 };
                 if q.keeps(&item) {
                     kept.push((item, i as u32, k as u32));
@@ -360,13 +362,22 @@ impl Vault {
             rows.push((*i, *k, value));
         }
         let total = rows.len();
-        Ok(page(g, rows.into_iter(), total, groups, input, Vec::new()))
+        Ok(page(
+            g,
+            &settings.statuses,
+            rows.into_iter(),
+            total,
+            groups,
+            input,
+            Vec::new(),
+        ))
     }
 }
 
 /// The page of tasks `input` asks for, of `total` in order.
 fn page(
     g: &Graph,
+    statuses: &Statuses,
     tasks: impl Iterator<Item = (u32, u32, Option<Value>)>,
     total: usize,
     groups: Vec<GroupOut>,
@@ -380,7 +391,7 @@ fn page(
     let tasks = tasks
         .skip(start)
         .take(end - start)
-        .map(|(note, task, group)| task_out(g, note, task, group))
+        .map(|(note, task, group)| task_out(g, statuses, note, task, group))
         .collect();
     TasksOutput {
         tasks,
@@ -447,14 +458,14 @@ fn fields(t: &Task) -> Map<String, Value> {
     out
 }
 
-fn task_out(g: &Graph, note: u32, task: u32, group: Option<Value>) -> TaskOut {
+fn task_out(g: &Graph, statuses: &Statuses, note: u32, task: u32, group: Option<Value>) -> TaskOut {
     let note = &g.notes[note as usize];
     let t = &note.facts.tasks[task as usize];
     TaskOut {
         path: note.path.clone(),
         line: t.line,
         status: t.symbol.to_string(),
-        status_type: status_type(t.status()),
+        status_type: statuses.of(t.symbol).kind.type_name(),
         text: t.text.clone(),
         hash: status::hex(t.hash),
         heading: t.heading.clone(),

@@ -318,6 +318,29 @@ async fn the_fixture_s_tasks_block_lists_what_the_plugin_lists() {
         .call("vault_tasks", json!({"path": "Agenda.md", "block": 2}))
         .await;
     assert!(r.text.contains("JavaScript"), "{}", r.text);
+    // The plugin's own statuses, from its settings: `[h]` on hold.
+    f.write(
+        ".obsidian/plugins/obsidian-tasks-plugin/data.json",
+        r#"{"statusSettings": {"coreStatuses": [{"symbol": " ", "name": "Todo", "nextStatusSymbol": "x", "type": "TODO"}, {"symbol": "x", "name": "Done", "nextStatusSymbol": " ", "type": "DONE"}], "customStatuses": [{"symbol": "h", "name": "On hold", "nextStatusSymbol": " ", "type": "ON_HOLD"}]}}"#,
+    );
+    f.write(
+        "Held.md",
+        "- [h] Wait for Ana\n\n```tasks\nstatus.type is ON_HOLD\n```\n",
+    );
+    let held = k
+        .until("vault_tasks", json!({"path": "Held.md"}), |r| {
+            r["total"] == 1
+        })
+        .await;
+    assert_eq!(listed(&held), json!([["Held.md", 1]]), "{held}");
+    assert_eq!(held["tasks"][0]["status_type"], "ON_HOLD");
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"filter": "statusType == \"ON_HOLD\""}),
+        )
+        .await;
+    assert_eq!(listed(r.ok()), json!([["Held.md", 1]]));
     // Grouped and limited as the block says.
     f.write(
         "Week.md",

@@ -70,6 +70,8 @@ pub struct Env<'a> {
     pub this: Option<FileRef>,
     pub formulas: &'a [(String, Ex)],
     pub budget: Budget<'a>,
+    /// The Tasks plugin's statuses (a task's `statusType`).
+    pub statuses: &'a crate::graph::tasks::Statuses,
 }
 
 /// The file properties Bases has.

@@ -52,16 +52,6 @@ pub fn priority_name(p: Priority) -> &'static str {
     }
 }
 
-/// The Tasks plugin's `status.type`.
-pub fn status_type(s: Status) -> &'static str {
-    match s {
-        Status::Todo => "TODO",
-        Status::InProgress => "IN_PROGRESS",
-        Status::Done => "DONE",
-        Status::Cancelled => "CANCELLED",
-    }
-}
-
 fn date(d: &Option<Day>) -> Val {
     d.map_or(Val::Null, |d| Val::Date(d.at))
 }
@@ -124,7 +114,7 @@ impl Env<'_> {
         Ok(match name {
             "text" => Val::Str(t.text.clone()),
             "status" => Val::Str(t.symbol.to_string()),
-            "statusType" => Val::Str(status_type(t.status()).to_owned()),
+            "statusType" => Val::Str(self.statuses.of(t.symbol).kind.type_name().to_owned()),
             "checked" => Val::Bool(t.symbol != ' '),
             "completed" => Val::Bool(t.status() == Status::Done),
             "fullyCompleted" => Val::Bool(fully_completed(&facts.tasks, k as usize)),

@@ -62,6 +62,7 @@ fn env(v: &Vault) -> Env<'_> {
         this: Some(FileRef::Note(2)),
         formulas: &[],
         budget: budget(60_000),
+        statuses: crate::graph::tasks::Statuses::defaults(),
     }
 }
 

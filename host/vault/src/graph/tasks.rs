@@ -13,18 +13,21 @@ use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-/// What a status character means, as the Tasks plugin's default statuses
-/// say: ` ` to do, `x`/`X` done, `/` in progress, `-` cancelled; any other
-/// character is a status the person defined, read as to do.
+/// The kinds of status the Tasks plugin has (its "status types").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     Todo,
     InProgress,
+    OnHold,
     Done,
     Cancelled,
+    NonTask,
 }
 
 impl Status {
+    /// A character as Dataview reads it: `x` or `X` done, `-` cancelled,
+    /// `/` in progress, any other to do (the Tasks plugin's own reading
+    /// goes through its settings: [`Statuses`]).
     pub fn of(symbol: char) -> Status {
         match symbol {
             'x' | 'X' => Status::Done,
@@ -34,10 +37,134 @@ impl Status {
         }
     }
 
-    /// Done or cancelled: nothing left to do.
+    /// What the Tasks plugin's `done` filter keeps: nothing left to do.
     pub fn completed(self) -> bool {
-        matches!(self, Status::Done | Status::Cancelled)
+        matches!(self, Status::Done | Status::Cancelled | Status::NonTask)
     }
+
+    /// Its name in the plugin's settings and filters (`status.type`).
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Status::Todo => "TODO",
+            Status::InProgress => "IN_PROGRESS",
+            Status::OnHold => "ON_HOLD",
+            Status::Done => "DONE",
+            Status::Cancelled => "CANCELLED",
+            Status::NonTask => "NON_TASK",
+        }
+    }
+
+    pub fn from_type_name(name: &str) -> Option<Status> {
+        [
+            Status::Todo,
+            Status::InProgress,
+            Status::OnHold,
+            Status::Done,
+            Status::Cancelled,
+            Status::NonTask,
+        ]
+        .into_iter()
+        .find(|s| s.type_name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// One status the Tasks plugin knows: its character, name, kind and the
+/// character a task takes after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusDef {
+    pub symbol: char,
+    pub name: String,
+    pub kind: Status,
+    pub next: char,
+}
+
+/// The Tasks plugin's statuses: those its settings list (core and
+/// custom), else its defaults (`[ ]` Todo, `[x]` Done, `[/]` In Progress,
+/// `[-]` Cancelled). A character none names is `Unknown`, to do, as in
+/// the plugin (so `[X]` is to do unless a setting names it).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statuses(Vec<StatusDef>);
+
+/// Where the Tasks plugin keeps its settings.
+pub const TASKS_SETTINGS: &str = ".obsidian/plugins/obsidian-tasks-plugin/data.json";
+
+impl Default for Statuses {
+    fn default() -> Statuses {
+        let def = |symbol, name: &str, kind, next| StatusDef {
+            symbol,
+            name: name.to_owned(),
+            kind,
+            next,
+        };
+        Statuses(vec![
+            def(' ', "Todo", Status::Todo, 'x'),
+            def('x', "Done", Status::Done, ' '),
+            def('/', "In Progress", Status::InProgress, 'x'),
+            def('-', "Cancelled", Status::Cancelled, ' '),
+        ])
+    }
+}
+
+impl Statuses {
+    /// Those of the plugin's settings (`statusSettings.coreStatuses` and
+    /// `customStatuses`); the defaults where it lists none.
+    pub fn from_settings(v: &serde_json::Value) -> Statuses {
+        let listed: Vec<StatusDef> = ["coreStatuses", "customStatuses"]
+            .iter()
+            .filter_map(|k| v.get("statusSettings")?.get(k)?.as_array())
+            .flatten()
+            .filter_map(|s| {
+                let one = |k: &str| {
+                    let mut c = s.get(k)?.as_str()?.chars();
+                    let first = c.next()?;
+                    c.next().is_none().then_some(first)
+                };
+                Some(StatusDef {
+                    symbol: one("symbol")?,
+                    name: s.get("name")?.as_str()?.to_owned(),
+                    kind: Status::from_type_name(s.get("type")?.as_str()?)?,
+                    next: one("nextStatusSymbol").unwrap_or(' '),
+                })
+            })
+            .collect();
+        if listed.is_empty() {
+            Statuses::default()
+        } else {
+            Statuses(listed)
+        }
+    }
+
+    /// The defaults, shared.
+    pub fn defaults() -> &'static Statuses {
+        static DEFAULTS: std::sync::OnceLock<Statuses> = std::sync::OnceLock::new();
+        DEFAULTS.get_or_init(Statuses::default)
+    }
+
+    /// The plugin's statuses in the vault `root`.
+    pub fn load(root: &crate::fs::Root) -> Statuses {
+        plugin_settings(root).map_or_else(Statuses::default, |v| Statuses::from_settings(&v))
+    }
+
+    /// What `symbol` means to the plugin.
+    pub fn of(&self, symbol: char) -> StatusDef {
+        self.0
+            .iter()
+            .find(|s| s.symbol == symbol)
+            .cloned()
+            .unwrap_or_else(|| StatusDef {
+                symbol,
+                name: "Unknown".to_owned(),
+                kind: Status::Todo,
+                next: 'x',
+            })
+    }
+}
+
+/// The Tasks plugin's settings file, read; None when it has none.
+pub fn plugin_settings(root: &crate::fs::Root) -> Option<serde_json::Value> {
+    let path = crate::fs::RelPath::parse(TASKS_SETTINGS, false).ok()?;
+    let bytes = root.read(&path).ok()?;
+    serde_json::from_slice(&bytes).ok()
 }
 
 /// The Tasks plugin's priorities, highest first; `None` is its "normal".
@@ -697,6 +824,30 @@ mod tests {
         let t = one("- [ ] Pay 📅 2026-12-04 after the call");
         assert_eq!(t.due, None, "a field inside the text is text");
         assert_eq!(t.text, "Pay 📅 2026-12-04 after the call");
+    }
+
+    /// The plugin's statuses: its defaults (`X` is unknown, to do), or
+    /// those its settings list.
+    #[test]
+    fn statuses_are_the_plugin_s_defaults_or_its_settings() {
+        let d = Statuses::default();
+        assert_eq!(d.of('x').kind, Status::Done);
+        assert_eq!(d.of('-').kind, Status::Cancelled);
+        let unknown = d.of('X');
+        assert_eq!(
+            (unknown.kind, unknown.name.as_str()),
+            (Status::Todo, "Unknown")
+        );
+        let s = Statuses::from_settings(&serde_json::json!({"statusSettings": {
+            "coreStatuses": [{"symbol": " ", "name": "Todo", "nextStatusSymbol": "/", "type": "TODO"}],
+            "customStatuses": [{"symbol": "h", "name": "On hold", "nextStatusSymbol": " ", "type": "ON_HOLD"},
+                               {"symbol": "~", "name": "Pro", "nextStatusSymbol": "~", "type": "NON_TASK"}]
+        }}));
+        assert_eq!(s.of(' ').next, '/');
+        assert_eq!(s.of('h').kind, Status::OnHold);
+        assert!(s.of('~').kind.completed());
+        // Without statuses listed, the defaults.
+        assert_eq!(Statuses::from_settings(&serde_json::json!({})), d);
     }
 
     /// The plugin's values: a recurrence of words (tags after it are

@@ -7,7 +7,7 @@
 
 use chrono::{Datelike, Days, Months, NaiveDate, Weekday};
 
-use crate::graph::tasks::{Priority, Status, Task, inline};
+use crate::graph::tasks::{Priority, Status, Statuses, Task, inline};
 
 /// What a block asks.
 #[derive(Debug)]
@@ -114,6 +114,7 @@ pub struct Item<'a> {
     /// The Tasks plugin reads the Dataview format (its `taskFormat`), not
     /// emoji.
     pub dataview: bool,
+    pub statuses: &'a Statuses,
 }
 
 /// The deepest a Boolean instruction may nest, and the most filters and
@@ -159,13 +160,7 @@ fn priority_word(w: &str) -> Option<Priority> {
 }
 
 fn status_word(w: &str) -> Option<Status> {
-    Some(match w.to_uppercase().as_str() {
-        "TODO" => Status::Todo,
-        "IN_PROGRESS" => Status::InProgress,
-        "DONE" => Status::Done,
-        "CANCELLED" => Status::Cancelled,
-        _ => return None,
-    })
+    Status::from_type_name(w)
 }
 
 /// The first day of `d`'s ISO week (Monday).
@@ -378,9 +373,7 @@ fn leaf(line: &str, today: NaiveDate) -> Result<Leaf, String> {
             None => (false, rest.strip_prefix("is ").unwrap_or(rest)),
         };
         let Some(ty) = status_word(ty.trim()) else {
-            return no(
-                "status.type is TODO, IN_PROGRESS, DONE or CANCELLED (kura has no ON_HOLD or NON_TASK status)",
-            );
+            return no("status.type is TODO, IN_PROGRESS, ON_HOLD, DONE, CANCELLED or NON_TASK");
         };
         return Ok(Leaf::StatusType(!negated, ty));
     }
@@ -819,8 +812,9 @@ impl Item<'_> {
             .filter(|_| inline == self.dataview)
     }
 
+    /// Its status as the plugin's settings define it.
     fn status(&self) -> Status {
-        self.task.status()
+        self.statuses.of(self.task.symbol).kind
     }
 
     fn done(&self) -> bool {
@@ -847,7 +841,7 @@ impl Item<'_> {
             }],
             Text::Heading => self.task.heading.iter().cloned().collect(),
             Text::Tags => self.task.tags.iter().map(|g| format!("#{g}")).collect(),
-            Text::StatusName => vec![status_name(self.task.symbol).to_owned()],
+            Text::StatusName => vec![self.statuses.of(self.task.symbol).name],
             Text::Recurrence => self.recurrence().map(str::to_owned).into_iter().collect(),
         }
     }
@@ -882,15 +876,15 @@ impl Item<'_> {
     }
 }
 
-/// The plugin's names of its core statuses; any other character is
-/// `Unknown` until the person's settings name it.
-fn status_name(symbol: char) -> &'static str {
-    match symbol {
-        ' ' => "Todo",
-        'x' | 'X' => "Done",
-        '/' => "In Progress",
-        '-' => "Cancelled",
-        _ => "Unknown",
+/// The order of the plugin's status types (its Status Types page).
+fn status_rank(s: Status) -> u8 {
+    match s {
+        Status::InProgress => 1,
+        Status::Todo => 2,
+        Status::OnHold => 3,
+        Status::Done => 4,
+        Status::Cancelled => 5,
+        Status::NonTask => 6,
     }
 }
 
@@ -962,12 +956,7 @@ impl SortBy {
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => std::cmp::Ordering::Equal,
         };
-        let type_rank = |s: Status| match s {
-            Status::InProgress => 0,
-            Status::Todo => 1,
-            Status::Done => 2,
-            Status::Cancelled => 3,
-        };
+        let type_rank = status_rank;
         match self {
             SortBy::Status => a.done().cmp(&b.done()),
             SortBy::StatusType => type_rank(a.status()).cmp(&type_rank(b.status())),
@@ -991,16 +980,7 @@ impl GroupBy {
             GroupBy::Status => same(if item.done() { "Done" } else { "Todo" }.to_owned()),
             GroupBy::StatusType => {
                 let s = item.status();
-                let rank = match s {
-                    Status::InProgress => 1,
-                    Status::Todo => 2,
-                    Status::Done => 4,
-                    Status::Cancelled => 5,
-                };
-                (
-                    format!("{rank}"),
-                    crate::expr::task::status_type(s).to_owned(),
-                )
+                (format!("{}", status_rank(s)), s.type_name().to_owned())
             }
             GroupBy::Priority => {
                 let p = item.priority();
@@ -1076,6 +1056,7 @@ mod tests {
                 path,
                 task,
                 dataview: false,
+                statuses: Statuses::defaults(),
             })
             .filter(|i| q.keeps(i))
             .collect();
@@ -1221,6 +1202,7 @@ mod tests {
             path: "a.md",
             task: &all[k],
             dataview: false,
+            statuses: Statuses::defaults(),
         };
         // The page's examples: due today with a medium priority is its
         // table's 8.8 + 3.9 (its prose, from an older version, says 9.0 +
@@ -1243,6 +1225,7 @@ mod tests {
                     path: "a.md",
                     task,
                     dataview,
+                    statuses: Statuses::defaults(),
                 })
                 .filter(|i| q.keeps(i))
                 .map(|i| i.task.line)
@@ -1295,6 +1278,7 @@ mod tests {
             path: "x/a.md",
             task: &t[0],
             dataview: false,
+            statuses: Statuses::defaults(),
         };
         assert_eq!(q.group(&item)[0].1, "2021-04-05 Monday");
     }

@@ -22,7 +22,7 @@ use crate::Vault;
 use crate::args::Input;
 use crate::error::{Code, Error, Result};
 use crate::fs::{RelPath, Root};
-use crate::graph::tasks::{Found, Status, Task, inline, tasks_at};
+use crate::graph::tasks::{Found, Status, Statuses, Task, inline, tasks_at};
 use crate::plugins::WriteKind;
 use crate::text::sha256;
 
@@ -86,6 +86,8 @@ pub struct Settings {
     /// checkbox a task, and lines added to every block.
     pub global_filter: String,
     pub global_query: String,
+    /// Its statuses: what each character means, and the one after it.
+    pub statuses: Statuses,
 }
 
 impl Default for Settings {
@@ -99,18 +101,14 @@ impl Default for Settings {
             dataview: false,
             global_filter: String::new(),
             global_query: String::new(),
+            statuses: Statuses::default(),
         }
     }
 }
 
-const SETTINGS_FILE: &str = ".obsidian/plugins/obsidian-tasks-plugin/data.json";
-
 impl Settings {
     pub fn load(root: &Root) -> Settings {
-        let read = RelPath::parse(SETTINGS_FILE, false)
-            .ok()
-            .and_then(|p| root.read(&p).ok());
-        read.and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        crate::graph::tasks::plugin_settings(root)
             .map(|v| Settings::from_json(&v))
             .unwrap_or_default()
     }
@@ -137,6 +135,7 @@ impl Settings {
             dataview: v.get("taskFormat").and_then(Value::as_str) == Some("dataview"),
             global_filter: text("globalFilter"),
             global_query: text("globalQuery"),
+            statuses: Statuses::from_settings(v),
         }
     }
 }
@@ -340,20 +339,32 @@ pub struct Changed {
     pub next: Option<usize>,
 }
 
-/// What takes the place of a task's line (`line`, without its line
-/// break; its status character at byte `symbol_at`, its end fields from
-/// `fields_from`) when its status becomes `to` on `today`.
+/// A task's line (without its line break) and where its parts are.
+pub struct TaskLine<'a> {
+    pub line: &'a str,
+    /// The byte of its status character.
+    pub symbol_at: usize,
+    /// The byte where the fields at its end start.
+    pub fields_from: usize,
+    pub task: &'a Task,
+}
+
+/// What takes the place of a task's line when its status becomes `to` on
+/// `today`.
 pub fn change(
-    line: &str,
-    symbol_at: usize,
-    fields_from: usize,
-    task: &Task,
+    at: &TaskLine<'_>,
     to: char,
     today: NaiveDate,
     settings: &Settings,
 ) -> std::result::Result<Changed, String> {
-    let from = Status::of(task.symbol);
-    let new = Status::of(to);
+    let TaskLine {
+        line,
+        symbol_at,
+        fields_from,
+        task,
+    } = *at;
+    let from = settings.statuses.of(task.symbol).kind;
+    let new = settings.statuses.of(to).kind;
     let mut done = Line::with_symbol(line, symbol_at, task.symbol, to, fields_from, settings);
     let day = today.format("%Y-%m-%d").to_string();
     match new {
@@ -369,10 +380,12 @@ pub fn change(
                 done.set(CANCELLED, &day, &[]);
             }
         }
-        Status::Todo | Status::InProgress => {
+        Status::Todo | Status::InProgress | Status::OnHold => {
             done.remove(DONE);
             done.remove(CANCELLED);
         }
+        // Another done or cancelled status, or one that is no task: its
+        // character only (the plugin never dates a NON_TASK).
         _ => {}
     }
     // What the plugin reads of the task: the fields of its configured
@@ -384,15 +397,7 @@ pub fn change(
         .as_deref()
         .filter(|_| own(inline::RECURRENCE));
     let next = match (rule, becomes_done) {
-        (Some(rule), true) => Some(next_occurrence(
-            line,
-            symbol_at,
-            fields_from,
-            task,
-            rule,
-            today,
-            settings,
-        )?),
+        (Some(rule), true) => Some(next_occurrence(at, to, rule, today, settings)?),
         _ => None,
     };
     let on_completion = task
@@ -417,16 +422,23 @@ pub fn change(
 /// moves by the rule, without done, cancelled, id or dependsOn; created
 /// today when the setting asks for it, else without.
 fn next_occurrence(
-    line: &str,
-    symbol_at: usize,
-    fields_from: usize,
-    task: &Task,
+    at: &TaskLine<'_>,
+    to: char,
     rule: &str,
     today: NaiveDate,
     settings: &Settings,
 ) -> std::result::Result<String, String> {
+    let TaskLine {
+        line,
+        symbol_at,
+        fields_from,
+        task,
+    } = *at;
     let rule = Rule::parse(rule)?;
-    let mut next = Line::with_symbol(line, symbol_at, task.symbol, ' ', fields_from, settings);
+    // The new occurrence takes the status after the done one (` ` after
+    // `x` by default).
+    let after = settings.statuses.of(to).next;
+    let mut next = Line::with_symbol(line, symbol_at, task.symbol, after, fields_from, settings);
     for f in [DONE, CANCELLED, ID, DEPENDS_ON] {
         next.remove(f);
     }
@@ -524,15 +536,13 @@ impl Vault {
             } else {
                 "\n"
             };
-            let changed = change(
-                &text[start..end],
-                symbol_at - start,
-                fields_at - start,
-                &task,
-                to,
-                today,
-                &settings,
-            )
+            let at = TaskLine {
+                line: &text[start..end],
+                symbol_at: symbol_at - start,
+                fields_from: fields_at - start,
+                task: &task,
+            };
+            let changed = change(&at, to, today, &settings)
             .map_err(|why| {
                 Error::invalid_parameter("status", format!("{why}; nothing was written"))
                     .with("path", path.to_string())
@@ -601,17 +611,26 @@ mod tests {
     /// `line` with its status set to `to` on `today`: the lines written.
     fn set(line: &str, to: char, today: &str, settings: &Settings) -> Vec<String> {
         let f = tasks_at(line).remove(0);
-        change(
+        let at = TaskLine {
             line,
-            f.symbol_at,
-            f.fields_at,
-            &f.task,
-            to,
-            date(today),
-            settings,
-        )
-        .unwrap()
-        .lines
+            symbol_at: f.symbol_at,
+            fields_from: f.fields_at,
+            task: &f.task,
+        };
+        change(&at, to, date(today), settings).unwrap().lines
+    }
+
+    /// The plugin's test statuses: a cycle `!` → `D` → `X` → `!`.
+    fn important() -> Settings {
+        let status = |symbol: &str, name: &str, next: &str, kind: &str| serde_json::json!({"symbol": symbol, "name": name, "nextStatusSymbol": next, "type": kind});
+        Settings::from_json(&serde_json::json!({"statusSettings": {
+            "coreStatuses": [status(" ", "Todo", "x", "TODO"), status("x", "Done", " ", "DONE")],
+            "customStatuses": [
+                status("!", "Important", "D", "TODO"),
+                status("D", "Doing - Important", "X", "IN_PROGRESS"),
+                status("X", "Done - Important", "!", "DONE"),
+            ]
+        }}))
     }
 
     fn done(line: &str, today: &str) -> Vec<String> {
@@ -783,15 +802,30 @@ mod tests {
             )[0],
             "- [ ] this is a task 🔁 every day ➕ 2023-03-08 📅 2021-09-13"
         );
-        // Done to another done status: the symbol only, no recurrence.
+        // Done to another done status (`X`, a custom status as in the
+        // plugin's test): the symbol only, no recurrence.
         assert_eq!(
             set(
                 "- [x] A recurring, done task 🔁 every day 📅 2023-12-15 ✅ 2023-12-15",
                 'X',
                 "2023-12-20",
-                &Settings::default()
+                &important()
             ),
             ["- [X] A recurring, done task 🔁 every day 📅 2023-12-15 ✅ 2023-12-15"]
+        );
+        // A custom cycle: in progress `D` done becomes `X`, and the next
+        // occurrence takes the status after `X`: `!`.
+        assert_eq!(
+            set(
+                "- [D] Cycle 🔁 every day 📅 2023-01-19",
+                'X',
+                "2023-01-19",
+                &important()
+            ),
+            [
+                "- [!] Cycle 🔁 every day 📅 2023-01-20",
+                "- [X] Cycle 🔁 every day 📅 2023-01-19 ✅ 2023-01-19",
+            ]
         );
         // The new task below the done one when the setting says so.
         let below = Settings {
@@ -851,17 +885,13 @@ mod tests {
     fn a_rule_kura_cannot_read_writes_nothing() {
         let refused = |line: &str| {
             let f = tasks_at(line).remove(0);
-            let done = date("2024-01-01");
-            change(
+            let at = TaskLine {
                 line,
-                f.symbol_at,
-                f.fields_at,
-                &f.task,
-                'x',
-                done,
-                &Settings::default(),
-            )
-            .unwrap_err()
+                symbol_at: f.symbol_at,
+                fields_from: f.fields_at,
+                task: &f.task,
+            };
+            change(&at, 'x', date("2024-01-01"), &Settings::default()).unwrap_err()
         };
         let e = refused("- [ ] A 🔁 every blue moon 📅 2024-01-01");
         assert!(e.contains("every blue moon"), "{e}");
