@@ -286,23 +286,19 @@ impl Line {
         NaiveDate::parse_from_str(&self.text[v], "%Y-%m-%d").ok()
     }
 
-    /// The line with its status character `to` (at byte `at`, where
-    /// `from` was).
-    fn with_symbol(
-        line: &str,
-        at: usize,
-        from: char,
-        to: char,
-        fields_from: usize,
-        settings: &Settings,
-    ) -> Line {
-        let mut text = line.to_owned();
-        text.replace_range(at..at + from.len_utf8(), to.encode_utf8(&mut [0; 4]));
+    /// The task's line with its status character `to`.
+    fn with_symbol(at: &TaskLine<'_>, to: char, settings: &Settings) -> Line {
+        let from = at.task.symbol;
+        let mut text = at.line.to_owned();
+        text.replace_range(
+            at.symbol_at..at.symbol_at + from.len_utf8(),
+            to.encode_utf8(&mut [0; 4]),
+        );
         Line {
             text,
             settings: settings.clone(),
             // The fields lie after the character: they move with it.
-            fields_from: (fields_from + to.len_utf8()).saturating_sub(from.len_utf8()),
+            fields_from: (at.fields_from + to.len_utf8()).saturating_sub(from.len_utf8()),
         }
     }
 }
@@ -357,15 +353,10 @@ pub fn change(
     today: NaiveDate,
     settings: &Settings,
 ) -> std::result::Result<Changed, String> {
-    let TaskLine {
-        line,
-        symbol_at,
-        fields_from,
-        task,
-    } = *at;
+    let task = at.task;
     let from = settings.statuses.of(task.symbol).kind;
     let new = settings.statuses.of(to).kind;
-    let mut done = Line::with_symbol(line, symbol_at, task.symbol, to, fields_from, settings);
+    let mut done = Line::with_symbol(at, to, settings);
     let day = today.format("%Y-%m-%d").to_string();
     match new {
         Status::Done if from != Status::Done => {
@@ -428,17 +419,11 @@ fn next_occurrence(
     today: NaiveDate,
     settings: &Settings,
 ) -> std::result::Result<String, String> {
-    let TaskLine {
-        line,
-        symbol_at,
-        fields_from,
-        task,
-    } = *at;
     let rule = Rule::parse(rule)?;
     // The new occurrence takes the status after the done one (` ` after
     // `x` by default).
     let after = settings.statuses.of(to).next;
-    let mut next = Line::with_symbol(line, symbol_at, task.symbol, after, fields_from, settings);
+    let mut next = Line::with_symbol(at, after, settings);
     for f in [DONE, CANCELLED, ID, DEPENDS_ON] {
         next.remove(f);
     }
