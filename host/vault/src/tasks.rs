@@ -288,6 +288,22 @@ impl Vault {
         // The query's budget and the client's cancel, looked at every 256
         // notes.
         let budget = cx.env(self, None, &[], job).budget;
+        let item = |path, task, deps| query::Item {
+            path,
+            task,
+            deps,
+            dataview: settings.dataview,
+            statuses: &settings.statuses,
+        };
+        let every = || {
+            g.notes
+                .iter()
+                .flat_map(|n| n.facts.tasks.iter().map(move |t| (n.path.as_str(), t)))
+        };
+        let deps = match q.needs_deps {
+            true => query::Deps::of(every().map(|(p, t)| item(p, t, query::Deps::none()))),
+            false => query::Deps::default(),
+        };
         let mut kept: Vec<(query::Item, u32, u32)> = Vec::new();
         for (i, note) in g.notes.iter().enumerate() {
             if i % 256 == 255
@@ -296,12 +312,7 @@ impl Vault {
                 return Err(f.stopped("the block", &b.text).expect("a stop"));
             }
             for (k, task) in note.facts.tasks.iter().enumerate() {
-                let item = query::Item {
-                    path: &note.path,
-                    task,
-                    dataview: settings.dataview,
-                    statuses: &settings.statuses,
-                };
+                let item = item(&note.path, task, &deps);
                 if q.keeps(&item) {
                     kept.push((item, i as u32, k as u32));
                 }

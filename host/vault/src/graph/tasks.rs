@@ -303,6 +303,10 @@ pub struct Task {
     /// [`line_hash`] of its line.
     #[serde(rename = "k", default)]
     pub hash: u64,
+    /// Indented in its list (a sub-item, in the Tasks plugin's words): its
+    /// marker follows spaces, or more than one after a blockquote's `>`.
+    #[serde(rename = "n", default, skip_serializing_if = "std::ops::Not::not")]
+    pub indented: bool,
 }
 
 fn is_zero(n: &u16) -> bool {
@@ -426,6 +430,7 @@ impl Task {
             fields: Vec::new(),
             inline: 0,
             hash: 0,
+            indented: false,
         }
     }
 
@@ -658,6 +663,13 @@ pub fn tasks_at(text: &str) -> Vec<Found> {
                     let mut task = Task::new(at, symbol, heading.clone(), parent);
                     let fields = task.read(&line[body..]);
                     task.hash = line_hash(line);
+                    // What stands before the marker on its line.
+                    let lead = line.len() - line.trim_start().len();
+                    let before = &text[lines.start(at as usize)..range.start + lead];
+                    task.indented = match before.rfind('>') {
+                        Some(q) => !matches!(&before[q + 1..], "" | " "),
+                        None => !before.is_empty(),
+                    };
                     Some(Found {
                         task,
                         symbol_at: range.start + body - 1 - symbol.len_utf8(),
@@ -824,6 +836,17 @@ mod tests {
         let t = one("- [ ] Pay 📅 2026-12-04 after the call");
         assert_eq!(t.due, None, "a field inside the text is text");
         assert_eq!(t.text, "Pay 📅 2026-12-04 after the call");
+    }
+
+    /// A sub-item is indented: after spaces, or after more than one space
+    /// following a blockquote's `>`.
+    #[test]
+    fn sub_items_are_the_indented_ones() {
+        let t = tasks(
+            "- [ ] top\n  - [ ] under\n> - [ ] quoted\n> > - [ ] twice quoted\n>   - [ ] quoted under\n1. [ ] numbered\n",
+        );
+        let indented: Vec<bool> = t.iter().map(|t| t.indented).collect();
+        assert_eq!(indented, [false, true, false, false, true, false]);
     }
 
     /// The plugin's statuses: its defaults (`X` is unknown, to do), or

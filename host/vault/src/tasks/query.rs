@@ -17,6 +17,8 @@ pub struct Query {
     groups: Vec<(GroupBy, bool)>,
     pub limit: Option<usize>,
     pub group_limit: Option<usize>,
+    /// A filter asks which tasks block others: [`Deps`] is needed.
+    pub needs_deps: bool,
 }
 
 /// A filter line, or a Boolean combination of them.
@@ -60,6 +62,7 @@ enum Text {
     Tags,
     StatusName,
     Recurrence,
+    Id,
 }
 
 #[derive(Debug)]
@@ -77,6 +80,12 @@ enum Leaf {
     Text(Text, bool, Match),
     Priority(std::cmp::Ordering, bool, Priority),
     Recurring(bool),
+    /// Not indented (`exclude sub-items`).
+    TopLevel,
+    HasId(bool),
+    HasDependsOn(bool),
+    Blocked(bool),
+    Blocking(bool),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,6 +120,8 @@ enum GroupBy {
 pub struct Item<'a> {
     pub path: &'a str,
     pub task: &'a Task,
+    /// Which tasks block which (empty unless the query asks).
+    pub deps: &'a Deps,
     /// The Tasks plugin reads the Dataview format (its `taskFormat`), not
     /// emoji.
     pub dataview: bool,
@@ -309,6 +320,15 @@ fn leaf(line: &str, today: NaiveDate) -> Result<Leaf, String> {
         "not done" => return Ok(Leaf::Done(false)),
         "is recurring" => return Ok(Leaf::Recurring(true)),
         "is not recurring" => return Ok(Leaf::Recurring(false)),
+        "exclude sub-items" => return Ok(Leaf::TopLevel),
+        "has id" => return Ok(Leaf::HasId(true)),
+        "no id" => return Ok(Leaf::HasId(false)),
+        "has depends on" => return Ok(Leaf::HasDependsOn(true)),
+        "no depends on" => return Ok(Leaf::HasDependsOn(false)),
+        "is blocked" => return Ok(Leaf::Blocked(true)),
+        "is not blocked" => return Ok(Leaf::Blocked(false)),
+        "is blocking" => return Ok(Leaf::Blocking(true)),
+        "is not blocking" => return Ok(Leaf::Blocking(false)),
         _ => {}
     }
     if lower.starts_with("filter by function") {
@@ -351,7 +371,7 @@ fn leaf(line: &str, today: NaiveDate) -> Result<Leaf, String> {
         };
         return Ok(Leaf::Date(f, op, lo, hi));
     }
-    let texts: [(&str, Text); 10] = [
+    let texts: [(&str, Text); 11] = [
         ("description ", Text::Description),
         ("path ", Text::Path),
         ("filename ", Text::Filename),
@@ -362,6 +382,7 @@ fn leaf(line: &str, today: NaiveDate) -> Result<Leaf, String> {
         ("tag ", Text::Tags),
         ("status.name ", Text::StatusName),
         ("recurrence ", Text::Recurrence),
+        ("id ", Text::Id),
     ];
     if let Some((w, t)) = texts.iter().find(|(w, _)| lower.starts_with(w)) {
         let (negated, m) = text_match(line, &l[w.len()..])?;
@@ -636,6 +657,7 @@ impl Query {
             groups: Vec::new(),
             limit: None,
             group_limit: None,
+            needs_deps: false,
         };
         // A trailing backslash joins a line to the next.
         let mut lines = Vec::new();
@@ -711,6 +733,7 @@ impl Query {
                 }
                 continue;
             }
+            q.needs_deps |= lower.contains("blocked") || lower.contains("blocking");
             let starts_boolean = l.starts_with(['(', '[', '{', '"']) || l.starts_with("NOT");
             let cond = if starts_boolean {
                 boolean(l, today)?
@@ -817,6 +840,25 @@ impl Item<'_> {
         self.statuses.of(self.task.symbol).kind
     }
 
+    fn id(&self) -> Option<&str> {
+        let inline = self.task.inline & inline::ID != 0;
+        self.task.id.as_deref().filter(|_| inline == self.dataview)
+    }
+
+    fn depends_on(&self) -> &[String] {
+        let inline = self.task.inline & inline::DEPENDS_ON != 0;
+        if inline == self.dataview {
+            &self.task.depends_on
+        } else {
+            &[]
+        }
+    }
+
+    /// To do or in progress: what can block or be blocked.
+    fn active(&self) -> bool {
+        matches!(self.status(), Status::Todo | Status::InProgress)
+    }
+
     fn done(&self) -> bool {
         self.status().completed()
     }
@@ -843,6 +885,7 @@ impl Item<'_> {
             Text::Tags => self.task.tags.iter().map(|g| format!("#{g}")).collect(),
             Text::StatusName => vec![self.statuses.of(self.task.symbol).name],
             Text::Recurrence => self.recurrence().map(str::to_owned).into_iter().collect(),
+            Text::Id => self.id().map(str::to_owned).into_iter().collect(),
         }
     }
 
@@ -873,6 +916,34 @@ impl Item<'_> {
             .date(Field::Start)
             .map_or(0.0, |d| if d > today { -3.0 } else { 0.0 });
         due + priority + scheduled + start
+    }
+}
+
+/// Which tasks block which, over the whole vault (the Task Dependencies
+/// page): the ids of tasks to do or in progress, and the ids such tasks
+/// depend on.
+#[derive(Debug, Default)]
+pub struct Deps {
+    active_ids: std::collections::HashSet<String>,
+    wanted: std::collections::HashSet<String>,
+}
+
+impl Deps {
+    pub fn of<'t>(items: impl Iterator<Item = Item<'t>>) -> Deps {
+        let mut deps = Deps::default();
+        for item in items.filter(Item::active) {
+            if let Some(id) = item.id() {
+                deps.active_ids.insert(id.to_owned());
+            }
+            deps.wanted.extend(item.depends_on().iter().cloned());
+        }
+        deps
+    }
+
+    /// None: for queries that do not ask.
+    pub fn none() -> &'static Deps {
+        static NONE: std::sync::OnceLock<Deps> = std::sync::OnceLock::new();
+        NONE.get_or_init(Deps::default)
     }
 }
 
@@ -931,6 +1002,22 @@ impl Leaf {
             }
             Leaf::Priority(how, wanted, p) => (item.priority().cmp(p) == *how) == *wanted,
             Leaf::Recurring(r) => item.recurrence().is_some() == *r,
+            Leaf::TopLevel => !item.task.indented,
+            Leaf::HasId(has) => item.id().is_some() == *has,
+            Leaf::HasDependsOn(has) => item.depends_on().is_empty() != *has,
+            Leaf::Blocked(is) => {
+                let blocked = item.active()
+                    && item
+                        .depends_on()
+                        .iter()
+                        .any(|d| item.deps.active_ids.contains(d));
+                blocked == *is
+            }
+            Leaf::Blocking(is) => {
+                let blocking =
+                    item.active() && item.id().is_some_and(|id| item.deps.wanted.contains(id));
+                blocking == *is
+            }
         }
     }
 }
@@ -1057,6 +1144,7 @@ mod tests {
                 task,
                 dataview: false,
                 statuses: Statuses::defaults(),
+                deps: Deps::none(),
             })
             .filter(|i| q.keeps(i))
             .collect();
@@ -1203,6 +1291,7 @@ mod tests {
             task: &all[k],
             dataview: false,
             statuses: Statuses::defaults(),
+            deps: Deps::none(),
         };
         // The page's examples: due today with a medium priority is its
         // table's 8.8 + 3.9 (its prose, from an older version, says 9.0 +
@@ -1226,6 +1315,7 @@ mod tests {
                     task,
                     dataview,
                     statuses: Statuses::defaults(),
+                    deps: Deps::none(),
                 })
                 .filter(|i| q.keeps(i))
                 .map(|i| i.task.line)
@@ -1242,7 +1332,7 @@ mod tests {
             ("filter by function task.isDone", "JavaScript"),
             ("due before next monday", "next monday"),
             ("due date is invalid", "invalid"),
-            ("is blocked", "does not evaluate"),
+            ("exclude everything", "does not evaluate"),
             ("sort by random", "random"),
             ("group by tags", "tags"),
             ("path includes {{query.file.path}}", "placeholders"),
@@ -1254,6 +1344,39 @@ mod tests {
                 "{query}: {e}"
             );
         }
+    }
+
+    /// The Task Dependencies page's examples: blocked and blocking tasks
+    /// are to do or in progress at both ends of a `dependsOn`.
+    #[test]
+    fn blocking_follows_the_task_dependencies_page() {
+        let today = day("2026-12-07");
+        let run_deps = |text: &str, query: &str| -> Vec<u32> {
+            let q = Query::parse(query, today).unwrap();
+            assert!(q.needs_deps);
+            let all = tasks(text);
+            let item = |task, deps| Item {
+                path: "a.md",
+                task,
+                deps,
+                dataview: false,
+                statuses: Statuses::defaults(),
+            };
+            let deps = Deps::of(all.iter().map(|t| item(t, Deps::none())));
+            all.iter()
+                .map(|t| item(t, &deps))
+                .filter(|i| q.keeps(i))
+                .map(|i| i.task.line)
+                .collect()
+        };
+        let before = "- [ ] Build a first draft 🆔 4ijuhy\n- [ ] Test with users ⛔ 4ijuhy\n";
+        assert_eq!(run_deps(before, "is not blocked"), [1]);
+        assert_eq!(run_deps(before, "is blocking"), [1]);
+        let after = "- [x] Build a first draft 🆔 4ijuhy\n- [ ] Test with users ⛔ 4ijuhy\n";
+        assert_eq!(run_deps(after, "is not blocked"), [1, 2]);
+        let mixture = "- [x] not blocking 🆔 abcdef\n- [ ] blocking 🆔 ghijkl\n- [ ] blocked ⛔ abcdef,ghijkl\n";
+        assert_eq!(run_deps(mixture, "is blocked"), [3]);
+        assert_eq!(run_deps(mixture, "is blocking"), [2]);
     }
 
     /// The Filters page's description table: emoji fields and their
@@ -1279,6 +1402,7 @@ mod tests {
             task: &t[0],
             dataview: false,
             statuses: Statuses::defaults(),
+            deps: Deps::none(),
         };
         assert_eq!(q.group(&item)[0].1, "2021-04-05 Monday");
     }
