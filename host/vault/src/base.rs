@@ -136,8 +136,9 @@ struct Work {
 }
 
 impl Vault {
-    /// The text of the base `path` names, and the file `this` is.
-    fn base_text(&self, path: &str, block: Option<i64>) -> Result<(String, bool)> {
+    /// The text of the file holding a query (a base, a note with a block):
+    /// `.system/` refused, UTF-8 required.
+    pub(crate) fn query_text(&self, path: &str) -> Result<(RelPath, String)> {
         let rel = RelPath::parse(path, false)?;
         if crate::notes::is_reserved(&rel) {
             return Err(Error::new(
@@ -149,6 +150,12 @@ impl Vault {
         let bytes = self.root.read(&rel)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| Error::invalid_parameter("path", format!("`{path}` is not UTF-8 text")))?;
+        Ok((rel, text))
+    }
+
+    /// The text of the base `path` names, and the file `this` is.
+    fn base_text(&self, path: &str, block: Option<i64>) -> Result<(String, bool)> {
+        let (rel, text) = self.query_text(path)?;
         if rel
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("base"))

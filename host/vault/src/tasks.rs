@@ -18,13 +18,12 @@ use serde_json::{Map, Value};
 use super::Vault;
 use crate::args::Input;
 use crate::base::GroupOut;
-use crate::error::{Code, Error, Result};
+use crate::error::{Error, Result};
 use crate::expr::Fault;
 use crate::expr::eval::{Row, Vars};
 use crate::expr::task::priority_name;
 use crate::expr::value::{FileRef, Val, sort_order, sort_order_by};
 use crate::filter::Filter;
-use crate::fs::RelPath;
 use crate::graph::Graph;
 use crate::graph::tasks::{Priority, Statuses, Task};
 use crate::links::SortKey;
@@ -236,17 +235,7 @@ impl Vault {
         input: &TasksInput,
         job: crate::job::Job,
     ) -> Result<TasksOutput> {
-        let rel = RelPath::parse(path, false)?;
-        if crate::notes::is_reserved(&rel) {
-            return Err(Error::new(
-                Code::Forbidden,
-                format!("`{path}` is under `.system/`, which is reserved for the server"),
-            )
-            .with("path", path));
-        }
-        let bytes = self.root.read(&rel)?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| Error::invalid_parameter("path", format!("`{path}` is not UTF-8 text")))?;
+        let (_, text) = self.query_text(path)?;
         let k = input.block.unwrap_or(1) as usize;
         let blocks = crate::text::markdown::fenced(&text, &["tasks", "dataview", "dataviewjs"]);
         let Some(b) = blocks.get(k - 1) else {
