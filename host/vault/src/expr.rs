@@ -7,6 +7,7 @@
 //! differently.
 
 mod call;
+pub mod dql;
 pub mod env;
 pub mod eval;
 mod lex;

@@ -14,6 +14,7 @@ pub mod action;
 mod audit;
 mod base;
 pub mod coverage;
+mod dql;
 pub mod expr;
 mod filter;
 mod find;

@@ -79,11 +79,19 @@ pub struct TaskOut {
     /// Its group's value, when grouped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<Value>,
+    /// Lines of the sub-tasks a dataview TASK query shows under it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<u32>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TasksOutput {
     pub tasks: Vec<TaskOut>,
+    /// A dataview LIST or TABLE's column names, then its rows' values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub columns: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<Vec<Value>>,
     /// Each group in order with its task count, when grouped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<GroupOut>,
@@ -256,11 +264,7 @@ impl Vault {
                     "a dataviewjs block is JavaScript, which kura does not evaluate".into(),
                 ));
             }
-            "dataview" => {
-                return Err(refused(
-                    "kura does not evaluate Dataview's query language (DQL) yet".into(),
-                ));
-            }
+            "dataview" => return self.dataview(path, &b.text, input, job, refused),
             _ => {}
         }
         let settings = status::Settings::load(&self.root);
@@ -374,6 +378,98 @@ impl Vault {
     }
 }
 
+impl Vault {
+    /// A ```dataview block's query (`text`, of note `path`) evaluated.
+    fn dataview(
+        &self,
+        path: &str,
+        text: &str,
+        input: &TasksInput,
+        job: crate::job::Job,
+        refused: impl Fn(String) -> Error,
+    ) -> Result<TasksOutput> {
+        let place = |at: usize| {
+            let before = &text[..at.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {column} of the query")
+        };
+        let q = crate::dql::parse::parse(text)
+            .map_err(|(why, at)| refused(format!("{why} ({})", place(at))))?;
+        let cx = self.context()?;
+        let g = &cx.graph;
+        let this = g.find(path).map(|i| FileRef::Note(i as u32));
+        let env = cx.env(self, this, &[], job);
+        let mut faults = Vec::new();
+        let answer = crate::dql::run(&env, &q, this, &mut faults).map_err(|f| match f {
+            crate::dql::Failed::At(why, at) => refused(format!("{why} ({})", place(at))),
+            crate::dql::Failed::Stopped(f) => f.stopped("the block", text).expect("a stop"),
+        })?;
+        let warnings = faults;
+        match answer {
+            crate::dql::Answer::Tasks { tasks, groups } => {
+                let total = tasks.len();
+                let groups = groups
+                    .into_iter()
+                    .map(|(value, count)| GroupOut { value, count })
+                    .collect();
+                let mut out = page(
+                    g,
+                    &cx.statuses,
+                    tasks.into_iter(),
+                    total,
+                    groups,
+                    input,
+                    warnings,
+                );
+                for t in &mut out.tasks {
+                    if let Some(i) = g.find(&t.path) {
+                        let tasks = &g.notes[i].facts.tasks;
+                        if let Some(k) = tasks.iter().position(|x| x.line == t.line) {
+                            t.children = under(tasks, k).map(|j| tasks[j].line).collect();
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            crate::dql::Answer::Rows { columns, rows } => {
+                let total = rows.len();
+                let start = (input.cursor.unwrap_or(0) as usize).min(total);
+                let end = start
+                    .saturating_add(input.limit.unwrap_or(50) as usize)
+                    .min(total);
+                Ok(TasksOutput {
+                    tasks: Vec::new(),
+                    columns,
+                    rows: rows.into_iter().skip(start).take(end - start).collect(),
+                    groups: Vec::new(),
+                    total: total as u64,
+                    truncated: end < total,
+                    next_cursor: (end < total).then_some(end as u64),
+                    warnings,
+                })
+            }
+        }
+    }
+}
+
+/// The tasks under task `k` (its sub-tasks, theirs, …), which follow it.
+fn under(tasks: &[Task], k: usize) -> impl Iterator<Item = usize> + '_ {
+    (k + 1..tasks.len()).take_while(move |&j| {
+        let mut up = tasks[j].parent;
+        while let Some(p) = up {
+            if p == k {
+                return true;
+            }
+            if p < k {
+                return false;
+            }
+            up = tasks[p].parent;
+        }
+        false
+    })
+}
+
 /// The page of tasks `input` asks for, of `total` in order.
 fn page(
     g: &Graph,
@@ -395,6 +491,8 @@ fn page(
         .collect();
     TasksOutput {
         tasks,
+        columns: Vec::new(),
+        rows: Vec::new(),
         groups,
         total: total as u64,
         truncated: end < total,
@@ -476,5 +574,6 @@ fn task_out(g: &Graph, statuses: &Statuses, note: u32, task: u32, group: Option<
         tags: t.tags.iter().map(|g| format!("#{g}")).collect(),
         fields: fields(t),
         group,
+        children: Vec::new(),
     }
 }

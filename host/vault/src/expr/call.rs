@@ -497,7 +497,7 @@ fn js_replacement(
 /// `text` with the matches of `re` (the first, or all when `global`)
 /// replaced as JavaScript expands `with`; a fault as soon as the text
 /// would pass 1 MiB.
-fn replaced(
+pub(super) fn replaced(
     re: &regex::Regex,
     text: &str,
     with: &str,

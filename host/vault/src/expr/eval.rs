@@ -43,7 +43,7 @@ pub struct Row {
 }
 
 /// One level of evaluation, given back when it ends.
-struct Level<'r>(&'r std::cell::Cell<u32>);
+pub(super) struct Level<'r>(&'r std::cell::Cell<u32>);
 
 impl Drop for Level<'_> {
     fn drop(&mut self) {
@@ -75,7 +75,7 @@ impl Row {
 
     /// One evaluation step at column `at`, one level deeper: the budget is
     /// looked at every [`CHECK_EVERY`] steps.
-    fn enter(&self, at: usize, budget: &Budget<'_>) -> Result<Level<'_>, Fault> {
+    pub(super) fn enter(&self, at: usize, budget: &Budget<'_>) -> Result<Level<'_>, Fault> {
         let steps = self.steps.get().wrapping_add(1);
         self.steps.set(steps);
         if steps.is_multiple_of(CHECK_EVERY) {

@@ -58,7 +58,7 @@ fn date(d: &Option<Day>) -> Val {
 
 /// An inline field's value read as Dataview reads one: a number, a
 /// boolean, a date, a link, else text.
-fn field_value(s: &str, from: FileRef) -> Val {
+pub(super) fn field_value(s: &str, from: FileRef) -> Val {
     let t = s.trim();
     match t {
         "true" => return Val::Bool(true),

@@ -234,6 +234,10 @@ pub struct Task {
     /// The text after the checkbox, without the emoji fields at its end.
     #[serde(rename = "t")]
     pub text: String,
+    /// The whole text after the checkbox (Dataview's `text`), when it is
+    /// not `text`.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
     /// Its tags, lowercase, without `#`.
     #[serde(rename = "g", default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
@@ -413,6 +417,7 @@ impl Task {
             line,
             symbol,
             text: String::new(),
+            raw: None,
             tags: Vec::new(),
             heading,
             parent,
@@ -511,6 +516,8 @@ impl Task {
         }
         self.dataview_fields();
         self.text = text.trim().to_owned();
+        let whole = body.trim();
+        self.raw = (whole != self.text).then(|| whole.to_owned());
         fields_at
     }
 }
