@@ -87,6 +87,13 @@ fn weave(vault: &Path, rng: &mut Rng) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(vault.join("bench"))?;
     std::fs::write(vault.join("bench/hub.md"), "# Top\nThe hub.\n")?;
     files.push("bench/hub.md".to_owned());
+    // A person's Dataview query: the open tasks due by mid-month, soonest
+    // first, grouped by folder.
+    std::fs::write(
+        vault.join("bench/dataview.md"),
+        "```dataview\nTASK\nWHERE !completed AND due AND due <= date(2026-12-14)\nSORT due\nGROUP BY file.folder\n```\n",
+    )?;
+    files.push("bench/dataview.md".to_owned());
     files.sort();
     Ok(files)
 }
@@ -323,8 +330,8 @@ async fn properties(
 /// sorted (this week's list), and the same grouped by folder; latencies
 /// over stdio, and the server's memory after them.
 async fn tasks(s: &kura::client::Session, rounds: usize) -> anyhow::Result<Value> {
-    let (mut filtered, mut grouped) = (Vec::new(), Vec::new());
-    let (mut kept, mut groups) = (0, 0);
+    let (mut filtered, mut grouped, mut dql) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kept, mut groups, mut dql_kept) = (0, 0, 0);
     let all = structured(&s.call("vault_tasks", json!({"limit": 1})).await?)?;
     let total = all["total"].as_u64().unwrap_or(0);
     for i in 0..rounds * 100 {
@@ -347,7 +354,18 @@ async fn tasks(s: &kura::client::Session, rounds: usize) -> anyhow::Result<Value
         )?;
         grouped.push(ms(t.elapsed()));
         groups = r["groups"].as_array().map_or(0, Vec::len);
+        let t = Instant::now();
+        let r = structured(
+            &s.call(
+                "vault_tasks",
+                json!({"path": "bench/dataview.md", "limit": 50}),
+            )
+            .await?,
+        )?;
+        dql.push(ms(t.elapsed()));
+        dql_kept = r["total"].as_u64().unwrap_or(0);
     }
+    dql.sort_by(f64::total_cmp);
     let rss_after = s
         .pid
         .and_then(|p| crate::proc_status_mib(&p.to_string(), "VmRSS:"));
@@ -361,6 +379,8 @@ async fn tasks(s: &kura::client::Session, rounds: usize) -> anyhow::Result<Value
         "filter_kept": kept,
         "grouped_stdio_ms": lat(&grouped),
         "groups": groups,
+        "dataview_task_grouped_stdio_ms": lat(&dql),
+        "dataview_kept": dql_kept,
         "rss_mib_after": rss_after.map(r3),
     }))
 }
@@ -413,6 +433,7 @@ pub fn print(r: &Value) {
     for (name, key) in [
         ("vault_tasks filter", "filter_sorted_stdio_ms"),
         ("vault_tasks grouped", "grouped_stdio_ms"),
+        ("dataview TASK grouped", "dataview_task_grouped_stdio_ms"),
     ] {
         let v = &t[key];
         println!(
@@ -421,8 +442,8 @@ pub fn print(r: &Value) {
         );
     }
     println!(
-        "tasks                 {} in all, {} kept, {} groups; RSS {} MiB",
-        t["tasks"], t["filter_kept"], t["groups"], t["rss_mib_after"]
+        "tasks                 {} in all, {} kept, {} groups, {} by the dataview query; RSS {} MiB",
+        t["tasks"], t["filter_kept"], t["groups"], t["dataview_kept"], t["rss_mib_after"]
     );
     let m = &r["move_hub"];
     println!(

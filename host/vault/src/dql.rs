@@ -179,7 +179,11 @@ fn each<T: Send>(
             || Row::new(FileRef::Note(0), 0),
             |row, r| match r {
                 DRow::Item { note, task, names } => {
-                    row.reset(FileRef::Note(*note));
+                    // A note's first row looks at the budget; its tasks go
+                    // on counting steps, as vault_tasks's do.
+                    if row.file != FileRef::Note(*note) || task.is_none() {
+                        row.reset(FileRef::Note(*note));
+                    }
                     if let Some(k) = task {
                         row.next_task(*k);
                     }

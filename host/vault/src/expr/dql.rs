@@ -176,8 +176,18 @@ pub fn type_name(v: &Val) -> &'static str {
 /// Texts as JavaScript's `localeCompare` orders them for most texts:
 /// letters without case first, then lowercase before uppercase.
 fn text_order(x: &str, y: &str) -> Ordering {
-    let folded = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<Vec<_>>();
-    folded(x).cmp(&folded(y)).then_with(|| y.cmp(x))
+    // Folded as it is compared, without allocating: a sort compares each
+    // text many times.
+    let folded = if x.is_ascii() && y.is_ascii() {
+        x.bytes()
+            .map(|b| b.to_ascii_lowercase())
+            .cmp(y.bytes().map(|b| b.to_ascii_lowercase()))
+    } else {
+        x.chars()
+            .flat_map(char::to_lowercase)
+            .cmp(y.chars().flat_map(char::to_lowercase))
+    };
+    folded.then_with(|| y.cmp(x))
 }
 
 /// A field name as Dataview also offers it: lowercase, spaces as `-`.
@@ -1033,7 +1043,7 @@ impl Env<'_> {
         Ok(match (f, a.as_slice()) {
             ("list" | "array", _) => Val::List(a),
             ("object", _) => {
-                if a.len() % 2 != 0 {
+                if !a.len().is_multiple_of(2) {
                     return Err(fault("`object()` takes keys and values in pairs", at));
                 }
                 let mut o = Vec::new();
