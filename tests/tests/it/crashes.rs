@@ -86,6 +86,12 @@ enum Op {
     },
     /// vault_delete of the attachments folder, whatever it holds.
     DeleteFolder,
+    /// vault_task_status of the note's first task (a recurring one done
+    /// adds its next occurrence), named by its line and text as they are.
+    TaskStatus {
+        path: usize,
+        status: usize,
+    },
     /// bridge_copy_section of a manual's section into a note.
     Copy {
         path: usize,
@@ -203,6 +209,14 @@ fn text(rng: &mut fastrand::Rng) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     s.push_str(&format!(" {}\n", rng.u32(..1000)));
+    if rng.bool() {
+        // A recurring task, for vault_task_status.
+        s.push_str(&format!(
+            "- [ ] task {} 🔁 every day 📅 2026-12-{:02}\n",
+            rng.u32(..1000),
+            rng.usize(1..29)
+        ));
+    }
     s
 }
 
@@ -216,10 +230,14 @@ fn call(rng: &mut fastrand::Rng) -> Op {
             path,
             text: text(rng),
         },
-        14..46 => Op::Write {
+        14..38 => Op::Write {
             path,
             append: rng.bool(),
             text: text(rng),
+        },
+        38..46 => Op::TaskStatus {
+            path,
+            status: rng.usize(..4),
         },
         46..52 => Op::Replace { path },
         52..61 => Op::Move {
@@ -413,6 +431,8 @@ struct Tally {
     background: usize,
     /// Changes retention took out of the list.
     pruned: usize,
+    /// Tasks vault_task_status marked.
+    tasks_marked: usize,
 }
 
 impl std::ops::AddAssign for Tally {
@@ -430,6 +450,7 @@ impl std::ops::AddAssign for Tally {
         self.terminal += o.terminal;
         self.background += o.background;
         self.pruned += o.pruned;
+        self.tasks_marked += o.tasks_marked;
     }
 }
 
@@ -547,6 +568,22 @@ impl World {
             Op::Move { from, to } => ("vault_move", json!({"from": p(from), "to": p(to)})),
             Op::Delete { path } => ("vault_delete", json!({"path": p(path)})),
             Op::DeleteFolder => ("vault_delete", json!({"path": "sim/att"})),
+            Op::TaskStatus { path, status } => {
+                // The first task as the note reads now (a person's edit
+                // after this look makes the call a `conflict`).
+                let note = std::fs::read_to_string(self.fx.vault().join(p(path))).ok()?;
+                let (n, line) = note
+                    .lines()
+                    .enumerate()
+                    .find(|(_, l)| l.starts_with("- [") && l.contains("] task "))?;
+                let text = line.get(6..)?.split(" 🔁").next()?.trim();
+                let status = ["done", "todo", "cancelled", "in_progress"][*status];
+                (
+                    "vault_task_status",
+                    json!({"path": p(path), "line": n + 1, "text": text, "status": status,
+                        "date": "2026-12-07"}),
+                )
+            }
             Op::Edit { path, mode, text } => {
                 let mode = ["append", "prepend", "replace"][*mode];
                 (
@@ -779,7 +816,7 @@ impl World {
                 };
                 let before = self.files();
                 let r = second.call(tool, args.clone()).await;
-                self.count(&r);
+                self.count(tool, &r);
                 self.tally.seconds += 1;
                 let after = self.files();
                 drop(second);
@@ -880,7 +917,7 @@ impl World {
                         body: r.structured_content.unwrap_or_default(),
                         text: String::new(),
                     };
-                    self.count(&r);
+                    self.count(tool, &r);
                     if undo_prefix(tool).is_some() {
                         self.judge(tool, &r, &args, &listed, &before, &after)
                             .await?;
@@ -907,7 +944,7 @@ impl World {
                 };
                 let before = self.files();
                 let r = self.kura().await.call(tool, args.clone()).await;
-                self.count(&r);
+                self.count(tool, &r);
                 let after = self.files();
                 if undo_prefix(tool).is_some() {
                     self.judge(tool, &r, &args, &listed, &before, &after)
@@ -919,8 +956,9 @@ impl World {
         Ok(())
     }
 
-    fn count(&mut self, r: &kura_tests::Reply) {
+    fn count(&mut self, tool: &str, r: &kura_tests::Reply) {
         self.tally.calls += 1;
+        self.tally.tasks_marked += usize::from(tool == "vault_task_status" && !r.is_error);
         self.tally.refused += usize::from(r.is_error);
         if r.is_error && std::env::var_os("KURA_SIM_REFUSALS").is_some() {
             eprintln!("refused: {}", r.body["error"]);

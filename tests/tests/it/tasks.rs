@@ -380,3 +380,63 @@ async fn the_fixture_s_blocks_list_what_the_plugins_list() {
     );
     k.stop().await;
 }
+
+/// A ```dataview LIST or TABLE block answers its columns and rows (worked
+/// out by hand from the fixture), paged like tasks; what kura does not
+/// evaluate is refused with its place in the query.
+#[tokio::test]
+async fn a_dataview_table_or_list_block_gives_its_columns_and_rows() {
+    let (f, k, _) = Fixture::fixture_vault("tasks", &[]).await;
+    f.write(
+        "Tables.md",
+        "# Tables\n\n```dataview\nTABLE WITHOUT ID file.name AS Project, status, length(filter(file.tasks, (t) => !t.completed)) AS Open\nFROM \"projects\"\nSORT file.name\n```\n\n```dataview\nLIST FROM #errand\n```\n\n```dataview\nTASK\nWHERE !completed\nCALENDAR due\n```\n\n```dataview\nCALENDAR file.day\n```\n",
+    );
+    let r = k
+        .call("vault_tasks", json!({"path": "Tables.md", "block": 1}))
+        .await;
+    let got = r.ok();
+    assert_eq!(
+        got["columns"],
+        json!(["Project", "status", "Open"]),
+        "{got}"
+    );
+    assert_eq!(
+        got["rows"],
+        json!([["Alpha", "active", 7], ["Beta", "paused", 4]])
+    );
+    assert_eq!(got["tasks"], json!([]));
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"path": "Tables.md", "block": 2, "limit": 2}),
+        )
+        .await;
+    let got = r.ok();
+    assert_eq!(got["columns"], json!(["File"]), "{got}");
+    assert_eq!(
+        got["rows"],
+        json!([["daily/2026-12-01.md"], ["projects/Alpha.md"]])
+    );
+    assert_eq!((&got["total"], &got["next_cursor"]), (&json!(3), &json!(2)));
+    let r = k
+        .call(
+            "vault_tasks",
+            json!({"path": "Tables.md", "block": 2, "cursor": 2}),
+        )
+        .await;
+    assert_eq!(r.ok()["rows"], json!([["projects/Beta.md"]]));
+    // A command kura does not know, and a query type it does not draw.
+    for (block, words) in [
+        (3, ["line 3, column 1", "CALENDAR"]),
+        (4, ["line 1, column 1", "calendar"]),
+    ] {
+        let r = k
+            .call("vault_tasks", json!({"path": "Tables.md", "block": block}))
+            .await;
+        assert_eq!(r.code(), "invalid_parameter", "{}", r.body);
+        for w in words {
+            assert!(r.text.contains(w), "{w}: {}", r.text);
+        }
+    }
+    k.stop().await;
+}

@@ -304,6 +304,11 @@ impl P<'_> {
                     "FROM comes once, right after TASK, LIST or TABLE".into(),
                     self.i,
                 ));
+            } else if self.at_word("CALENDAR") {
+                return Err((
+                    "CALENDAR starts a query of its own; a query has one type".into(),
+                    self.i,
+                ));
             } else {
                 return Err(self.unexpected("WHERE, SORT, GROUP BY, FLATTEN or LIMIT"));
             };
