@@ -24,6 +24,21 @@ use crate::expr::eval::Row;
 use crate::expr::value::{FileRef, LinkVal, Val};
 use parse::{Command, Kind, Query, Source};
 
+/// The most rows `FLATTEN` may make (a vault's tasks are fewer): each
+/// row is a copy, and memory is bounded whatever the query.
+const MAX_ROWS: usize = 250_000;
+
+/// A value as a LIST or TABLE cell: as tools return values, a duration
+/// written as Dataview writes it (`3 days`).
+fn cell(env: &Env, v: &Val) -> Value {
+    match v {
+        Val::Dur(_) => Value::String(env.dv_text(v)),
+        Val::List(items) => Value::Array(items.iter().map(|i| cell(env, i)).collect()),
+        Val::Obj(o) => Value::Object(o.iter().map(|(k, v)| (k.clone(), cell(env, v))).collect()),
+        v => env.json_of(v),
+    }
+}
+
 /// One row as the commands see it: a page or a task with the names
 /// `FLATTEN` bound, or a group of rows.
 #[derive(Clone)]
@@ -126,11 +141,16 @@ fn source(env: &Env, s: &Source, this: Option<FileRef>) -> Result<Vec<bool>, Str
             })
         }
         Source::Incoming(target) | Source::Outgoing(target) => {
-            let Some(FileRef::Note(t)) = env.file_of(&Val::Link(Box::new(LinkVal {
-                target: target.clone(),
-                display: None,
-                from: this,
-            }))) else {
+            // `[[]]` and `[[#]]` are the query's own note.
+            let named = match target.trim_end_matches('#') {
+                "" => this,
+                _ => env.file_of(&Val::Link(Box::new(LinkVal {
+                    target: target.clone(),
+                    display: None,
+                    from: this,
+                }))),
+            };
+            let Some(FileRef::Note(t)) = named else {
                 if matches!(s, Source::Outgoing(_)) {
                     return Err(format!("`[[{target}]]` names no note of the vault"));
                 }
@@ -399,9 +419,9 @@ pub fn run(
                             }
                         }
                         out.push(copy);
-                        if out.len() > 1_000_000 {
+                        if out.len() > MAX_ROWS {
                             return Err(Failed::At(
-                                "FLATTEN made more than 1,000,000 rows".into(),
+                                format!("FLATTEN made more than {MAX_ROWS} rows"),
                                 e.at,
                             ));
                         }
@@ -459,7 +479,7 @@ pub fn run(
                     if *id || value.is_none() {
                         out.push(id_of(env, &r));
                     }
-                    out.extend(vals.iter().map(|v| env.json_of(v)));
+                    out.extend(vals.iter().map(|v| cell(env, v)));
                     out
                 })
                 .collect();
@@ -485,7 +505,7 @@ pub fn run(
                     if *id {
                         out.push(id_of(env, &r));
                     }
-                    out.extend(vals.iter().map(|v| env.json_of(v)));
+                    out.extend(vals.iter().map(|v| cell(env, v)));
                     out
                 })
                 .collect();

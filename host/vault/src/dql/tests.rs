@@ -544,6 +544,11 @@ fn queries_over_the_fixture_give_the_hand_worked_rows() {
             "TABLE WITHOUT ID T.text AS Task, T.due AS Due FROM \"projects\" FLATTEN file.tasks AS T WHERE T.due AND !T.completed SORT T.due LIMIT 2",
             json!({"columns": ["Task", "Due"], "rows": [["Call the bank 📅 2026-12-04 ⏫ #errand", "2026-12-04"], ["Write the proposal [due:: 2026-12-05] [priority:: high]", "2026-12-05"]]}),
         ),
+        // A duration shows as Dataview writes one.
+        (
+            "TABLE WITHOUT ID date(2026-12-10) - date(2026-12-07) AS Left, dur(1 week, 2 days) AS Span FROM \"daily\"",
+            json!({"columns": ["Left", "Span"], "rows": [["3 days", "1 week, 2 days"]]}),
+        ),
         (
             "TABLE file.day FROM \"daily\"",
             json!({"columns": ["File", "file.day"], "rows": [["daily/2026-12-01.md", "2026-12-01"]]}),
@@ -602,6 +607,9 @@ fn sources_select_the_pages_dataview_selects() {
         pages("LIST FROM (#x or [[a]]) and -[[b]]"),
         ["b.md", "c/d.md"]
     );
+    // `[[]]`: the query's own note (a.md here).
+    assert_eq!(pages("LIST FROM [[]]"), ["b.md"]);
+    assert_eq!(pages("LIST FROM outgoing([[#]])"), ["b.md"]);
 }
 
 /// A row an expression fails on is left out; when every row fails, the

@@ -548,19 +548,28 @@ impl Env<'_> {
             Val::Date(d) if !d.time => d.format("MMMM DD, YYYY"),
             Val::Date(d) => d.format("h:mm A - MMMM DD, YYYY"),
             Val::Dur(d) => {
-                let mut parts = Vec::new();
-                let (years, months) = (d.months / 12, d.months % 12);
-                let (weeks, days) = (d.days / 7, d.days % 7);
-                let secs = d.ms / 1000;
+                // Shifted into every unit as Dataview normalizes one
+                // (Luxon's casual lengths: a year 365 days, a month 30, a
+                // week 7, a day 24 hours), largest first.
+                const DAY: i64 = 86_400_000;
+                let mut rest = d.days.saturating_mul(DAY).saturating_add(d.ms);
+                let mut take = |unit: i64| {
+                    let n = rest / unit;
+                    rest -= n * unit;
+                    n
+                };
+                let (years, months) = (take(365 * DAY), take(30 * DAY));
+                let (years, months) = (years + d.months / 12, months + d.months % 12);
                 let units = [
                     (years, "year"),
                     (months, "month"),
-                    (weeks, "week"),
-                    (days, "day"),
-                    (secs / 3600, "hour"),
-                    (secs % 3600 / 60, "minute"),
-                    (secs % 60, "second"),
+                    (take(7 * DAY), "week"),
+                    (take(DAY), "day"),
+                    (take(3_600_000), "hour"),
+                    (take(60_000), "minute"),
+                    (take(1000), "second"),
                 ];
+                let mut parts = Vec::new();
                 for (n, unit) in units {
                     if n != 0 {
                         parts.push(format!("{n} {unit}{}", if n.abs() == 1 { "" } else { "s" }));
