@@ -21,12 +21,45 @@ use crate::expr::Fault;
 use crate::expr::dql::{DNode, Dx, Scope};
 use crate::expr::env::Env;
 use crate::expr::eval::Row;
-use crate::expr::value::{FileRef, LinkVal, Val};
+use crate::expr::value::{FileRef, LinkVal, Val, weight};
 use parse::{Command, Kind, Query, Source};
 
 /// The most rows `FLATTEN` may make (a vault's tasks are fewer): each
 /// row is a copy, and memory is bounded whatever the query.
 const MAX_ROWS: usize = 250_000;
+
+/// The most the values a query keeps across its rows may weigh (sort
+/// keys, groups' keys and `rows`, `FLATTEN`'s copies, the columns; see
+/// [`crate::expr::value::weight`]): each row's are bounded, their number
+/// is the vault's.
+const MAX_HELD: usize = 256 << 20;
+
+/// What a query's kept values weigh so far, shared by its threads.
+struct Spent(std::sync::atomic::AtomicUsize);
+
+impl Spent {
+    fn charge(&self, w: usize, at: usize) -> Result<(), Fault> {
+        let before = self.0.fetch_add(w, std::sync::atomic::Ordering::Relaxed);
+        if before.saturating_add(w) > MAX_HELD {
+            return Err(Fault::new(
+                format!("the query keeps values over {} MiB", MAX_HELD >> 20),
+                at,
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a copy of a row weighs, about.
+fn cost(r: &DRow) -> usize {
+    let names = |n: &[(String, Val)]| n.iter().map(|(k, v)| k.len() + weight(v)).sum::<usize>();
+    match r {
+        DRow::Item { names: n, .. } => 64 + names(n),
+        DRow::Group {
+            members, names: n, ..
+        } => 64 + names(n) + members.iter().map(cost).sum::<usize>(),
+    }
+}
 
 /// A value as a LIST or TABLE cell: as tools return values, a duration
 /// written as Dataview writes it (`3 days`).
@@ -244,6 +277,12 @@ fn kept<T>(
         match v {
             Ok(v) => out.push((r, v)),
             Err(f) if f.stop.is_some() => return Err(Failed::Stopped(f)),
+            Err(f) if f.unevaluated => {
+                return Err(Failed::At(
+                    format!("{what}: {}, so the query is refused", f.message),
+                    f.at,
+                ));
+            }
             Err(f) => {
                 if faults.len() < 3 {
                     faults.push(format!("{what}: {}", f.message));
@@ -264,47 +303,48 @@ fn kept<T>(
     Ok(out)
 }
 
-/// A row as a value, for a group's `rows`: a page as its link (its fields
-/// read through it), a task as its fields, a group as `key` and `rows`.
-fn value_of(env: &Env, r: &DRow) -> Val {
-    match r {
-        DRow::Item {
-            note,
-            task: None,
-            names,
-        } if names.is_empty() => Val::Link(Box::new(LinkVal {
-            target: env.graph.notes[*note as usize].path.clone(),
-            display: None,
-            from: None,
-        })),
-        DRow::Item {
-            note,
-            task: None,
-            names,
-        } => {
-            let mut o = names.clone();
-            o.push(("file".into(), Val::File(FileRef::Note(*note))));
+/// A row as a value, for a group's `rows`: a page as its fields (with
+/// `file`), a task as its own then its page's, each with the names
+/// `FLATTEN` bound; a group as `key` and `rows`.
+fn value_of(env: &Env, r: &DRow) -> Result<Val, Fault> {
+    Ok(match r {
+        DRow::Item { note, task, names } => {
+            let page = env.page_obj(*note as usize)?;
+            let mut o = match task {
+                Some(k) => match env.task_obj(*note as usize, *k as usize, 0)? {
+                    Val::Obj(o) => o,
+                    _ => Vec::new(),
+                },
+                None => Vec::new(),
+            };
+            if let Val::Obj(fields) = page {
+                for (k, v) in fields {
+                    if !o.iter().any(|(n, _)| *n == k) {
+                        o.push((k, v));
+                    }
+                }
+            }
+            for (k, v) in names {
+                match o.iter_mut().find(|(n, _)| n == k) {
+                    Some(slot) => slot.1 = v.clone(),
+                    None => o.push((k.clone(), v.clone())),
+                }
+            }
             Val::Obj(o)
         }
-        DRow::Item {
-            note,
-            task: Some(k),
-            names,
-        } => match env.task_obj(*note as usize, *k as usize) {
-            Val::Obj(mut o) => {
-                o.extend(names.iter().cloned());
-                Val::Obj(o)
-            }
-            v => v,
-        },
         DRow::Group { key, members, .. } => Val::Obj(vec![
             ("key".into(), key.clone()),
             (
                 "rows".into(),
-                Val::List(members.iter().map(|m| value_of(env, m)).collect()),
+                Val::List(
+                    members
+                        .iter()
+                        .map(|m| value_of(env, m))
+                        .collect::<Result<_, _>>()?,
+                ),
             ),
         ]),
-    }
+    })
 }
 
 fn bind(names: &mut Vec<(String, Val)>, name: &str, v: Val) {
@@ -342,6 +382,7 @@ pub fn run(
         }
     }
     let with_rows = uses_rows(q);
+    let spent = Spent(std::sync::atomic::AtomicUsize::new(0));
     let mut group_names: Vec<String> = Vec::new();
     for c in &q.commands {
         rows = match c {
@@ -355,9 +396,12 @@ pub fn run(
             }
             Command::Sort(keys) => {
                 let got = each(&rows, |row, s| {
-                    keys.iter()
+                    let k = keys
+                        .iter()
                         .map(|(e, _)| env.dv(e, row, s))
-                        .collect::<Result<Vec<Val>, Fault>>()
+                        .collect::<Result<Vec<Val>, Fault>>()?;
+                    spent.charge(k.iter().map(weight).sum(), keys[0].0.at)?;
+                    Ok(k)
                 });
                 let mut tagged = kept("SORT", rows, got, faults)?;
                 tagged.sort_by(|(_, a), (_, b)| {
@@ -373,7 +417,11 @@ pub fn run(
                 tagged.into_iter().map(|(r, _)| r).collect()
             }
             Command::Group(e, name) => {
-                let got = each(&rows, |row, s| env.dv(e, row, s));
+                let got = each(&rows, |row, s| {
+                    let v = env.dv(e, row, s)?;
+                    spent.charge(weight(&v), e.at)?;
+                    Ok(v)
+                });
                 let mut tagged = kept("GROUP BY", rows, got, faults)?;
                 tagged.sort_by(|(_, a), (_, b)| env.dv_order(a, b));
                 let mut groups: Vec<(Val, Vec<DRow>)> = Vec::new();
@@ -392,16 +440,22 @@ pub fn run(
                         let mut names = vec![("key".to_owned(), key.clone())];
                         bind(&mut names, name, key.clone());
                         if with_rows {
-                            let list = members.iter().map(|m| value_of(env, m)).collect();
-                            bind(&mut names, "rows", Val::List(list));
+                            let list = Val::List(
+                                members
+                                    .iter()
+                                    .map(|m| value_of(env, m))
+                                    .collect::<Result<_, Fault>>()?,
+                            );
+                            spent.charge(weight(&list), e.at)?;
+                            bind(&mut names, "rows", list);
                         }
-                        DRow::Group {
+                        Ok(DRow::Group {
                             key,
                             members,
                             names,
-                        }
+                        })
                     })
-                    .collect()
+                    .collect::<Result<_, Failed>>()?
             }
             Command::Flatten(e, name) => {
                 let got = each(&rows, |row, s| env.dv(e, row, s));
@@ -411,7 +465,9 @@ pub fn run(
                         Val::List(l) => l,
                         v => vec![v],
                     };
+                    let each_copy = cost(&r);
                     for item in items {
+                        spent.charge(each_copy + weight(&item), e.at)?;
                         let mut copy = r.clone();
                         match &mut copy {
                             DRow::Item { names, .. } | DRow::Group { names, .. } => {
@@ -471,7 +527,7 @@ pub fn run(
                 columns.push(id_name);
             }
             columns.extend(value.iter().map(|(n, _)| n.clone()));
-            let cells = extract(env, rows, &exprs, faults)?;
+            let cells = extract(env, rows, &exprs, &spent, faults)?;
             let rows = cells
                 .into_iter()
                 .map(|(r, vals)| {
@@ -497,7 +553,7 @@ pub fn run(
                 );
             }
             columns.extend(cols.iter().map(|(n, _)| n.clone()));
-            let cells = extract(env, rows, &exprs, faults)?;
+            let cells = extract(env, rows, &exprs, &spent, faults)?;
             let rows = cells
                 .into_iter()
                 .map(|(r, vals)| {
@@ -519,16 +575,19 @@ fn extract(
     env: &Env,
     rows: Vec<DRow>,
     exprs: &[&Dx],
+    spent: &Spent,
     faults: &mut Vec<String>,
 ) -> Result<Vec<(DRow, Vec<Val>)>, Failed> {
     if exprs.is_empty() {
         return Ok(rows.into_iter().map(|r| (r, Vec::new())).collect());
     }
     let got = each(&rows, |row, s| {
-        exprs
+        let cells = exprs
             .iter()
             .map(|e| env.dv(e, row, s))
-            .collect::<Result<Vec<Val>, Fault>>()
+            .collect::<Result<Vec<Val>, Fault>>()?;
+        spent.charge(cells.iter().map(weight).sum(), exprs[0].at)?;
+        Ok(cells)
     });
     kept("a column", rows, got, faults)
 }

@@ -29,6 +29,9 @@ pub struct Fault {
     pub malformed: bool,
     /// The whole query stops here, not only this file's row.
     pub stop: Option<Stop>,
+    /// A construct kura does not evaluate (a Dataview query's): the query
+    /// is refused, never answered without the rows it would fail on.
+    pub unevaluated: bool,
 }
 
 /// Why a query stopped before its last file.
@@ -47,6 +50,7 @@ impl Fault {
             at,
             malformed: false,
             stop: None,
+            unevaluated: false,
         }
     }
 

@@ -389,7 +389,7 @@ impl Vault {
         refused: impl Fn(String) -> Error,
     ) -> Result<TasksOutput> {
         let place = |at: usize| {
-            let before = &text[..at.min(text.len())];
+            let before = text.get(..at).unwrap_or(text);
             let line = before.matches('\n').count() + 1;
             let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
             format!("line {line}, column {column} of the query")
@@ -403,7 +403,16 @@ impl Vault {
         let mut faults = Vec::new();
         let answer = crate::dql::run(&env, &q, this, &mut faults).map_err(|f| match f {
             crate::dql::Failed::At(why, at) => refused(format!("{why} ({})", place(at))),
-            crate::dql::Failed::Stopped(f) => f.stopped("the block", text).expect("a stop"),
+            crate::dql::Failed::Stopped(f) => {
+                let code = match f.stop {
+                    Some(crate::expr::Stop::Cancelled) => crate::error::Code::Cancelled,
+                    _ => crate::error::Code::Timeout,
+                };
+                Error::new(
+                    code,
+                    format!("the block stopped: {} ({})", f.message, place(f.at)),
+                )
+            }
         })?;
         let warnings = faults;
         match answer {
@@ -426,7 +435,9 @@ impl Vault {
                     if let Some(i) = g.find(&t.path) {
                         let tasks = &g.notes[i].facts.tasks;
                         if let Some(k) = tasks.iter().position(|x| x.line == t.line) {
-                            t.children = under(tasks, k).map(|j| tasks[j].line).collect();
+                            t.children = crate::graph::tasks::under(tasks, k)
+                                .map(|j| tasks[j].line)
+                                .collect();
                         }
                     }
                 }
@@ -451,23 +462,6 @@ impl Vault {
             }
         }
     }
-}
-
-/// The tasks under task `k` (its sub-tasks, theirs, …), which follow it.
-fn under(tasks: &[Task], k: usize) -> impl Iterator<Item = usize> + '_ {
-    (k + 1..tasks.len()).take_while(move |&j| {
-        let mut up = tasks[j].parent;
-        while let Some(p) = up {
-            if p == k {
-                return true;
-            }
-            if p < k {
-                return false;
-            }
-            up = tasks[p].parent;
-        }
-        false
-    })
 }
 
 /// The page of tasks `input` asks for, of `total` in order.

@@ -16,6 +16,14 @@ use crate::expr::value::{LinkVal, Val};
 /// The deepest an expression or a source may nest.
 const MAX_DEPTH: u32 = 64;
 
+/// The most parts (values, sources, `.x`, `[x]`, calls) a query may
+/// have: a chain nests one level per part, and a tree is walked
+/// recursively (a real query has tens).
+const MAX_ATOMS: usize = 2048;
+
+/// The most commands a query may have.
+const MAX_COMMANDS: usize = 64;
+
 /// The longest query read (a block in a note; Dataview's are lines).
 pub const MAX_QUERY: usize = 64 * 1024;
 
@@ -77,6 +85,9 @@ struct P<'a> {
     s: &'a str,
     i: usize,
     depth: u32,
+    /// Values read so far: a chain `a + a + …` nests one level per
+    /// operator, so their number bounds the tree as depth bounds parens.
+    atoms: usize,
 }
 
 fn ident_start(c: char) -> bool {
@@ -92,8 +103,12 @@ fn uncommented(text: &str) -> String {
     text.split_inclusive('\n')
         .map(|line| {
             if line.trim_start().starts_with("//") {
+                // A space per byte: offsets into the query stay its own.
                 line.chars()
-                    .map(|c| if c == '\n' { '\n' } else { ' ' })
+                    .flat_map(|c| {
+                        let fill = if c == '\n' { '\n' } else { ' ' };
+                        std::iter::repeat_n(fill, c.len_utf8())
+                    })
                     .collect()
             } else {
                 line.to_owned()
@@ -111,6 +126,7 @@ pub fn parse(text: &str) -> Result<Query, Refused> {
         s: &clean,
         i: 0,
         depth: 0,
+        atoms: 0,
     };
     p.query()
 }
@@ -122,6 +138,7 @@ pub fn expression(text: &str) -> Result<Dx, Refused> {
         s: text,
         i: 0,
         depth: 0,
+        atoms: 0,
     };
     p.ws();
     let e = p.expr()?;
@@ -224,7 +241,12 @@ impl P<'_> {
             } else {
                 let start = self.i;
                 let e = self.expr()?;
-                Some((self.s[start..self.i].trim().to_owned(), e))
+                let name = self.s[start..self.i]
+                    .lines()
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some((name, e))
             };
             Kind::List { id, value }
         } else if self.word("TABLE") {
@@ -313,6 +335,9 @@ impl P<'_> {
                 return Err(self.unexpected("WHERE, SORT, GROUP BY, FLATTEN or LIMIT"));
             };
             commands.push(command);
+            if commands.len() > MAX_COMMANDS {
+                return Err((format!("more than {MAX_COMMANDS} commands"), self.i));
+            }
         }
         Ok(Query {
             kind,
@@ -333,7 +358,12 @@ impl P<'_> {
     /// `AS name` after an expression that started at `start`, or the
     /// expression's text.
     fn named(&mut self, start: usize) -> Result<String, Refused> {
-        let text = self.s[start..self.i].trim().to_owned();
+        // Its lines joined: a name is one line.
+        let text = self.s[start..self.i]
+            .lines()
+            .map(str::trim)
+            .collect::<Vec<_>>()
+            .join(" ");
         if !self.word("AS") {
             return Ok(text);
         }
@@ -372,6 +402,7 @@ impl P<'_> {
 
     fn source_atom(&mut self) -> Result<Source, Refused> {
         self.ws();
+        self.node()?;
         let at = self.i;
         if self.eat("(") {
             let s = self.source()?;
@@ -571,6 +602,9 @@ impl P<'_> {
         let mut e = self.atom()?;
         loop {
             let at = self.i;
+            if matches!(self.peek(), Some('.' | '[' | '(')) {
+                self.node()?;
+            }
             if self.eat(".") {
                 let key = self
                     .ident()
@@ -579,6 +613,15 @@ impl P<'_> {
             } else if self.eat("[") {
                 let key = self.expr()?;
                 self.expect("]")?;
+                // `x[name]`: a bare name is the key itself, as Dataview
+                // reads it.
+                let key = match key.node {
+                    DNode::Name(n) => Dx {
+                        node: DNode::Lit(Val::Str(n)),
+                        at: key.at,
+                    },
+                    node => Dx { node, at: key.at },
+                };
                 e = match (&e.node, key.node) {
                     (DNode::Name(n), DNode::Lit(Val::Str(k))) if n == "row" => Dx {
                         node: DNode::Name(k),
@@ -653,8 +696,19 @@ impl P<'_> {
         }
     }
 
+    /// One more node of the tree: values, sources, `.x`, `[x]` and calls
+    /// each count, so no chain nests past [`MAX_ATOMS`].
+    fn node(&mut self) -> Result<(), Refused> {
+        self.atoms += 1;
+        if self.atoms > MAX_ATOMS {
+            return Err((format!("a query of more than {MAX_ATOMS} parts"), self.i));
+        }
+        Ok(())
+    }
+
     fn atom(&mut self) -> Result<Dx, Refused> {
         let at = self.i;
+        self.node()?;
         let lit = |v: Val| {
             Ok(Dx {
                 node: DNode::Lit(v),
@@ -929,7 +983,15 @@ mod tests {
     }
 
     #[test]
+    fn a_comment_with_wide_characters_keeps_the_places_after_it() {
+        let (_, at) = parse("TASK\n// 日本語のコメント\nWHERE nosuch(1)").expect_err("refused");
+        assert_eq!(at, "TASK\n// 日本語のコメント\nWHERE ".len());
+    }
+
+    #[test]
     fn nesting_is_bounded() {
+        let long = format!("LIST WHERE {}1", "1 + ".repeat(5000));
+        assert!(parse(&long).is_err());
         let deep = format!("LIST WHERE {}1{}", "(".repeat(500), ")".repeat(500));
         assert!(parse(&deep).is_err());
         let deep = format!("LIST WHERE {}x", "!".repeat(500));

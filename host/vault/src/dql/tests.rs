@@ -623,14 +623,160 @@ fn failures_leave_rows_out_or_end_the_query() {
     assert!(err.contains("LIMIT takes a number"), "{err}");
     let err = answer(&v, "Home.md", "LIST FROM outgoing([[Nowhere]])").unwrap_err();
     assert!(err.contains("names no note"), "{err}");
-    // Only Beta's `client` is a link that `+` cannot add to a number.
+    // A number times null is an error in Dataview: Alpha (no
+    // `priority`) is left out, Beta's `priority:: 2` holds.
     let got = answer(
         &v,
         "Home.md",
-        "LIST FROM \"projects\" WHERE typeof(client + 1) != \"x\"",
+        "LIST FROM \"projects\" WHERE priority * 2 > 1",
     );
     assert_eq!(
         got,
-        Ok(json!({"columns": ["File"], "rows": [["projects/Alpha.md"]]}))
+        Ok(json!({"columns": ["File"], "rows": [["projects/Beta.md"]]}))
     );
+    // A construct kura does not evaluate refuses the whole query, even
+    // when only some rows reach it.
+    let err = answer(
+        &v,
+        "Home.md",
+        "LIST WHERE file.name = \"Home\" AND file.lists",
+    )
+    .unwrap_err();
+    assert!(err.contains("so the query is refused"), "{err}");
+}
+
+/// Dataview reads a date shorthand anywhere in a task's text (its inline
+/// field parser), where the Tasks plugin reads only the fields at the end;
+/// a plain list item's `key:: value` is its page's field, a task's is its
+/// own; a field given twice on a page is the list of its values.
+#[test]
+fn fields_are_read_where_dataview_reads_them() {
+    let v = vault(&[(
+        "n.md",
+        "mood:: calm\n\n- [ ] Pay 📅 2026-12-04 after the call\n- [ ] Plain [owner:: Ana]\n- owner:: Luis\n- mood:: tired\n",
+    )]);
+    assert_eq!(
+        answer(&v, "n.md", "TASK WHERE due = date(2026-12-04)"),
+        Ok(json!([["n.md", 3]]))
+    );
+    assert_eq!(
+        answer(&v, "n.md", "TABLE WITHOUT ID owner, mood"),
+        Ok(json!({"columns": ["owner", "mood"], "rows": [["Luis", ["calm", "tired"]]]}))
+    );
+    assert_eq!(
+        answer(&v, "n.md", "TASK WHERE owner = \"Ana\""),
+        Ok(json!([["n.md", 4]]))
+    );
+}
+
+/// What the review of Dataview's source found kura answering differently,
+/// each as Dataview answers it.
+#[test]
+fn values_as_dataview_s_engine_gives_them() {
+    let v = vault(FIXTURE);
+    for (text, want) in [
+        ("unique([3, 1, 3])", json!([1, 3])),
+        ("regextest(\"^\\w+$\", \"café\")", json!(false)),
+        // JavaScript's `\b` is an ASCII boundary: `é` ends the word `caf`.
+        ("containsword(\"un café noir\", \"caf\")", json!(true)),
+        ("\"a\" + null", json!("a\\-")),
+        ("null + null", json!(null)),
+        ("date(2026-12-07) + null", json!(null)),
+        ("{a: 1, a: 2}.a", json!(2)),
+        ("object(\"a\", 1, \"a\", 2)[a]", json!(2)),
+        ("date(2026-12-07).weekday", json!(1)),
+        ("date(2026-12-07).days", json!(null)),
+        ("[1, 2][-1]", json!(null)),
+        (
+            "string(date(2026-03-01) - date(2026-01-01))",
+            json!("2 months"),
+        ),
+        (
+            "string(date(2026-12-10) - date(2026-12-07))",
+            json!("3 days"),
+        ),
+        ("dur(1 year) > dur(364 days)", json!(true)),
+        ("choice(0/0, \"holds\", \"not\")", json!("holds")),
+        ("choice(dur(0 s), \"holds\", \"not\")", json!("not")),
+        ("max([1, 1.0])", json!(1)),
+        (
+            "sort([\"Zoe\", \"Émile\", \"eve\"])",
+            json!(["Émile", "eve", "Zoe"]),
+        ),
+    ] {
+        assert_eq!(value(&v, text), Ok(want.clone()), "{text}");
+    }
+    for refused in ["dur(1 day).days", "1 + null", "\"s\".length"] {
+        assert!(value(&v, refused).is_err(), "{refused}");
+    }
+    // Rows: lines count from 0, tags keep their case, `this` reads in a
+    // group, a group's rows are objects.
+    let v = vault(&[("n.md", "kind:: note\n\n- [ ] Call #Work\n  - [ ] Sub\n")]);
+    assert_eq!(
+        answer(
+            &v,
+            "n.md",
+            "TABLE WITHOUT ID T.line, T.parent, T.tags FROM \"n\" FLATTEN file.tasks AS T"
+        ),
+        Ok(
+            json!({"columns": ["T.line", "T.parent", "T.tags"], "rows": [[2, null, ["#Work"]], [3, 2, []]]})
+        )
+    );
+    assert_eq!(
+        answer(
+            &v,
+            "n.md",
+            "TABLE WITHOUT ID typeof(rows[0]), this.kind, rows.kind GROUP BY kind"
+        ),
+        Ok(
+            json!({"columns": ["typeof(rows[0])", "this.kind", "rows.kind"], "rows": [["object", "note", ["note"]]]})
+        )
+    );
+}
+
+/// Hostile queries end with a fault, never a crash or an unbounded build:
+/// an order with NaN, a list of huge texts made item by item, a value
+/// nested deeper at each step, chains of thousands, many commands, and
+/// an evaluation 1,000 levels deep on a small stack.
+#[test]
+fn hostile_queries_end_within_their_bounds() {
+    let v = vault(FIXTURE);
+    let got = answer(
+        &v,
+        "Home.md",
+        "LIST SORT choice(file.name = \"Home\", 0/0, length(file.name))",
+    );
+    assert!(got.is_ok(), "{got:?}");
+    let err = value(&v, "padleft(split(padleft(\"\", 100000), \"\"), 1000000)").unwrap_err();
+    assert!(err.contains("4 MiB"), "{err}");
+    let err = value(&v, "reduce(split(padleft(\"\", 700), \"\"), (a, b) => [a])").unwrap_err();
+    assert!(err.contains("nested more than"), "{err}");
+    let chain = format!("LIST FROM {}#a", "#a or ".repeat(3000));
+    assert!(parse(&chain).is_err());
+    let chain = format!("LIST WHERE x{}", ".a".repeat(3000));
+    assert!(parse(&chain).is_err());
+    let many = format!("TASK {}", "GROUP BY 1 ".repeat(65));
+    assert!(parse(&many).is_err());
+    let flat = answer(
+        &v,
+        "Home.md",
+        "LIST GROUP BY true FLATTEN rows FLATTEN rows",
+    );
+    assert!(
+        flat.is_ok() || flat.as_ref().unwrap_err().contains("MiB"),
+        "{flat:?}"
+    );
+    // 1,000 additions nest 1,000 evaluations: within MAX_NEST, on a
+    // thread of 1 MiB.
+    let deep = format!("LIST WHERE {}1", "1 + ".repeat(1000));
+    let run = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let v = vault(FIXTURE);
+            answer(&v, "Home.md", &deep).map(|_| ())
+        })
+        .unwrap()
+        .join()
+        .expect("no stack overflow");
+    assert!(run.is_ok(), "{run:?}");
 }

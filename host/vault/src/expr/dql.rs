@@ -19,10 +19,62 @@ use super::eval::Row;
 use super::parse::Bin;
 use super::task::field_value;
 use super::time::{Date, Dur, today};
-use super::value::{FileRef, LinkVal, Val, heavy, num_text};
+use super::value::{FileRef, LinkVal, MAX_WEIGHT, Val, heavy, num_text, weight};
 
 /// The most characters a text a function builds may have.
 const MAX_TEXT: usize = 1 << 20;
+
+/// The deepest a task's sub-tasks are made into values (each level holds
+/// the ones below it).
+const MAX_TASK_DEPTH: usize = 64;
+
+/// The deepest values a query builds may nest (`reduce` may wrap its
+/// accumulator in a list at each step): copying, weighing and printing
+/// a value recurse through it.
+const MAX_VALUE_DEPTH: usize = 64;
+
+/// Whether `v` nests more than `n` levels deep (looked at no deeper).
+fn deeper_than(v: &Val, n: usize) -> bool {
+    match v {
+        Val::List(items) => n == 0 || items.iter().any(|i| deeper_than(i, n - 1)),
+        Val::Obj(o) => n == 0 || o.iter().any(|(_, i)| deeper_than(i, n - 1)),
+        _ => false,
+    }
+}
+
+/// Values made one at a time, weighed as they come: a list is never
+/// built past what a query may hold, nor nested past
+/// [`MAX_VALUE_DEPTH`].
+struct Held {
+    items: Vec<Val>,
+    weight: usize,
+    at: usize,
+}
+
+impl Held {
+    fn new(at: usize) -> Held {
+        Held {
+            items: Vec::new(),
+            weight: 0,
+            at,
+        }
+    }
+
+    fn push(&mut self, v: Val) -> Result<(), Fault> {
+        self.weight = self.weight.saturating_add(weight(&v));
+        if self.weight > MAX_WEIGHT {
+            return Err(fault("a value over 4 MiB", self.at));
+        }
+        if deeper_than(&v, MAX_VALUE_DEPTH) {
+            return Err(fault(
+                format!("a value nested more than {MAX_VALUE_DEPTH} deep"),
+                self.at,
+            ));
+        }
+        self.items.push(v);
+        Ok(())
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Dx {
@@ -158,6 +210,34 @@ fn fault(message: impl Into<String>, at: usize) -> Fault {
     Fault::new(message, at)
 }
 
+/// A construct Dataview evaluates and kura does not: the query is refused.
+fn unevaluated(message: impl Into<String>, at: usize) -> Fault {
+    Fault {
+        unevaluated: true,
+        ..Fault::new(message, at)
+    }
+}
+
+/// Whether a value holds, as Dataview says (`isTruthy`): NaN holds (it is
+/// not 0), a zero duration and the epoch do not.
+pub fn truthy(v: &Val) -> bool {
+    match v {
+        Val::Num(n) => *n != 0.0,
+        Val::Dur(d) => dur_ms(*d) != 0.0,
+        Val::Date(d) => d.ms != 0,
+        Val::Link(l) => !l.target.is_empty(),
+        v => v.truthy(),
+    }
+}
+
+/// A duration's length as Luxon measures one to compare it: a year 365
+/// days, a month 30, a day 24 hours.
+fn dur_ms(d: Dur) -> f64 {
+    const DAY: f64 = 86_400_000.0;
+    let (years, months) = (d.months / 12, d.months % 12);
+    (years as f64 * 365.0 + months as f64 * 30.0 + d.days as f64) * DAY + d.ms as f64
+}
+
 /// Dataview's name of a value's kind, which also orders kinds.
 pub fn type_name(v: &Val) -> &'static str {
     match v {
@@ -178,14 +258,26 @@ pub fn type_name(v: &Val) -> &'static str {
 fn text_order(x: &str, y: &str) -> Ordering {
     // Folded as it is compared, without allocating: a sort compares each
     // text many times.
+    // Letters first without their accents (`É` with `E`), then with them,
+    // then lowercase before uppercase.
+    use unicode_normalization::UnicodeNormalization;
+    use unicode_normalization::char::is_combining_mark;
     let folded = if x.is_ascii() && y.is_ascii() {
         x.bytes()
             .map(|b| b.to_ascii_lowercase())
             .cmp(y.bytes().map(|b| b.to_ascii_lowercase()))
     } else {
-        x.chars()
-            .flat_map(char::to_lowercase)
-            .cmp(y.chars().flat_map(char::to_lowercase))
+        let base = |s: &str| {
+            s.nfd()
+                .filter(|c| !is_combining_mark(*c))
+                .flat_map(char::to_lowercase)
+                .collect::<String>()
+        };
+        base(x).cmp(&base(y)).then_with(|| {
+            x.chars()
+                .flat_map(char::to_lowercase)
+                .cmp(y.chars().flat_map(char::to_lowercase))
+        })
     };
     folded.then_with(|| y.cmp(x))
 }
@@ -351,10 +443,11 @@ impl Env<'_> {
         }
         match (a, b) {
             (Val::Str(x), Val::Str(y)) => text_order(x, y),
-            (Val::Num(x), Val::Num(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+            // A total order, as a sort needs (NaN after every number).
+            (Val::Num(x), Val::Num(y)) => x.total_cmp(y),
             (Val::Bool(x), Val::Bool(y)) => x.cmp(y),
             (Val::Date(x), Val::Date(y)) => x.ms.cmp(&y.ms),
-            (Val::Dur(x), Val::Dur(y)) => x.approx_ms().total_cmp(&y.approx_ms()),
+            (Val::Dur(x), Val::Dur(y)) => dur_ms(*x).total_cmp(&dur_ms(*y)),
             (Val::Link(_), Val::Link(_)) => {
                 let path = |v: &Val| match v {
                     Val::Link(l) => match self.resolve(&l.target, l.from) {
@@ -396,13 +489,18 @@ impl Env<'_> {
                 })
             }
             (Val::File(x), Val::File(y)) => text_order(self.path(*x), self.path(*y)),
+            (Val::File(_), _) => Ordering::Less,
+            (_, Val::File(_)) => Ordering::Greater,
+            (Val::Regex(x, _), Val::Regex(y, _)) => text_order(x.as_str(), y.as_str()),
+            (Val::Regex(x, _), Val::Str(y)) => text_order(x.as_str(), y),
+            (Val::Str(x), Val::Regex(y, _)) => text_order(x, y.as_str()),
             _ => Ordering::Equal,
         }
     }
 
     /// Whether `e` holds for the row.
     pub fn dv_test(&self, e: &Dx, row: &Row, scope: &Scope) -> Result<bool, Fault> {
-        Ok(self.dv(e, row, scope)?.truthy())
+        Ok(truthy(&self.dv(e, row, scope)?))
     }
 
     /// `e` evaluated for the row (a page, a task, or a group when the
@@ -412,24 +510,20 @@ impl Env<'_> {
         let at = e.at;
         Ok(match &e.node {
             DNode::Lit(v) => v.clone(),
-            DNode::List(items) => heavy(
-                Val::List(
-                    items
-                        .iter()
-                        .map(|i| self.dv(i, row, scope))
-                        .collect::<Result<_, _>>()?,
-                ),
-                at,
-            )?,
-            DNode::Object(entries) => heavy(
-                Val::Obj(
-                    entries
-                        .iter()
-                        .map(|(k, e)| Ok((k.clone(), self.dv(e, row, scope)?)))
-                        .collect::<Result<_, Fault>>()?,
-                ),
-                at,
-            )?,
+            DNode::List(items) => Val::List(self.gather(items, row, scope, at)?),
+            DNode::Object(entries) => {
+                let exprs: Vec<Dx> = entries.iter().map(|(_, e)| e.clone()).collect();
+                let values = self.gather(&exprs, row, scope, at)?;
+                // A key written twice: the last wins, as in JavaScript.
+                let mut o: Vec<(String, Val)> = Vec::new();
+                for ((k, _), v) in entries.iter().zip(values) {
+                    match o.iter_mut().find(|(n, _)| n == k) {
+                        Some(slot) => slot.1 = v,
+                        None => o.push((k.clone(), v)),
+                    }
+                }
+                Val::Obj(o)
+            }
             DNode::Name(n) => self.dv_name(n, row, scope, at)?,
             DNode::When(name) => self.moment(name).map_or(Val::Null, Val::Date),
             DNode::Index(on, key) => {
@@ -437,19 +531,19 @@ impl Env<'_> {
                 let k = self.dv(key, row, scope)?;
                 self.dv_index(&v, &k, at)?
             }
-            DNode::Not(x) => Val::Bool(!self.dv(x, row, scope)?.truthy()),
+            DNode::Not(x) => Val::Bool(!truthy(&self.dv(x, row, scope)?)),
             DNode::Bin(op, a, b) => {
                 let x = self.dv(a, row, scope)?;
                 match op {
-                    Bin::And if !x.truthy() => return Ok(Val::Bool(false)),
-                    Bin::Or if x.truthy() => return Ok(Val::Bool(true)),
+                    Bin::And if !truthy(&x) => return Ok(Val::Bool(false)),
+                    Bin::Or if truthy(&x) => return Ok(Val::Bool(true)),
                     _ => {}
                 }
                 let y = self.dv(b, row, scope)?;
                 self.dv_binary(*op, x, y, at)?
             }
             DNode::Lambda(..) => {
-                return Err(fault(
+                return Err(unevaluated(
                     "a lambda (`(x) => …`) is only evaluated as the last argument of filter, map, all, any, none, minby, maxby, sort or reduce",
                     at,
                 ));
@@ -458,10 +552,19 @@ impl Env<'_> {
         })
     }
 
+    /// Each of `exprs`, held as they come.
+    fn gather(&self, exprs: &[Dx], row: &Row, scope: &Scope, at: usize) -> Result<Vec<Val>, Fault> {
+        let mut held = Held::new(at);
+        for e in exprs {
+            held.push(self.dv(e, row, scope)?)?;
+        }
+        Ok(held.items)
+    }
+
     fn dv_binary(&self, op: Bin, x: Val, y: Val, at: usize) -> Result<Val, Fault> {
         let ord = || self.dv_order(&x, &y);
         Ok(match op {
-            Bin::And | Bin::Or => Val::Bool(y.truthy()),
+            Bin::And | Bin::Or => Val::Bool(truthy(&y)),
             Bin::Eq => Val::Bool(ord() == Ordering::Equal),
             Bin::Ne => Val::Bool(ord() != Ordering::Equal),
             Bin::Lt => Val::Bool(ord() == Ordering::Less),
@@ -475,7 +578,12 @@ impl Env<'_> {
     fn dv_arith(&self, op: Bin, x: Val, y: Val, at: usize) -> Result<Val, Fault> {
         let past = || fault("a date past the range dates hold", at);
         Ok(match (op, x, y) {
-            (_, Val::Null, _) | (_, _, Val::Null) => Val::Null,
+            // Dataview's null rules: null with null, and a date plus or
+            // minus null, are null; a text joins null as `\-`; any other
+            // kind with null is an error (the row is left out).
+            (_, Val::Null, Val::Null) => Val::Null,
+            (Bin::Add | Bin::Sub, Val::Date(_), Val::Null)
+            | (Bin::Add | Bin::Sub, Val::Null, Val::Date(_)) => Val::Null,
             (Bin::Add, Val::Num(a), Val::Num(b)) => Val::Num(a + b),
             (Bin::Sub, Val::Num(a), Val::Num(b)) => Val::Num(a - b),
             (Bin::Mul, Val::Num(a), Val::Num(b)) => Val::Num(a * b),
@@ -498,11 +606,16 @@ impl Env<'_> {
                 Val::Date(d.add(u, 1).ok_or_else(past)?)
             }
             (Bin::Sub, Val::Date(d), Val::Dur(u)) => Val::Date(d.add(u, -1).ok_or_else(past)?),
-            (Bin::Sub, Val::Date(a), Val::Date(b)) => Val::Dur(Dur {
-                months: 0,
-                days: 0,
-                ms: a.ms.saturating_sub(b.ms),
-            }),
+            (Bin::Sub, Val::Date(a), Val::Date(b)) => Val::Dur(diff(a, b).ok_or_else(past)?),
+            (Bin::Add, Val::Obj(mut a), Val::Obj(b)) => {
+                for (k, v) in b {
+                    match a.iter_mut().find(|(n, _)| *n == k) {
+                        Some(slot) => slot.1 = v,
+                        None => a.push((k, v)),
+                    }
+                }
+                heavy(Val::Obj(a), at)?
+            }
             (Bin::Add, Val::Dur(a), Val::Dur(b)) => Val::Dur(a.plus(b, 1)),
             (Bin::Sub, Val::Dur(a), Val::Dur(b)) => Val::Dur(a.plus(b, -1)),
             (Bin::Mul, Val::Dur(d), Val::Num(n)) | (Bin::Mul, Val::Num(n), Val::Dur(d)) => {
@@ -544,7 +657,8 @@ impl Env<'_> {
     /// A value as Dataview writes it in text (`string()`, `+`, `join`).
     pub fn dv_text(&self, v: &Val) -> String {
         match v {
-            Val::Null => "null".to_owned(),
+            // Dataview's `renderNullAs` setting, by default.
+            Val::Null => "\\-".to_owned(),
             Val::Date(d) if !d.time => d.format("MMMM DD, YYYY"),
             Val::Date(d) => d.format("h:mm A - MMMM DD, YYYY"),
             Val::Dur(d) => {
@@ -599,24 +713,26 @@ impl Env<'_> {
     /// inline fields, its page's.
     fn dv_name(&self, n: &str, row: &Row, scope: &Scope, at: usize) -> Result<Val, Fault> {
         let mut s = Some(scope);
+        let mut group = false;
         while let Some(sc) = s {
             if let Some((_, v)) = sc.names.iter().rev().find(|(k, _)| k == n) {
                 return Ok(v.clone());
             }
-            if sc.group {
-                return Ok(Val::Null);
-            }
-            s = sc.outer;
+            group |= sc.group;
+            s = if sc.group { None } else { sc.outer };
+        }
+        // `this` is the query's note in every row, a group's too.
+        if n == "this" {
+            return Ok(self.this.map_or(Val::Null, |f| self.page_link(f)));
         }
         let FileRef::Note(i) = row.file else {
             return Ok(Val::Null);
         };
-        match n {
-            "file" => return Ok(Val::File(row.file)),
-            "this" => {
-                return Ok(self.this.map_or(Val::Null, |f| self.page_link(f)));
-            }
-            _ => {}
+        if group {
+            return Ok(Val::Null);
+        }
+        if n == "file" {
+            return Ok(Val::File(row.file));
         }
         match row.task {
             Some(k) => self.task_field(i as usize, k as usize, n, at),
@@ -632,19 +748,25 @@ impl Env<'_> {
         }))
     }
 
-    /// A page's field: its front matter (as the vault types it), then its
-    /// `key:: value` lines, by name or by Dataview's lowercase-dashed name.
+    /// A page's field: its front matter (as the vault types it) and its
+    /// inline fields, by name or by Dataview's lowercase-dashed name; a
+    /// name given more than once is the list of its values, as Dataview
+    /// merges them.
     fn page_field(&self, i: usize, name: &str) -> Result<Val, Fault> {
         let facts = &self.graph.notes[i].facts;
         let f = FileRef::Note(i as u32);
+        let mut values = Vec::new();
         if let Some(key) = facts.props.keys().find(|k| key_is(k, name)) {
-            return self.prop(f, key, 0);
+            values.push(front(self.prop(f, key, 0)?));
         }
-        Ok(facts
-            .fields
-            .iter()
-            .find(|(k, _)| key_is(k, name))
-            .map_or(Val::Null, |(_, v)| field_value(v, f)))
+        for (_, v) in facts.fields.iter().filter(|(k, _)| key_is(k, name)) {
+            values.push(field_value(v, f));
+        }
+        Ok(match values.len() {
+            0 => Val::Null,
+            1 => values.pop().expect("one"),
+            _ => Val::List(values),
+        })
     }
 
     /// Task `k` of note `i`'s field `name`, as a `TASK` query reads it.
@@ -652,30 +774,61 @@ impl Env<'_> {
         let f = FileRef::Note(i as u32);
         let tasks = &self.graph.notes[i].facts.tasks;
         let t = &tasks[k];
+        let text = t.raw.as_deref().unwrap_or(&t.text);
         match name {
-            "children" => {
-                return Ok(Val::List(
-                    (k + 1..tasks.len())
-                        .filter(|&j| tasks[j].parent == Some(k))
-                        .map(|j| self.task_obj(i, j))
-                        .collect(),
-                ));
-            }
+            "children" => return self.children(i, k, 0, at),
+            // Its section's link: a block's own link would be its `^id`,
+            // which the index does not keep (it is the section's then).
             "link" | "section" => {
                 let path = &self.graph.notes[i].path;
                 return Ok(Val::Link(Box::new(LinkVal {
                     target: match &t.heading {
-                        Some(h) if name == "section" => format!("{path}#{h}"),
-                        _ => path.clone(),
+                        Some(h) => format!("{path}#{h}"),
+                        None => path.clone(),
                     },
                     display: None,
                     from: None,
                 })));
             }
-            "text" | "visual" => {
-                return Ok(Val::Str(t.raw.clone().unwrap_or_else(|| t.text.clone())));
+            // Dataview's lines count from 0 (Obsidian's positions).
+            "line" => return Ok(Val::Num(t.line as f64 - 1.0)),
+            "parent" => {
+                return Ok(t
+                    .parent
+                    .and_then(|p| tasks.get(p))
+                    .map_or(Val::Null, |p| Val::Num(p.line as f64 - 1.0)));
             }
+            // The tags of its text, as written.
+            "tags" => {
+                let mut tags: Vec<Val> = Vec::new();
+                for c in crate::graph::facts::tag_pattern().captures_iter(text) {
+                    let tag = Val::Str(format!("#{}", c[1].trim_end_matches('/')));
+                    if !tags
+                        .iter()
+                        .any(|t| self.dv_order(t, &tag) == Ordering::Equal)
+                    {
+                        tags.push(tag);
+                    }
+                }
+                return Ok(Val::List(tags));
+            }
+            "outlinks" | "symbol" | "list" | "blockId" | "lineCount" | "position" | "real" => {
+                return Err(unevaluated(
+                    format!("a task's `{name}` is not kept by kura's index"),
+                    at,
+                ));
+            }
+            "text" | "visual" => return Ok(Val::Str(text.to_owned())),
             "annotated" => return Ok(Val::Bool(!t.fields.is_empty())),
+            // Dataview reads its date shorthands anywhere in the text, the
+            // Tasks plugin only among the fields at the end.
+            "created" | "start" | "scheduled" | "due" | "completion" => {
+                let v = self.task_prop(f, k as u32, name, at)?;
+                if !matches!(v, Val::Null) {
+                    return Ok(v);
+                }
+                return Ok(shorthand(text, name).map_or(Val::Null, Val::Date));
+            }
             own if TASK_OWN.contains(&own) => return self.task_prop(f, k as u32, name, at),
             _ => {}
         }
@@ -685,14 +838,37 @@ impl Env<'_> {
         self.page_field(i, name)
     }
 
+    /// A page as a value (a group's `rows`): its front matter and inline
+    /// fields, then `file`.
+    pub fn page_obj(&self, i: usize) -> Result<Val, Fault> {
+        let facts = &self.graph.notes[i].facts;
+        let mut o: Vec<(String, Val)> = Vec::new();
+        let names = facts
+            .props
+            .keys()
+            .map(String::as_str)
+            .chain(facts.fields.iter().map(|(k, _)| k.as_str()));
+        for name in names {
+            if !o.iter().any(|(n, _)| n == name) {
+                o.push((name.to_owned(), self.page_field(i, name)?));
+            }
+        }
+        o.push(("file".to_owned(), Val::File(FileRef::Note(i as u32))));
+        Ok(Val::Obj(o))
+    }
+
     /// A task as a value (`file.tasks`, `children`, a group's `rows`).
-    pub fn task_obj(&self, i: usize, k: usize) -> Val {
+    pub fn task_obj(&self, i: usize, k: usize, at: usize) -> Result<Val, Fault> {
+        self.task_obj_at(i, k, 0, at)
+    }
+
+    /// Task `k` as a value, `depth` tasks below the one asked for.
+    fn task_obj_at(&self, i: usize, k: usize, depth: usize, at: usize) -> Result<Val, Fault> {
         let f = FileRef::Note(i as u32);
         let mut o: Vec<(String, Val)> = Vec::new();
         for name in TASK_OWN {
-            if let Ok(v) = self.task_field(i, k, name, 0)
-                && !matches!(v, Val::Null)
-            {
+            let v = self.task_field(i, k, name, at)?;
+            if !matches!(v, Val::Null) {
                 o.push(((*name).to_owned(), v));
             }
         }
@@ -702,11 +878,28 @@ impl Env<'_> {
                 o.push((key.clone(), field_value(v, f)));
             }
         }
-        if let Ok(Val::List(children)) = self.task_field(i, k, "children", 0) {
-            o.push(("children".to_owned(), Val::List(children)));
-        }
+        o.push(("children".to_owned(), self.children(i, k, depth, at)?));
         o.push(("file".to_owned(), Val::File(f)));
-        Val::Obj(o)
+        Ok(Val::Obj(o))
+    }
+
+    /// The tasks right under task `k`, as values: they follow it, so the
+    /// look ends at the first task not under it.
+    fn children(&self, i: usize, k: usize, depth: usize, at: usize) -> Result<Val, Fault> {
+        if depth >= MAX_TASK_DEPTH {
+            return Err(fault(
+                format!("tasks nested more than {MAX_TASK_DEPTH} deep"),
+                at,
+            ));
+        }
+        let tasks = &self.graph.notes[i].facts.tasks;
+        let mut out = Vec::new();
+        for j in crate::graph::tasks::under(tasks, k) {
+            if tasks[j].parent == Some(k) {
+                out.push(self.task_obj_at(i, j, depth + 1, at)?);
+            }
+        }
+        heavy(Val::List(out), at)
     }
 
     /// `v.key` and `v[key]`.
@@ -735,23 +928,47 @@ impl Env<'_> {
                 ),
                 at,
             )?,
+            // A position before the start, or not whole, is nothing (as
+            // JavaScript's `a[-1]` and `a[1.5]` are undefined).
+            (Val::List(_) | Val::Str(_), Val::Num(n)) if *n < 0.0 || n.fract() != 0.0 => Val::Null,
             (Val::List(items), Val::Num(n)) => items.get(*n as usize).cloned().unwrap_or(Val::Null),
             (Val::Str(s), Val::Num(n)) => s
                 .chars()
                 .nth(*n as usize)
                 .map_or(Val::Null, |c| Val::Str(c.to_string())),
-            (Val::Str(s), Val::Str(k)) if k == "length" => Val::Num(s.chars().count() as f64),
+            // A date's parts as Luxon names them; any other name is
+            // undefined there, null here.
             (Val::Date(d), Val::Str(k)) => {
-                let name = match k.as_str() {
-                    "years" => "year",
-                    "months" => "month",
-                    "days" => "day",
-                    "hours" => "hour",
-                    "minutes" => "minute",
-                    "seconds" => "second",
-                    other => other,
+                use chrono::Datelike;
+                let local = chrono::DateTime::from_timestamp_millis(d.ms)
+                    .map(|t| t.with_timezone(&chrono::Local));
+                let part = |f: fn(&chrono::DateTime<chrono::Local>) -> u32| {
+                    local.as_ref().map_or(Val::Null, |t| Val::Num(f(t) as f64))
                 };
-                d.field(name).map_or(Val::Null, Val::Num)
+                match k.as_str() {
+                    "weekday" => part(|t| t.weekday().number_from_monday()),
+                    "weekNumber" => part(|t| t.iso_week().week()),
+                    "weekYear" => local
+                        .as_ref()
+                        .map_or(Val::Null, |t| Val::Num(t.iso_week().year() as f64)),
+                    "ordinal" => part(|t| t.ordinal()),
+                    "quarter" => part(|t| (t.month() - 1) / 3 + 1),
+                    name => d.field(name).map_or(Val::Null, Val::Num),
+                }
+            }
+            (Val::Dur(_), Val::Str(k)) => {
+                return Err(unevaluated(
+                    format!(
+                        "a duration's `.{k}` (Luxon keeps the units it was written in, kura does not)"
+                    ),
+                    at,
+                ));
+            }
+            (Val::Str(_), Val::Str(k)) => {
+                return Err(fault(
+                    format!("a text has no field `{k}`: it is indexed by numbers"),
+                    at,
+                ));
             }
             _ => Val::Null,
         })
@@ -819,8 +1036,8 @@ impl Env<'_> {
             "tasks" => heavy(
                 Val::List(
                     (0..note.facts.tasks.len())
-                        .map(|k| self.task_obj(i as usize, k))
-                        .collect(),
+                        .map(|k| self.task_obj(i as usize, k, at))
+                        .collect::<Result<_, _>>()?,
                 ),
                 at,
             )?,
@@ -840,7 +1057,7 @@ impl Env<'_> {
                 }
             }
             "lists" | "starred" => {
-                return Err(fault(
+                return Err(unevaluated(
                     format!("`file.{name}` is not kept by kura's index"),
                     at,
                 ));
@@ -883,10 +1100,7 @@ impl Env<'_> {
             };
             return self.with_lambda(f, items, call, at);
         }
-        let a: Vec<Val> = args
-            .iter()
-            .map(|e| self.dv(e, row, scope))
-            .collect::<Result<_, _>>()?;
+        let a = self.gather(args, row, scope, at)?;
         self.dv_apply(f, a, at)
     }
 
@@ -901,25 +1115,23 @@ impl Env<'_> {
             "filter" => {
                 let mut kept = Vec::new();
                 for v in items {
-                    if call(std::slice::from_ref(&v))?.truthy() {
+                    if truthy(&call(std::slice::from_ref(&v))?) {
                         kept.push(v);
                     }
                 }
                 Val::List(kept)
             }
-            "map" => heavy(
-                Val::List(
-                    items
-                        .iter()
-                        .map(|v| call(std::slice::from_ref(v)))
-                        .collect::<Result<_, _>>()?,
-                ),
-                at,
-            )?,
+            "map" => {
+                let mut held = Held::new(at);
+                for v in &items {
+                    held.push(call(std::slice::from_ref(v))?)?;
+                }
+                Val::List(held.items)
+            }
             "all" | "any" | "none" => {
                 let mut hits = 0;
                 for v in &items {
-                    if call(std::slice::from_ref(v))?.truthy() {
+                    if truthy(&call(std::slice::from_ref(v))?) {
                         hits += 1;
                     }
                 }
@@ -939,11 +1151,13 @@ impl Env<'_> {
                     let better = match &best {
                         None => true,
                         Some((_, b)) => {
+                            // Dataview keeps the first of equal keys for
+                            // minby, the last for maxby.
                             let o = self.dv_order(b, &key);
                             if f == "minby" {
                                 o == Ordering::Greater
                             } else {
-                                o == Ordering::Less
+                                o != Ordering::Greater
                             }
                         }
                     };
@@ -956,10 +1170,11 @@ impl Env<'_> {
                     .unwrap_or(Val::Null)
             }
             "sort" => {
-                let mut keyed = items
-                    .into_iter()
-                    .map(|v| Ok((call(std::slice::from_ref(&v))?, v)))
-                    .collect::<Result<Vec<_>, Fault>>()?;
+                let mut keys = Held::new(at);
+                for v in &items {
+                    keys.push(call(std::slice::from_ref(v))?)?;
+                }
+                let mut keyed: Vec<(Val, Val)> = keys.items.into_iter().zip(items).collect();
                 keyed.sort_by(|(a, _), (b, _)| self.dv_order(a, b));
                 Val::List(keyed.into_iter().map(|(_, v)| v).collect())
             }
@@ -1014,7 +1229,7 @@ impl Env<'_> {
                 })
                 .min()
                 .unwrap_or(0);
-            let mut out = Vec::with_capacity(n);
+            let mut out = Held::new(at);
             for k in 0..n {
                 let args = a
                     .iter()
@@ -1024,9 +1239,9 @@ impl Env<'_> {
                         v => v.clone(),
                     })
                     .collect();
-                out.push(self.dv_apply(f, args, at)?);
+                out.push(self.dv_apply(f, args, at)?)?;
             }
-            return heavy(Val::List(out), at);
+            return Ok(Val::List(out.items));
         }
         self.dv_scalar(f, a, at)
     }
@@ -1034,8 +1249,16 @@ impl Env<'_> {
     fn dv_scalar(&self, f: &str, mut a: Vec<Val>, at: usize) -> Result<Val, Fault> {
         let types = || a.iter().map(type_name).collect::<Vec<_>>().join(", ");
         let none = || fault(format!("`{f}()` has no form for ({})", types()), at);
+        // JavaScript's patterns, with JavaScript's meaning of `\w`, `\d`
+        // and `\b` (ASCII).
         let regex = |p: &str| {
-            regex::RegexBuilder::new(p)
+            let js = super::parse::js_pattern(p).map_err(|e| {
+                fault(
+                    format!("`{f}()`: `{p}` is not a regular expression: {e}"),
+                    at,
+                )
+            })?;
+            regex::RegexBuilder::new(&js)
                 .size_limit(1 << 20)
                 .build()
                 .map_err(|e| {
@@ -1055,12 +1278,15 @@ impl Env<'_> {
                 if !a.len().is_multiple_of(2) {
                     return Err(fault("`object()` takes keys and values in pairs", at));
                 }
-                let mut o = Vec::new();
+                let mut o: Vec<(String, Val)> = Vec::new();
                 for pair in a.chunks(2) {
                     let Val::Str(k) = &pair[0] else {
                         return Err(fault("`object()`'s keys are texts", at));
                     };
-                    o.push((k.clone(), pair[1].clone()));
+                    match o.iter_mut().find(|(n, _)| n == k) {
+                        Some(slot) => slot.1 = pair[1].clone(),
+                        None => o.push((k.clone(), pair[1].clone())),
+                    }
                 }
                 Val::Obj(o)
             }
@@ -1081,7 +1307,7 @@ impl Env<'_> {
                 }
             }
             ("date", [_, _]) => {
-                return Err(fault(
+                return Err(unevaluated(
                     "`date(text, format)` (a Luxon format) is not evaluated by kura",
                     at,
                 ));
@@ -1133,18 +1359,20 @@ impl Env<'_> {
                 self.dv_apply(f, l, at)?
             }
             ("min" | "max", _) => {
-                let want = if f == "min" {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                };
+                // Of equal values, min keeps the first and max the last,
+                // as Dataview's do.
                 let mut best: Option<Val> = None;
                 for v in a {
                     if matches!(v, Val::Null) {
                         continue;
                     }
+                    let keep = |b: &Val| match self.dv_order(&v, b) {
+                        Ordering::Less => f == "max",
+                        Ordering::Equal => f == "min",
+                        Ordering::Greater => f == "min",
+                    };
                     best = match best {
-                        Some(b) if self.dv_order(&v, &b) != want => Some(b),
+                        Some(b) if keep(&b) => Some(b),
                         _ => Some(v),
                     };
                 }
@@ -1199,8 +1427,8 @@ impl Env<'_> {
                     Some(mut acc) => {
                         for v in it {
                             acc = match op {
-                                Bin::And => Val::Bool(acc.truthy() && v.truthy()),
-                                Bin::Or => Val::Bool(acc.truthy() || v.truthy()),
+                                Bin::And => Val::Bool(truthy(&acc) && truthy(&v)),
+                                Bin::Or => Val::Bool(truthy(&acc) || truthy(&v)),
                                 _ => self.dv_arith(op, acc, v, at)?,
                             };
                         }
@@ -1213,8 +1441,8 @@ impl Env<'_> {
             }
             ("containsword", [Val::Null, _] | [_, Val::Null]) => Val::Null,
             ("containsword", [Val::Str(hay), Val::Str(word)]) => {
-                let re = regex(&format!(r"(?i)\b{}\b", regex::escape(word)))?;
-                Val::Bool(re.is_match(hay))
+                let re = regex(&format!(r"\b{}\b", regex::escape(&word.to_lowercase())))?;
+                Val::Bool(re.is_match(&hay.to_lowercase()))
             }
             ("extract", [Val::List(l), keys @ ..]) => {
                 let keys = keys.to_vec();
@@ -1246,13 +1474,12 @@ impl Env<'_> {
             ("reverse", [Val::List(l)]) => Val::List(l.iter().rev().cloned().collect()),
             ("reverse", [Val::Str(s)]) => Val::Str(s.chars().rev().collect()),
             ("sort" | "reverse", [v]) => v.clone(),
+            // Sorted, then each value once (Dataview's `distinct` of a
+            // sorted list).
             ("unique", [Val::List(l)]) => {
-                let mut out: Vec<Val> = Vec::new();
-                for v in l {
-                    if !out.iter().any(|o| self.dv_order(o, v) == Ordering::Equal) {
-                        out.push(v.clone());
-                    }
-                }
+                let mut out = l.clone();
+                out.sort_by(|x, y| self.dv_order(x, y));
+                out.dedup_by(|x, y| self.dv_order(x, y) == Ordering::Equal);
                 Val::List(out)
             }
             ("length", [Val::List(l)]) => Val::Num(l.len() as f64),
@@ -1269,7 +1496,7 @@ impl Env<'_> {
                 Val::List(a.into_iter().filter(|v| !matches!(v, Val::Null)).collect())
             }
             ("all" | "any" | "none", [Val::List(l)]) => {
-                let hits = l.iter().filter(|v| v.truthy()).count();
+                let hits = l.iter().filter(|v| truthy(v)).count();
                 Val::Bool(match f {
                     "all" => hits == l.len(),
                     "any" => hits > 0,
@@ -1343,7 +1570,7 @@ impl Env<'_> {
                 Val::Str(super::call::replaced(&re, s, r, true, at)?)
             }
             ("regextest", [Val::Str(p), Val::Str(s)]) => Val::Bool(regex(p)?.is_match(s)),
-            ("regexmatch", [Val::Null, _] | [_, Val::Null]) => Val::Bool(false),
+            ("regexmatch" | "regextest", [Val::Null, _] | [_, Val::Null]) => Val::Bool(false),
             ("regexmatch", [Val::Str(p), Val::Str(s)]) => {
                 let p = if !p.starts_with('^') && !p.ends_with('$') {
                     format!("^(?:{p})$")
@@ -1454,7 +1681,7 @@ impl Env<'_> {
                 v => v.clone(),
             },
             ("choice", [c, x, y]) => {
-                if c.truthy() {
+                if truthy(c) {
                     x.clone()
                 } else {
                     y.clone()
@@ -1505,6 +1732,81 @@ impl Env<'_> {
             _ => self.dv_order(hay, needle) == Ordering::Equal,
         }
     }
+}
+
+/// A front-matter value as Dataview reads one: a text that is a date or
+/// a duration is one (a link already is).
+fn front(v: Val) -> Val {
+    match v {
+        Val::Str(s) => match date_text(&s) {
+            Some(d) => Val::Date(d),
+            None => duration(&s).map_or(Val::Str(s), Val::Dur),
+        },
+        Val::List(items) => Val::List(items.into_iter().map(front).collect()),
+        v => v,
+    }
+}
+
+/// The date after the first of field `name`'s emoji in a task's text
+/// (`🛫 2026-12-01`), as Dataview's shorthands read it.
+fn shorthand(text: &str, name: &str) -> Option<Date> {
+    let marks: &[char] = match name {
+        "created" => &['\u{2795}'],
+        "start" => &['\u{1F6EB}'],
+        "scheduled" => &['\u{23F3}', '\u{231B}'],
+        "due" => &['\u{1F4C5}', '\u{1F4C6}', '\u{1F5D3}', '\u{FE0F}'],
+        _ => &['\u{2705}'],
+    };
+    text.char_indices()
+        .filter(|(_, c)| marks.contains(c))
+        .find_map(|(i, c)| {
+            let rest = text[i + c.len_utf8()..].trim_start();
+            let day = rest.get(..10)?;
+            let b = day.as_bytes();
+            (b[4] == b'-'
+                && b[7] == b'-'
+                && b.iter()
+                    .enumerate()
+                    .all(|(j, d)| j == 4 || j == 7 || d.is_ascii_digit()))
+            .then(|| Date::parse(day))
+            .flatten()
+        })
+}
+
+/// `a - b` as Luxon's `diff` in years, months, days and time gives it:
+/// whole calendar months, then whole days, then the time left (negative
+/// when `a` is before `b`).
+fn diff(a: Date, b: Date) -> Option<Dur> {
+    if a.ms < b.ms {
+        let d = diff(b, a)?;
+        return Some(Dur {
+            months: -d.months,
+            days: -d.days,
+            ms: -d.ms,
+        });
+    }
+    let field = |d: Date, f: &str| d.field(f).unwrap_or(0.0) as i64;
+    let span = |months: i64, days: i64| Dur {
+        months,
+        days,
+        ms: 0,
+    };
+    let mut months =
+        (field(a, "year") * 12 + field(a, "month")) - (field(b, "year") * 12 + field(b, "month"));
+    while months > 0 && b.add(span(months, 0), 1)?.ms > a.ms {
+        months -= 1;
+    }
+    let from = b.add(span(months, 0), 1)?;
+    let mut days = (a.ms - from.ms) / 86_400_000 + 1;
+    while days > 0 && from.add(span(0, days), 1)?.ms > a.ms {
+        days -= 1;
+    }
+    let at = from.add(span(0, days), 1)?;
+    Some(Dur {
+        months,
+        days,
+        ms: a.ms - at.ms,
+    })
 }
 
 /// JavaScript's `Math.round`: halves up, toward positive infinity.

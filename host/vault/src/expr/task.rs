@@ -56,43 +56,67 @@ fn date(d: &Option<Day>) -> Val {
     d.map_or(Val::Null, |d| Val::Date(d.at))
 }
 
-/// An inline field's value read as Dataview reads one: a number, a
-/// boolean, a date, a link, else text.
+/// An inline field's value read as Dataview reads one (its inline value
+/// grammar): a date, a duration, a quoted text, a tag, a link, a boolean,
+/// a number or null, or a list of those separated by commas; nothing is
+/// null; anything else is text.
 pub(super) fn field_value(s: &str, from: FileRef) -> Val {
     let t = s.trim();
+    if t.is_empty() {
+        return Val::Null;
+    }
+    if let Some(v) = inline_atom(t, from) {
+        return v;
+    }
+    if t.contains(',') {
+        let items: Option<Vec<Val>> = t.split(',').map(|p| inline_atom(p.trim(), from)).collect();
+        if let Some(items) = items {
+            return Val::List(items);
+        }
+    }
+    Val::Str(t.to_owned())
+}
+
+/// One value of Dataview's inline grammar, if `t` is one whole.
+fn inline_atom(t: &str, from: FileRef) -> Option<Val> {
     match t {
-        "true" => return Val::Bool(true),
-        "false" => return Val::Bool(false),
+        "true" | "True" => return Some(Val::Bool(true)),
+        "false" | "False" => return Some(Val::Bool(false)),
+        "null" => return Some(Val::Null),
         _ => {}
     }
-    if let Ok(n) = t.parse::<f64>()
-        && n.is_finite()
-        && !t.is_empty()
-    {
-        return Val::Num(n);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let body = t.strip_prefix('-').unwrap_or(t);
+    let number = match body.split_once('.') {
+        Some((a, b)) => digits(a) && digits(b),
+        None => digits(body),
+    };
+    if number {
+        return t.parse().ok().map(Val::Num);
     }
-    text_val(t, Some(from))
+    if let Some(q) = t.strip_prefix('"').and_then(|q| q.strip_suffix('"'))
+        && !q.contains('"')
+    {
+        return Some(Val::Str(q.to_owned()));
+    }
+    if t.starts_with('#') && t.len() > 1 && !t.contains(char::is_whitespace) {
+        return Some(Val::Str(t.to_owned()));
+    }
+    let link = t.strip_prefix('!').unwrap_or(t);
+    if link.starts_with("[[") && link.ends_with("]]") && link.matches("[[").count() == 1 {
+        return Some(text_val(link, Some(from)));
+    }
+    if let Some(d) = super::dql::date_text(t) {
+        return Some(Val::Date(d));
+    }
+    super::dql::duration(t).map(Val::Dur)
 }
 
 /// Whether task `k` and every task under it are done. The tasks under it
 /// follow it, so the look ends at the first that is not.
 fn fully_completed(tasks: &[Task], k: usize) -> bool {
-    let under = |mut j: usize| {
-        while let Some(p) = tasks[j].parent {
-            if p == k {
-                return true;
-            }
-            if p < k {
-                return false;
-            }
-            j = p;
-        }
-        false
-    };
     tasks[k].status() == Status::Done
-        && (k + 1..tasks.len())
-            .take_while(|&j| under(j))
-            .all(|j| tasks[j].status() == Status::Done)
+        && crate::graph::tasks::under(tasks, k).all(|j| tasks[j].status() == Status::Done)
 }
 
 impl Env<'_> {
@@ -181,5 +205,11 @@ mod tests {
         assert!(matches!(field_value("[[Ana]]", f), Val::Link(_)));
         assert!(matches!(field_value("true", f), Val::Bool(true)));
         assert!(matches!(field_value("Ana", f), Val::Str(_)));
+        // Dataview's inline grammar: durations, lists of values, null.
+        assert!(matches!(field_value("2h", f), Val::Dur(d) if d.ms == 7_200_000));
+        assert!(matches!(field_value("1, 2", f), Val::List(l) if l.len() == 2));
+        assert!(matches!(field_value("Ana, Luis", f), Val::Str(_)));
+        assert!(matches!(field_value("", f), Val::Null));
+        assert!(matches!(field_value("1e5", f), Val::Str(_)));
     }
 }

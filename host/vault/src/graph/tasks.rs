@@ -617,6 +617,24 @@ fn checkbox(item: &str) -> Option<(char, usize)> {
     }
 }
 
+/// The tasks under task `k` (its sub-tasks, theirs, …), by index: they
+/// follow it, so the look ends at the first task not under it.
+pub fn under(tasks: &[Task], k: usize) -> impl Iterator<Item = usize> + '_ {
+    (k + 1..tasks.len()).take_while(move |&j| {
+        let mut up = tasks[j].parent;
+        while let Some(p) = up {
+            if p == k {
+                return true;
+            }
+            if p < k {
+                return false;
+            }
+            up = tasks[p].parent;
+        }
+        false
+    })
+}
+
 /// Every task of a note's text, in order.
 pub fn tasks(text: &str) -> Vec<Task> {
     tasks_at(text).into_iter().map(|f| f.task).collect()
@@ -697,40 +715,95 @@ pub fn tasks_at(text: &str) -> Vec<Found> {
     out
 }
 
-/// Dataview's fields of the note itself: lines `key:: value` outside code
-/// (a task's or list item's own line is its own, not the note's).
+/// Dataview's fields of the note itself, as its page reads them: in a
+/// paragraph or heading line, its `[key:: value]` and `(key:: value)`
+/// fields, or the whole line `key:: value`; the same on the first line of
+/// a list item that is not a task (Dataview gives those to the page); not
+/// a task's (they are the task's own), not in code or front matter.
 pub fn note_fields(text: &str) -> Vec<(String, String)> {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let line_field = RE.get_or_init(|| {
-        Regex::new(r"^\s*([\p{L}\p{N}_][\p{L}\p{N}_ \-/]*?)::\s*(.*?)\s*$")
-            .expect("a valid pattern")
+    static RE: std::sync::OnceLock<(Regex, Regex)> = std::sync::OnceLock::new();
+    let (line_field, marker) = RE.get_or_init(|| {
+        (
+            Regex::new(r"^\s*([\p{L}\p{N}_][\p{L}\p{N}_ \-/]*?)::\s*(.*?)\s*$")
+                .expect("a valid pattern"),
+            Regex::new(r"^(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)(\[.\][ \t])?")
+                .expect("a valid pattern"),
+        )
     });
-    // Where code and list items are: their lines are not the note's fields.
+    // Code, front matter and list items, where the lines are not a
+    // paragraph's; and where each item's first line starts, with its
+    // marker's end (or none for a task's).
     let mut skipped: Vec<Range<usize>> = Vec::new();
+    let mut items: Vec<(usize, Option<usize>)> = Vec::new();
     for (event, range) in
         Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
     {
-        if let Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_) | Tag::Item) = event {
-            skipped.push(range);
+        match event {
+            Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => skipped.push(range),
+            Event::Start(Tag::Item) => {
+                let rest = text.get(range.start..).unwrap_or("");
+                let body = marker
+                    .captures(rest)
+                    .filter(|c| c.get(1).is_none())
+                    .map(|c| range.start + c.get(0).expect("whole").end());
+                let line = text[..range.start].rfind('\n').map_or(0, |n| n + 1);
+                items.push((line, body));
+                skipped.push(range);
+            }
+            _ => {}
         }
     }
+    items.sort_by_key(|(line, _)| *line);
     // The ranges come in the order they start: one pass over them, the
     // furthest end reached so far covering the line.
     skipped.sort_by_key(|r| r.start);
     let mut ranges = skipped.iter().peekable();
+    let mut starts = items.iter().peekable();
     let mut covered = 0;
     let mut out = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
         let here = at;
         at += line.len();
-        while let Some(r) = ranges.next_if(|r| r.start <= here) {
-            covered = covered.max(r.end);
+        let mut item = None;
+        while let Some((_, body)) = starts.next_if(|(l, _)| *l <= here) {
+            item = Some(*body);
         }
-        if here < covered || !line.contains("::") {
+        let body = match item {
+            // An item's first line: a task's fields are its own.
+            Some(None) => {
+                while let Some(r) = ranges.next_if(|r| r.start < at) {
+                    covered = covered.max(r.end);
+                }
+                continue;
+            }
+            Some(Some(from)) => &text[from.min(at)..at],
+            None => {
+                while let Some(r) = ranges.next_if(|r| r.start <= here) {
+                    covered = covered.max(r.end);
+                }
+                if here < covered {
+                    continue;
+                }
+                line
+            }
+        };
+        if item.is_some() {
+            while let Some(r) = ranges.next_if(|r| r.start < at) {
+                covered = covered.max(r.end);
+            }
+        }
+        if !body.contains("::") {
             continue;
         }
-        if let Some(c) = line_field.captures(line.trim_end_matches(['\n', '\r'])) {
+        let body = body.trim_end_matches(['\n', '\r']);
+        let before = out.len();
+        for c in inline_field().captures_iter(body) {
+            out.push((c[1].trim().to_owned(), c[2].to_owned()));
+        }
+        if out.len() == before
+            && let Some(c) = line_field.captures(body)
+        {
             out.push((c[1].trim().to_owned(), c[2].to_owned()));
         }
     }
@@ -961,17 +1034,23 @@ mod tests {
         assert!(Status::Cancelled.completed() && !Status::InProgress.completed());
     }
 
-    /// Dataview's `key:: value` lines are the note's fields; not in code,
-    /// not a list item's line, not front matter.
+    /// Dataview's page fields: a paragraph's `key:: value` line or its
+    /// bracketed fields, and a plain list item's (Dataview gives them to
+    /// the page); not a task's, not in code, not front matter.
     #[test]
     fn key_value_lines_are_the_note_s_fields() {
-        let text = "---\nstatus:: not a field\n---\n# Plan\nstatus:: active\nDue Date:: 2026-12-04\n\n- item:: not the note's\n\n```\ncode:: no\n```\n";
+        let text = "---\nstatus:: not a field\n---\n# Plan\nstatus:: active\nDue Date:: 2026-12-04\nRead [rating:: 4] and (mood:: calm) today\n\n- item:: the note's\n- [ ] task [own:: the task's]\n  - nested [deep:: yes]\n\n```\ncode:: no\n```\n";
         let f = note_fields(text);
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
         assert_eq!(
             f,
             [
-                ("status".to_owned(), "active".to_owned()),
-                ("Due Date".to_owned(), "2026-12-04".to_owned()),
+                pair("status", "active"),
+                pair("Due Date", "2026-12-04"),
+                pair("rating", "4"),
+                pair("mood", "calm"),
+                pair("item", "the note's"),
+                pair("deep", "yes"),
             ]
         );
     }
