@@ -37,7 +37,7 @@ use schema::Fields;
 
 /// Bump when the schema or the analyzer changes: an index of another version
 /// is rebuilt.
-pub const FORMAT: u32 = 10;
+pub const FORMAT: u32 = 11;
 
 /// What the domain extracts from one file.
 #[derive(Clone, Debug, PartialEq)]

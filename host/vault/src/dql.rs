@@ -18,20 +18,21 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::expr::Fault;
+use crate::expr::dql::size;
 use crate::expr::dql::{DNode, Dx, Scope};
 use crate::expr::env::Env;
 use crate::expr::eval::Row;
-use crate::expr::value::{FileRef, LinkVal, Val, weight};
+use crate::expr::value::{FileRef, LinkVal, Val};
 use parse::{Command, Kind, Query, Source};
 
 /// The most rows `FLATTEN` may make (a vault's tasks are fewer): each
 /// row is a copy, and memory is bounded whatever the query.
 const MAX_ROWS: usize = 250_000;
 
-/// The most the values a query keeps across its rows may weigh (sort
+/// The most the values a query keeps across its rows may hold (sort
 /// keys, groups' keys and `rows`, `FLATTEN`'s copies, the columns; see
-/// [`crate::expr::value::weight`]): each row's are bounded, their number
-/// is the vault's.
+/// [`crate::expr::dql::size`]): each row's are bounded, their number is
+/// the vault's. Past it the query is refused, not answered in part.
 const MAX_HELD: usize = 256 << 20;
 
 /// What a query's kept values weigh so far, shared by its threads.
@@ -41,10 +42,13 @@ impl Spent {
     fn charge(&self, w: usize, at: usize) -> Result<(), Fault> {
         let before = self.0.fetch_add(w, std::sync::atomic::Ordering::Relaxed);
         if before.saturating_add(w) > MAX_HELD {
-            return Err(Fault::new(
-                format!("the query keeps values over {} MiB", MAX_HELD >> 20),
-                at,
-            ));
+            return Err(Fault {
+                refuses: true,
+                ..Fault::new(
+                    format!("the query keeps values over {} MiB", MAX_HELD >> 20),
+                    at,
+                )
+            });
         }
         Ok(())
     }
@@ -52,7 +56,7 @@ impl Spent {
 
 /// What a copy of a row weighs, about.
 fn cost(r: &DRow) -> usize {
-    let names = |n: &[(String, Val)]| n.iter().map(|(k, v)| k.len() + weight(v)).sum::<usize>();
+    let names = |n: &[(String, Val)]| n.iter().map(|(k, v)| k.len() + size(v)).sum::<usize>();
     match r {
         DRow::Item { names: n, .. } => 64 + names(n),
         DRow::Group {
@@ -277,7 +281,7 @@ fn kept<T>(
         match v {
             Ok(v) => out.push((r, v)),
             Err(f) if f.stop.is_some() => return Err(Failed::Stopped(f)),
-            Err(f) if f.unevaluated => {
+            Err(f) if f.refuses => {
                 return Err(Failed::At(
                     format!("{what}: {}, so the query is refused", f.message),
                     f.at,
@@ -400,7 +404,7 @@ pub fn run(
                         .iter()
                         .map(|(e, _)| env.dv(e, row, s))
                         .collect::<Result<Vec<Val>, Fault>>()?;
-                    spent.charge(k.iter().map(weight).sum(), keys[0].0.at)?;
+                    spent.charge(k.iter().map(size).sum(), keys[0].0.at)?;
                     Ok(k)
                 });
                 let mut tagged = kept("SORT", rows, got, faults)?;
@@ -419,7 +423,7 @@ pub fn run(
             Command::Group(e, name) => {
                 let got = each(&rows, |row, s| {
                     let v = env.dv(e, row, s)?;
-                    spent.charge(weight(&v), e.at)?;
+                    spent.charge(size(&v), e.at)?;
                     Ok(v)
                 });
                 let mut tagged = kept("GROUP BY", rows, got, faults)?;
@@ -446,7 +450,20 @@ pub fn run(
                                     .map(|m| value_of(env, m))
                                     .collect::<Result<_, Fault>>()?,
                             );
-                            spent.charge(weight(&list), e.at)?;
+                            spent.charge(size(&list), e.at)?;
+                            // Each GROUP BY nests the rows a level deeper.
+                            if crate::expr::dql::deeper_than(
+                                &list,
+                                crate::expr::dql::MAX_VALUE_DEPTH,
+                            ) {
+                                return Err(Failed::At(
+                                    format!(
+                                        "groups of groups nested more than {} deep",
+                                        crate::expr::dql::MAX_VALUE_DEPTH
+                                    ),
+                                    e.at,
+                                ));
+                            }
                             bind(&mut names, "rows", list);
                         }
                         Ok(DRow::Group {
@@ -467,7 +484,7 @@ pub fn run(
                     };
                     let each_copy = cost(&r);
                     for item in items {
-                        spent.charge(each_copy + weight(&item), e.at)?;
+                        spent.charge(each_copy + size(&item), e.at)?;
                         let mut copy = r.clone();
                         match &mut copy {
                             DRow::Item { names, .. } | DRow::Group { names, .. } => {
@@ -586,7 +603,7 @@ fn extract(
             .iter()
             .map(|e| env.dv(e, row, s))
             .collect::<Result<Vec<Val>, Fault>>()?;
-        spent.charge(cells.iter().map(weight).sum(), exprs[0].at)?;
+        spent.charge(cells.iter().map(size).sum(), exprs[0].at)?;
         Ok(cells)
     });
     kept("a column", rows, got, faults)

@@ -29,9 +29,10 @@ pub struct Fault {
     pub malformed: bool,
     /// The whole query stops here, not only this file's row.
     pub stop: Option<Stop>,
-    /// A construct kura does not evaluate (a Dataview query's): the query
-    /// is refused, never answered without the rows it would fail on.
-    pub unevaluated: bool,
+    /// A construct kura does not evaluate, or a value past a bound (a
+    /// Dataview query's): the whole query is refused, never answered
+    /// without the rows it would fail on.
+    pub refuses: bool,
 }
 
 /// Why a query stopped before its last file.
@@ -50,7 +51,7 @@ impl Fault {
             at,
             malformed: false,
             stop: None,
-            unevaluated: false,
+            refuses: false,
         }
     }
 

@@ -39,7 +39,7 @@ pub struct TasksInput {
     pub sort: Option<Vec<String>>,
     /// A task property to group by
     pub group_by: Option<String>,
-    /// A note whose ```tasks block to evaluate (instead of filter/sort/group_by)
+    /// A note whose ```tasks or ```dataview block to evaluate (instead of filter/sort/group_by)
     pub path: Option<String>,
     /// Which ```tasks or ```dataview block of it (default 1)
     #[arg(min = 1, max = 1000)]
@@ -87,9 +87,10 @@ pub struct TaskOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct TasksOutput {
     pub tasks: Vec<TaskOut>,
-    /// A dataview LIST or TABLE's column names, then its rows' values.
+    /// A dataview LIST or TABLE's column names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub columns: Vec<String>,
+    /// Its rows, each its values by column.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub rows: Vec<Vec<Value>>,
     /// Each group in order with its task count, when grouped.

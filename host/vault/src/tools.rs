@@ -154,7 +154,7 @@ pub static TOOLS: &[ToolDef] = &[
         name: "vault_tasks",
         title: "Vault tasks",
         domain: &DOMAIN,
-        description: "Checkbox tasks of all notes as the Tasks and Dataview plugins read them, filtered e.g. `!completed && due <= today()`.",
+        description: "Checkbox tasks of all notes as the Tasks and Dataview plugins read them, filtered e.g. `!completed && due <= today()`, or a note's ```tasks or ```dataview block evaluated.",
         details: "Every list item with a checkbox in the vault's notes (any status character; none in code), with its note, line, \
                       heading, parent task, tags, the Tasks plugin's emoji fields (📅 due, ⏳ scheduled, 🛫 start, ➕ created, ✅ done, \
                       ❌ cancelled, 🔁 recurrence, 🔺⏫🔼🔽⏬ priority, 🆔 id, ⛔ dependsOn, 🏁 onCompletion) and Dataview's inline fields \
@@ -162,7 +162,7 @@ pub static TOOLS: &[ToolDef] = &[
                       names are the task's own (Dataview's `text`, `status`, `checked`, `completed`, `fullyCompleted`, `line`, `path`, \
                       `tags`, `due`, `completion`; the Tasks plugin's `statusType`, `priority`, `priorityNumber`, `recurrence`), then \
                       its inline fields, then its note's properties and `key:: value` lines; `file` and `note.x` are the note's. \
-                      `sort` and `group_by` name task properties. Answered from the index, without reading notes.",
+                      `sort` and `group_by` name task properties. A ```dataview block's TASK gives tasks, LIST and TABLE `columns` and `rows`.",
         effect: Effect::Read,
         handler: &Typed(|d, i: crate::TasksInput, job| d.get::<Vault>()?.tasks(i, job)),
     },

@@ -661,7 +661,9 @@ fn fields_are_read_where_dataview_reads_them() {
     );
     assert_eq!(
         answer(&v, "n.md", "TABLE WITHOUT ID owner, mood"),
-        Ok(json!({"columns": ["owner", "mood"], "rows": [["Luis", ["calm", "tired"]]]}))
+        // Dataview merges a page's list items' fields before its
+        // paragraphs'.
+        Ok(json!({"columns": ["owner", "mood"], "rows": [["Luis", ["tired", "calm"]]]}))
     );
     assert_eq!(
         answer(&v, "n.md", "TASK WHERE owner = \"Ana\""),
@@ -779,4 +781,29 @@ fn hostile_queries_end_within_their_bounds() {
         .join()
         .expect("no stack overflow");
     assert!(run.is_ok(), "{run:?}");
+}
+
+/// The second review's hostile values: a join, an extract and a split of
+/// huge size, links with long texts, a value's own size per item, and
+/// groups nested past the bound all refuse the query.
+#[test]
+fn values_past_their_bounds_refuse_the_query() {
+    let v = vault(FIXTURE);
+    for q in [
+        "LIST WHERE join(split(padleft(\"\", 1000000, \"a\"), \"\"), padleft(\"\", 1000000, \"b\")) = \"\"",
+        "LIST WHERE extract(object(\"a\", padleft(\"\", 1000000, \"x\")), \"a\", \"a\", \"a\", \"a\", \"a\")",
+        "LIST WHERE length(map(split(padleft(\"\", 100000, \"a\"), \"\"), (x) => link(\"a\", padleft(\"\", 100, \"b\")))) > 0",
+        "LIST WHERE length(split(padleft(\"\", 1000000, \"a\"), \"\")) > 0",
+    ] {
+        let err = answer(&v, "Home.md", q).unwrap_err();
+        assert!(err.contains("so the query is refused"), "{q}: {err}");
+    }
+    // A million-item sort key: each row's own is bounded.
+    let err = answer(
+        &v,
+        "Home.md",
+        "LIST SORT split(padleft(\"\", 1000000, \"a\"), \"\")",
+    )
+    .unwrap_err();
+    assert!(err.contains("refused"), "{err}");
 }

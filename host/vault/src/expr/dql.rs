@@ -19,7 +19,7 @@ use super::eval::Row;
 use super::parse::Bin;
 use super::task::field_value;
 use super::time::{Date, Dur, today};
-use super::value::{FileRef, LinkVal, MAX_WEIGHT, Val, heavy, num_text, weight};
+use super::value::{FileRef, LinkVal, MAX_WEIGHT, Val, heavy, num_text};
 
 /// The most characters a text a function builds may have.
 const MAX_TEXT: usize = 1 << 20;
@@ -31,10 +31,33 @@ const MAX_TASK_DEPTH: usize = 64;
 /// The deepest values a query builds may nest (`reduce` may wrap its
 /// accumulator in a list at each step): copying, weighing and printing
 /// a value recurse through it.
-const MAX_VALUE_DEPTH: usize = 64;
+pub const MAX_VALUE_DEPTH: usize = 64;
+
+/// What a value holds in memory, about: its texts' bytes, and a value's
+/// own size for each item (a list of a million numbers weighs 32 MB, not
+/// a million bytes).
+pub fn size(v: &Val) -> usize {
+    const NODE: usize = std::mem::size_of::<Val>();
+    NODE + match v {
+        Val::Str(s) => s.len(),
+        Val::List(l) => l.iter().map(size).sum(),
+        Val::Obj(o) => o.iter().map(|(k, v)| 24 + k.len() + size(v)).sum(),
+        Val::Link(l) => 64 + l.target.len() + l.display.as_ref().map_or(0, String::len),
+        _ => 0,
+    }
+}
+
+/// A value past a bound: the query is refused (its rows would not all be
+/// answered).
+fn too_big(message: impl Into<String>, at: usize) -> Fault {
+    Fault {
+        refuses: true,
+        ..Fault::new(message, at)
+    }
+}
 
 /// Whether `v` nests more than `n` levels deep (looked at no deeper).
-fn deeper_than(v: &Val, n: usize) -> bool {
+pub fn deeper_than(v: &Val, n: usize) -> bool {
     match v {
         Val::List(items) => n == 0 || items.iter().any(|i| deeper_than(i, n - 1)),
         Val::Obj(o) => n == 0 || o.iter().any(|(_, i)| deeper_than(i, n - 1)),
@@ -61,12 +84,12 @@ impl Held {
     }
 
     fn push(&mut self, v: Val) -> Result<(), Fault> {
-        self.weight = self.weight.saturating_add(weight(&v));
+        self.weight = self.weight.saturating_add(size(&v));
         if self.weight > MAX_WEIGHT {
-            return Err(fault("a value over 4 MiB", self.at));
+            return Err(too_big("a value over 4 MiB", self.at));
         }
         if deeper_than(&v, MAX_VALUE_DEPTH) {
-            return Err(fault(
+            return Err(too_big(
                 format!("a value nested more than {MAX_VALUE_DEPTH} deep"),
                 self.at,
             ));
@@ -213,7 +236,7 @@ fn fault(message: impl Into<String>, at: usize) -> Fault {
 /// A construct Dataview evaluates and kura does not: the query is refused.
 fn unevaluated(message: impl Into<String>, at: usize) -> Fault {
     Fault {
-        unevaluated: true,
+        refuses: true,
         ..Fault::new(message, at)
     }
 }
@@ -919,15 +942,13 @@ impl Env<'_> {
                 .iter()
                 .find(|(n, _)| n == k)
                 .map_or(Val::Null, |(_, v)| v.clone()),
-            (Val::List(items), Val::Str(_)) => heavy(
-                Val::List(
-                    items
-                        .iter()
-                        .map(|i| self.dv_index(i, key, at))
-                        .collect::<Result<_, _>>()?,
-                ),
-                at,
-            )?,
+            (Val::List(items), Val::Str(_)) => {
+                let mut held = Held::new(at);
+                for i in items {
+                    held.push(self.dv_index(i, key, at)?)?;
+                }
+                Val::List(held.items)
+            }
             // A position before the start, or not whole, is nothing (as
             // JavaScript's `a[-1]` and `a[1.5]` are undefined).
             (Val::List(_) | Val::Str(_), Val::Num(n)) if *n < 0.0 || n.fract() != 0.0 => Val::Null,
@@ -1076,7 +1097,10 @@ impl Env<'_> {
     ) -> Result<Val, Fault> {
         if let Some(DNode::Lambda(params, body)) = args.last().map(|a| &a.node) {
             if !WITH_LAMBDA.contains(&f) || args.len() != 2 {
-                return Err(fault(format!("`{f}()` does not take a lambda here"), at));
+                return Err(unevaluated(
+                    format!("`{f}()` does not take a lambda here"),
+                    at,
+                ));
             }
             let items = match self.dv(&args[0], row, scope)? {
                 Val::Null => return Ok(Val::Null),
@@ -1231,6 +1255,11 @@ impl Env<'_> {
                 .unwrap_or(0);
             let mut out = Held::new(at);
             for k in 0..n {
+                // An item's call may be slow (a pattern over a long
+                // text): the budget is looked at as the items go.
+                if k % 64 == 63 {
+                    self.budget.check(at)?;
+                }
                 let args = a
                     .iter()
                     .enumerate()
@@ -1251,22 +1280,35 @@ impl Env<'_> {
         let none = || fault(format!("`{f}()` has no form for ({})", types()), at);
         // JavaScript's patterns, with JavaScript's meaning of `\w`, `\d`
         // and `\b` (ASCII).
-        let regex = |p: &str| {
-            let js = super::parse::js_pattern(p).map_err(|e| {
+        let regex = |p: &str| -> Result<regex::Regex, Fault> {
+            // The last pattern compiled on this thread: a function applied
+            // to each item of a list compiles its pattern once.
+            thread_local! {
+                static LAST: std::cell::RefCell<Option<(String, regex::Regex)>> =
+                    const { std::cell::RefCell::new(None) };
+            }
+            let cached = LAST.with(|l| {
+                l.borrow()
+                    .as_ref()
+                    .filter(|(q, _)| q == p)
+                    .map(|(_, re)| re.clone())
+            });
+            if let Some(re) = cached {
+                return Ok(re);
+            }
+            let bad = |e: String| {
                 fault(
                     format!("`{f}()`: `{p}` is not a regular expression: {e}"),
                     at,
                 )
-            })?;
-            regex::RegexBuilder::new(&js)
+            };
+            let js = super::parse::js_pattern(p).map_err(bad)?;
+            let re = regex::RegexBuilder::new(&js)
                 .size_limit(1 << 20)
                 .build()
-                .map_err(|e| {
-                    fault(
-                        format!("`{f}()`: `{p}` is not a regular expression: {e}"),
-                        at,
-                    )
-                })
+                .map_err(|e| bad(e.to_string()))?;
+            LAST.with(|l| *l.borrow_mut() = Some((p.to_owned(), re.clone())));
+            Ok(re)
         };
         let num = |v: &Val| match v {
             Val::Num(n) => Some(*n),
@@ -1445,26 +1487,25 @@ impl Env<'_> {
                 Val::Bool(re.is_match(&hay.to_lowercase()))
             }
             ("extract", [Val::List(l), keys @ ..]) => {
-                let keys = keys.to_vec();
-                Val::List(
-                    l.iter()
-                        .map(|o| {
-                            let mut args = vec![o.clone()];
-                            args.extend(keys.iter().cloned());
-                            self.dv_scalar("extract", args, at)
-                        })
-                        .collect::<Result<_, _>>()?,
-                )
+                let mut held = Held::new(at);
+                for o in l {
+                    let mut args = vec![o.clone()];
+                    args.extend(keys.iter().cloned());
+                    held.push(self.dv_scalar("extract", args, at)?)?;
+                }
+                Val::List(held.items)
             }
             ("extract", [o, keys @ ..]) => {
-                let mut out = Vec::new();
+                let mut held = Held::new(at);
+                let mut names = Vec::new();
                 for k in keys {
                     let Val::Str(name) = k else {
                         return Err(fault("`extract()` takes text keys", at));
                     };
-                    out.push((name.clone(), self.dv_index(o, k, at)?));
+                    names.push(name.clone());
+                    held.push(self.dv_index(o, k, at)?)?;
                 }
-                Val::Obj(out)
+                Val::Obj(names.into_iter().zip(held.items).collect())
             }
             ("sort", [Val::List(l)]) => {
                 let mut l = l.clone();
@@ -1508,12 +1549,15 @@ impl Env<'_> {
                 self.dv_scalar(f, vec![Val::List(l)], at)?
             }
             ("join", [Val::List(l)]) => Val::Str(self.dv_text(&Val::List(l.clone()))),
-            ("join", [Val::List(l), Val::Str(sep)]) => Val::Str(
-                l.iter()
-                    .map(|v| self.dv_text(v))
-                    .collect::<Vec<_>>()
-                    .join(sep),
-            ),
+            ("join", [Val::List(l), Val::Str(sep)]) => {
+                let parts: Vec<String> = l.iter().map(|v| self.dv_text(v)).collect();
+                let total = parts.iter().map(String::len).sum::<usize>()
+                    + sep.len().saturating_mul(parts.len().saturating_sub(1));
+                if total > MAX_TEXT {
+                    return Err(too_big("`join()` would make a text over 1 MiB", at));
+                }
+                Val::Str(parts.join(sep))
+            }
             ("join", [Val::List(l), Val::Null]) => Val::Str(self.dv_text(&Val::List(l.clone()))),
             ("join", [v] | [v, _]) => Val::Str(self.dv_text(v)),
             ("flat", [Val::List(l)]) => Val::List(flat(l.clone(), 1)),
@@ -1589,22 +1633,25 @@ impl Env<'_> {
                     .and_then(num)
                     .map_or(usize::MAX, |n| n.max(0.0) as usize);
                 let re = regex(d)?;
-                let mut parts = Vec::new();
+                let mut parts = Held::new(at);
                 let mut last = 0;
                 for c in re.captures_iter(s) {
                     let m = c.get(0).expect("a match");
                     if m.as_str().is_empty() && (m.start() == 0 || m.start() == s.len()) {
                         continue;
                     }
-                    parts.push(Val::Str(s[last..m.start()].to_owned()));
+                    parts.push(Val::Str(s[last..m.start()].to_owned()))?;
                     for g in c.iter().skip(1) {
-                        parts.push(Val::Str(g.map_or("", |g| g.as_str()).to_owned()));
+                        parts.push(Val::Str(g.map_or("", |g| g.as_str()).to_owned()))?;
                     }
                     last = m.end();
+                    if parts.items.len() >= limit {
+                        break;
+                    }
                 }
-                parts.push(Val::Str(s[last..].to_owned()));
-                parts.truncate(limit);
-                heavy(Val::List(parts), at)?
+                parts.push(Val::Str(s[last..].to_owned()))?;
+                parts.items.truncate(limit);
+                Val::List(parts.items)
             }
             ("truncate", [Val::Null, ..]) => Val::Null,
             ("truncate", [Val::Str(s), Val::Num(n), rest @ ..]) if rest.len() <= 1 => {
@@ -1747,30 +1794,13 @@ fn front(v: Val) -> Val {
     }
 }
 
-/// The date after the first of field `name`'s emoji in a task's text
-/// (`🛫 2026-12-01`), as Dataview's shorthands read it.
+/// The date of field `name`'s shorthand anywhere in a task's text
+/// (`🛫 2026-12-01`), as Dataview's inline field parser reads it.
 fn shorthand(text: &str, name: &str) -> Option<Date> {
-    let marks: &[char] = match name {
-        "created" => &['\u{2795}'],
-        "start" => &['\u{1F6EB}'],
-        "scheduled" => &['\u{23F3}', '\u{231B}'],
-        "due" => &['\u{1F4C5}', '\u{1F4C6}', '\u{1F5D3}', '\u{FE0F}'],
-        _ => &['\u{2705}'],
-    };
-    text.char_indices()
-        .filter(|(_, c)| marks.contains(c))
-        .find_map(|(i, c)| {
-            let rest = text[i + c.len_utf8()..].trim_start();
-            let day = rest.get(..10)?;
-            let b = day.as_bytes();
-            (b[4] == b'-'
-                && b[7] == b'-'
-                && b.iter()
-                    .enumerate()
-                    .all(|(j, d)| j == 4 || j == 7 || d.is_ascii_digit()))
-            .then(|| Date::parse(day))
-            .flatten()
-        })
+    crate::graph::tasks::shorthands(text)
+        .into_iter()
+        .find(|(k, _)| *k == name)
+        .and_then(|(_, d)| Date::parse(&d))
 }
 
 /// `a - b` as Luxon's `diff` in years, months, days and time gives it:

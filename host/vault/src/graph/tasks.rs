@@ -393,11 +393,130 @@ pub fn block_link() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"\s+\^[A-Za-z0-9-]+\s*$").expect("a valid pattern"))
 }
 
-fn inline_field() -> &'static Regex {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"[\[(]([^\[\]():]+?)::\s*([^\[\]()]*?)\s*[\])]").expect("a valid pattern")
-    })
+/// Dataview's bracketed inline fields of a text (`[key:: value]`,
+/// `(key:: value)`), in order, read as its parser reads them: the key has
+/// no bracket, the value runs to the matching close (nested brackets and
+/// `\` escapes kept: `[project:: [[Alpha]]]`).
+pub fn inline_fields(text: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(usize, String, String)> = Vec::new();
+    for (open, close) in [('[', ']'), ('(', ')')] {
+        let mut from = 0;
+        while let Some(rel) = text[from..].find(open) {
+            let start = from + rel;
+            from = start + 1;
+            let Some(sep) = text[start + 1..].find("::") else {
+                break;
+            };
+            let key = &text[start + 1..start + 1 + sep];
+            if key.contains(['[', ']', '(', ')']) {
+                continue;
+            }
+            let value_at = start + 1 + sep + 2;
+            let (mut depth, mut escaped) = (0usize, false);
+            let mut end = None;
+            for (k, c) in text[value_at..].char_indices() {
+                if c == '\\' {
+                    escaped = !escaped;
+                    continue;
+                }
+                if escaped {
+                    escaped = false;
+                    continue;
+                }
+                if c == open {
+                    depth += 1;
+                } else if c == close {
+                    if depth == 0 {
+                        end = Some(value_at + k);
+                        break;
+                    }
+                    depth -= 1;
+                }
+            }
+            let Some(end) = end else {
+                continue;
+            };
+            found.push((
+                start,
+                key.trim().to_owned(),
+                text[value_at..end].trim().to_owned(),
+            ));
+            from = end + 1;
+        }
+    }
+    found.sort_by_key(|(at, _, _)| *at);
+    found.into_iter().map(|(_, k, v)| (k, v)).collect()
+}
+
+/// Dataview's date shorthands (`📅 2026-12-04`, `✅2026-12-01`) anywhere
+/// in a text: the field's name and the first date each names.
+pub fn shorthands(text: &str) -> Vec<(&'static str, String)> {
+    const MARKS: [(&str, &[char]); 5] = [
+        ("created", &['\u{2795}']),
+        ("start", &['\u{1F6EB}']),
+        ("scheduled", &['\u{23F3}', '\u{231B}']),
+        ("due", &['\u{1F4C5}', '\u{1F4C6}', '\u{1F5D3}', '\u{FE0F}']),
+        ("completion", &['\u{2705}']),
+    ];
+    let date_after = |at: usize| {
+        let rest = text[at..].trim_start();
+        let day = rest.get(..10)?;
+        let b = day.as_bytes();
+        let shaped = b.iter().enumerate().all(|(j, d)| {
+            if j == 4 || j == 7 {
+                *d == b'-'
+            } else {
+                d.is_ascii_digit()
+            }
+        });
+        shaped.then(|| day.to_owned())
+    };
+    MARKS
+        .iter()
+        .filter_map(|(name, marks)| {
+            text.char_indices()
+                .filter(|(_, c)| marks.contains(c))
+                .find_map(|(i, c)| date_after(i + c.len_utf8()))
+                .map(|d| (*name, d))
+        })
+        .collect()
+}
+
+/// Where a note's front matter ends (0 without one): a `---` first line
+/// up to the next `---` or `...` line, as Obsidian reads it — only at the
+/// very start.
+fn front_matter_end(text: &str) -> usize {
+    let mut lines = text.split_inclusive('\n');
+    match lines.next() {
+        Some(first) if first.trim_end_matches(['\r', '\n']) == "---" => {}
+        _ => return 0,
+    }
+    let mut at = text.split_inclusive('\n').next().map_or(0, str::len);
+    for line in lines {
+        at += line.len();
+        if matches!(line.trim_end_matches(['\r', '\n']), "---" | "...") {
+            return at;
+        }
+    }
+    0
+}
+
+/// The markdown events of a note's body, with offsets into the whole
+/// text. The body is parsed on its own: pulldown-cmark's metadata option
+/// reads a block between `---` lines anywhere, and a rule in the body
+/// would hide what follows it.
+fn body_events(text: &str) -> impl Iterator<Item = (Event<'_>, Range<usize>)> {
+    let front = front_matter_end(text);
+    Parser::new_ext(&text[front..], Options::empty())
+        .into_offset_iter()
+        .map(move |(e, r)| (e, r.start + front..r.end + front))
+}
+
+/// Where a list item's marker is: pulldown-cmark starts an item's range
+/// at its indentation, or at the line break before a tab-indented one.
+fn item_start(text: &str, range: &Range<usize>) -> usize {
+    let item = text.get(range.clone()).unwrap_or("");
+    range.start + (item.len() - item.trim_start_matches([' ', '\t', '\r', '\n']).len())
 }
 
 fn trailing_tag() -> &'static Regex {
@@ -511,9 +630,7 @@ impl Task {
                 self.tags.push(tag);
             }
         }
-        for c in inline_field().captures_iter(&text) {
-            self.fields.push((c[1].trim().to_owned(), c[2].to_owned()));
-        }
+        self.fields.extend(inline_fields(&text));
         self.dataview_fields();
         self.text = text.trim().to_owned();
         let whole = body.trim();
@@ -665,9 +782,7 @@ pub fn tasks_at(text: &str) -> Vec<Found> {
     let mut heading: Option<String> = None;
     let mut reading_heading: Option<String> = None;
     let lines = crate::text::Lines::new(text);
-    for (event, range) in
-        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
-    {
+    for (event, range) in body_events(text) {
         match event {
             Event::Start(Tag::Heading { .. }) => reading_heading = Some(String::new()),
             Event::End(TagEnd::Heading(_)) => {
@@ -681,6 +796,7 @@ pub fn tasks_at(text: &str) -> Vec<Found> {
                 }
             }
             Event::Start(Tag::Item) => {
+                let range = item_start(text, &range)..range.end;
                 let found = first_line(text, range.clone()).and_then(|line| {
                     let (symbol, body) = checkbox(line)?;
                     let parent = open.iter().rev().find_map(|t| *t);
@@ -724,7 +840,9 @@ pub fn note_fields(text: &str) -> Vec<(String, String)> {
     static RE: std::sync::OnceLock<(Regex, Regex)> = std::sync::OnceLock::new();
     let (line_field, marker) = RE.get_or_init(|| {
         (
-            Regex::new(r"^\s*([\p{L}\p{N}_][\p{L}\p{N}_ \-/]*?)::\s*(.*?)\s*$")
+            // Dataview's full-line key: what leads it and the emphasis
+            // that closes it are not the key (`**Rating**:: 6`, `> k:: v`).
+            Regex::new(r"^[^\p{L}\p{N}]*?([\p{L}\p{N}_][\p{L}\p{N}_ \-/]*?)[_*~`]*::\s*(.*?)\s*$")
                 .expect("a valid pattern"),
             Regex::new(r"^(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)(\[.\][ \t])?")
                 .expect("a valid pattern"),
@@ -734,19 +852,20 @@ pub fn note_fields(text: &str) -> Vec<(String, String)> {
     // paragraph's; and where each item's first line starts, with its
     // marker's end (or none for a task's).
     let mut skipped: Vec<Range<usize>> = Vec::new();
+    // The front matter first.
+    skipped.push(0..front_matter_end(text));
     let mut items: Vec<(usize, Option<usize>)> = Vec::new();
-    for (event, range) in
-        Parser::new_ext(text, Options::ENABLE_YAML_STYLE_METADATA_BLOCKS).into_offset_iter()
-    {
+    for (event, range) in body_events(text) {
         match event {
-            Event::Start(Tag::CodeBlock(_) | Tag::MetadataBlock(_)) => skipped.push(range),
+            Event::Start(Tag::CodeBlock(_)) => skipped.push(range),
             Event::Start(Tag::Item) => {
-                let rest = text.get(range.start..).unwrap_or("");
+                let start = item_start(text, &range);
+                let rest = text.get(start..).unwrap_or("");
                 let body = marker
                     .captures(rest)
                     .filter(|c| c.get(1).is_none())
-                    .map(|c| range.start + c.get(0).expect("whole").end());
-                let line = text[..range.start].rfind('\n').map_or(0, |n| n + 1);
+                    .map(|c| start + c.get(0).expect("whole").end());
+                let line = text[..start].rfind('\n').map_or(0, |n| n + 1);
                 items.push((line, body));
                 skipped.push(range);
             }
@@ -760,6 +879,8 @@ pub fn note_fields(text: &str) -> Vec<(String, String)> {
     let mut ranges = skipped.iter().peekable();
     let mut starts = items.iter().peekable();
     let mut covered = 0;
+    // Dataview merges a page's list items' fields before its paragraphs'.
+    let mut listed: Vec<(String, String)> = Vec::new();
     let mut out = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
@@ -793,24 +914,31 @@ pub fn note_fields(text: &str) -> Vec<(String, String)> {
                 covered = covered.max(r.end);
             }
         }
-        if !body.contains("::") {
-            continue;
-        }
         let body = body.trim_end_matches(['\n', '\r']);
-        let before = out.len();
-        for c in inline_field().captures_iter(body) {
-            out.push((c[1].trim().to_owned(), c[2].to_owned()));
+        let into = if item.is_some() {
+            &mut listed
+        } else {
+            &mut out
+        };
+        let mut found = inline_fields(body);
+        if item.is_some() {
+            // A list item's date shorthands are fields too (Dataview reads
+            // a task's fields on every item).
+            found.extend(shorthands(body).into_iter().map(|(k, d)| (k.to_owned(), d)));
         }
-        if out.len() == before
+        if found.is_empty()
+            && body.contains("::")
             && let Some(c) = line_field.captures(body)
         {
-            out.push((c[1].trim().to_owned(), c[2].to_owned()));
+            found.push((c[1].trim().to_owned(), c[2].to_owned()));
         }
+        into.extend(found);
     }
-    out
+    listed.extend(out);
+    listed
 }
 
-/// The first line of the list item at `range`.
+/// The first line of the list item at `range` (from its marker).
 fn first_line(text: &str, range: Range<usize>) -> Option<&str> {
     let item = text.get(range)?;
     Some(
@@ -1042,16 +1170,50 @@ mod tests {
         let text = "---\nstatus:: not a field\n---\n# Plan\nstatus:: active\nDue Date:: 2026-12-04\nRead [rating:: 4] and (mood:: calm) today\n\n- item:: the note's\n- [ ] task [own:: the task's]\n  - nested [deep:: yes]\n\n```\ncode:: no\n```\n";
         let f = note_fields(text);
         let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        // List items' fields first, as Dataview merges them.
         assert_eq!(
             f,
             [
+                pair("item", "the note's"),
+                pair("deep", "yes"),
                 pair("status", "active"),
                 pair("Due Date", "2026-12-04"),
                 pair("rating", "4"),
                 pair("mood", "calm"),
-                pair("item", "the note's"),
-                pair("deep", "yes"),
             ]
         );
+    }
+
+    /// What Dataview's own pages and parser read: a decorated full-line
+    /// key, a quote's field, a value holding a link, a plain item's date
+    /// shorthand, items indented by spaces or tabs.
+    #[test]
+    fn page_fields_as_dataview_s_parser_finds_them() {
+        let text = "**Rating**:: 6\n> Quoted:: yes\nSee [project:: [[Alpha]]] now\n\n- went out 📅 2026-12-04\n - one space [a:: 1]\n- top\n\t- tabbed [b:: 2]\n    - four spaces [c:: 3]\n";
+        let pair = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        assert_eq!(
+            note_fields(text),
+            [
+                pair("due", "2026-12-04"),
+                pair("a", "1"),
+                pair("b", "2"),
+                pair("c", "3"),
+                pair("Rating", "6"),
+                pair("Quoted", "yes"),
+                pair("project", "[[Alpha]]"),
+            ]
+        );
+    }
+
+    /// Front matter is only at the very start: a `---` rule in the body
+    /// hides nothing after it, and tab-indented sub-tasks are sub-tasks.
+    #[test]
+    fn a_rule_in_the_body_and_tab_indents_hide_no_task() {
+        let text = "---\nx: 1\n---\nText\n\n---\nMood:: good\n- [ ] call\n\t- [ ] sub\n\n---\n";
+        let t = tasks(text);
+        let lines: Vec<u32> = t.iter().map(|t| t.line).collect();
+        assert_eq!(lines, [8, 9]);
+        assert_eq!(t[1].parent, Some(0));
+        assert_eq!(note_fields(text), [("Mood".to_owned(), "good".to_owned())]);
     }
 }
