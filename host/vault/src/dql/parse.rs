@@ -643,20 +643,7 @@ impl P<'_> {
                     ));
                 };
                 self.i += 1;
-                let mut args = Vec::new();
-                self.ws();
-                if !self.eat(")") {
-                    loop {
-                        args.push(self.expr()?);
-                        self.ws();
-                        if self.eat(")") {
-                            break;
-                        }
-                        if !self.eat(",") {
-                            return Err(self.unexpected("`,` or `)`"));
-                        }
-                    }
-                }
+                let args = self.separated(')', Self::expr)?;
                 e = Dx {
                     at: e.at,
                     node: DNode::Call(f, args),
@@ -706,6 +693,30 @@ impl P<'_> {
         Ok(())
     }
 
+    /// Items read by `item`, separated by `,`, up to `close` (the opening
+    /// bracket taken): a list, an object, a call's arguments.
+    fn separated<T>(
+        &mut self,
+        close: char,
+        mut item: impl FnMut(&mut Self) -> Result<T, Refused>,
+    ) -> Result<Vec<T>, Refused> {
+        let mut items = Vec::new();
+        self.ws();
+        if self.eat(&close.to_string()) {
+            return Ok(items);
+        }
+        loop {
+            items.push(item(self)?);
+            self.ws();
+            if self.eat(&close.to_string()) {
+                return Ok(items);
+            }
+            if !self.eat(",") {
+                return Err(self.unexpected(&format!("`,` or `{close}`")));
+            }
+        }
+    }
+
     fn atom(&mut self) -> Result<Dx, Refused> {
         let at = self.i;
         self.node()?;
@@ -736,20 +747,7 @@ impl P<'_> {
         }
         if c == '[' {
             self.i += 1;
-            let mut items = Vec::new();
-            self.ws();
-            if !self.eat("]") {
-                loop {
-                    items.push(self.expr()?);
-                    self.ws();
-                    if self.eat("]") {
-                        break;
-                    }
-                    if !self.eat(",") {
-                        return Err(self.unexpected("`,` or `]`"));
-                    }
-                }
-            }
+            let items = self.separated(']', Self::expr)?;
             return Ok(Dx {
                 node: DNode::List(items),
                 at,
@@ -757,27 +755,16 @@ impl P<'_> {
         }
         if c == '{' {
             self.i += 1;
-            let mut entries = Vec::new();
-            self.ws();
-            if !self.eat("}") {
-                loop {
-                    self.ws();
-                    let key = if self.peek() == Some('"') {
-                        self.string()?
-                    } else {
-                        self.ident().ok_or_else(|| self.unexpected("a key"))?
-                    };
-                    self.expect(":")?;
-                    entries.push((key, self.expr()?));
-                    self.ws();
-                    if self.eat("}") {
-                        break;
-                    }
-                    if !self.eat(",") {
-                        return Err(self.unexpected("`,` or `}`"));
-                    }
-                }
-            }
+            let entries = self.separated('}', |p| {
+                p.ws();
+                let key = if p.peek() == Some('"') {
+                    p.string()?
+                } else {
+                    p.ident().ok_or_else(|| p.unexpected("a key"))?
+                };
+                p.expect(":")?;
+                Ok((key, p.expr()?))
+            })?;
             return Ok(Dx {
                 node: DNode::Object(entries),
                 at,
